@@ -1,0 +1,41 @@
+"""Actions on a host, one module each; ``run_step`` dispatches a Plan's Step to its action.
+
+Every action takes a Target (the host, its config and the build) and returns a frozen result the
+Slack layer renders. Expected failures raise RigopsError subclasses.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from bot.config import BuildConfig, HostConfig
+from bot.hosts import Host
+from bot.store import Store
+
+
+@dataclass(frozen=True)
+class Target:
+    host: Host
+    config: HostConfig
+    build: BuildConfig | None
+
+    @property
+    def build_user(self) -> str | None:
+        """Whose compilers count as the build's: the SSH user, or the agent's own user locally."""
+        return self.config.user
+
+
+@dataclass(frozen=True)
+class Requester:
+    """Who asked, and the thread the answer belongs to."""
+
+    user: str
+    channel: str | None = None
+    thread_ts: str | None = None
+
+
+@dataclass(frozen=True)
+class ActionContext:
+    target: Target
+    store: Store
+    requester: Requester

@@ -1,0 +1,17 @@
+"""Stop a build: the process trees of runs rigops started, plus build tools of the build user."""
+
+from __future__ import annotations
+
+from bot.actions import ActionContext
+from bot.hosts.models import KillResult
+
+
+async def kill_build(ctx: ActionContext) -> KillResult:
+    """Stop the build on the target host and wait until memory is back. Raises HostError."""
+    target = ctx.target
+    build = target.build.name if target.build else None
+    live = ctx.store.runs(host=target.config.name, build=build, live=True)
+    result = await target.host.kill(roots=[(r.pid, r.start) for r in live], user=target.build_user)
+    for run in live:
+        ctx.store.finish_run(run.id, state="stopped", exit_status=None)
+    return result

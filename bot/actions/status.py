@@ -1,0 +1,59 @@
+"""Builds on a host: rigops' runs (reconciled with what the host says) and build tools it did not start."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from bot.actions import ActionContext
+from bot.hosts.models import RunStatus, Snapshot
+from bot.store import BuildRun, RunState
+
+RECENT_RUNS = 5
+
+
+@dataclass(frozen=True)
+class RunView:
+    run: BuildRun
+    status: RunStatus | None
+
+
+@dataclass(frozen=True)
+class StatusReport:
+    host: str
+    runs: tuple[RunView, ...]
+    snapshot: Snapshot
+
+
+def finished_state(status: RunStatus) -> RunState:
+    return "succeeded" if status.exit_status == 0 else "failed"
+
+
+async def reconcile(ctx: ActionContext, runs: list[BuildRun]) -> dict[int, RunStatus]:
+    """Ask the host about runs the store thinks are live; record the ones that ended or were lost."""
+    live = [r for r in runs if r.state == "running"]
+    if not live:
+        return {}
+    statuses, boot_id = await ctx.target.host.run_status([(r.pid, r.start, r.exit_file, r.log) for r in live])
+    by_id: dict[int, RunStatus] = {}
+    for run, status in zip(live, statuses, strict=True):
+        by_id[run.id] = status
+        if run.boot_id and boot_id and run.boot_id != boot_id:
+            ctx.store.finish_run(run.id, state="lost", exit_status=None)
+        elif status.finished:
+            code = status.exit_status if status.exit_status is not None else 128 + (status.signal or 0)
+            ctx.store.finish_run(run.id, state=finished_state(status), exit_status=code, ended_at=status.ended)
+        elif not status.alive:
+            ctx.store.finish_run(run.id, state="lost", exit_status=None)
+    return by_id
+
+
+async def status(ctx: ActionContext) -> StatusReport:
+    """Runs on the target host (the build's, or all) and the build tools running. Raises HostError."""
+    target = ctx.target
+    build = target.build.name if target.build else None
+    runs = ctx.store.runs(host=target.config.name, build=build, limit=RECENT_RUNS)
+    statuses = await reconcile(ctx, runs)
+    fresh = [ctx.store.run(r.id) or r for r in runs]
+    snap = await target.host.snapshot(user=target.build_user, top=0)
+    return StatusReport(host=target.config.name, runs=tuple(RunView(r, statuses.get(r.id)) for r in fresh),
+                        snapshot=snap)

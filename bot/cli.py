@@ -1,0 +1,148 @@
+"""The ``rigops`` command: wiring only — load config, build services, start the chosen front end."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from bot import config as config_mod
+from bot.errors import RigopsError
+
+log = logging.getLogger("rigops")
+TOKEN_VARS = ("SLACK_BOT_TOKEN", "SLACK_APP_TOKEN", "SLACK_SIGNING_SECRET")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING if args.cmd in (
+        "explain", "diagnose", "console") else logging.INFO,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+    try:
+        result: int = args.func(args)
+        return result
+    except RigopsError as exc:
+        print(f"rigops: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="rigops", description="Slack chat-ops for builds on GPU hosts.")
+    p.add_argument("--config", help="config file (default: $RIGOPS_CONFIG, else ./rigops.toml)")
+    p.add_argument("--state-dir", help="state directory (default: $RIGOPS_STATE_DIR, else ~/.local/state/rigops)")
+    p.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    sub = p.add_subparsers(dest="cmd", required=True)
+
+    run = sub.add_parser("run", help="connect to Slack (Socket Mode, or HTTP with --http PORT)")
+    run.add_argument("--http", type=int, metavar="PORT", help="serve Slack's HTTP requests on this port instead")
+    run.add_argument("--bind", default="127.0.0.1", help="address for --http (default 127.0.0.1, behind a proxy)")
+    run.set_defaults(func=_run)
+
+    con = sub.add_parser("console", help="chat with rigops in this terminal, against this machine")
+    con.add_argument("--yes", action="store_true", help="answer every confirmation with yes")
+    con.add_argument("--user", default="U0CONSOLE", help="act as this Slack user id (default U0CONSOLE)")
+    con.set_defaults(func=_console)
+
+    exp = sub.add_parser("explain", help="what rigops would do with a chat message, without doing it")
+    exp.add_argument("--json", action="store_true", help="print one JSON object")
+    exp.add_argument("--mention", action="store_true", help="treat the text as addressed to rigops")
+    exp.add_argument("text", nargs="+")
+    exp.set_defaults(func=_explain)
+
+    dia = sub.add_parser("diagnose", help="the first real error in a build log and its known fix")
+    dia.add_argument("--json", action="store_true", help="print one JSON object")
+    dia.add_argument("--rules", help="extra rules file (TOML) whose rules come first")
+    dia.add_argument("logfile")
+    dia.set_defaults(func=_diagnose)
+
+    chk = sub.add_parser("check", help="validate the config and reach every host")
+    chk.set_defaults(func=_check)
+    return p
+
+
+def load_dotenv(path: Path = Path(".env")) -> None:
+    """Read KEY=VALUE lines from .env into the environment, without overriding what is already set."""
+    if not path.is_file():
+        return
+    for raw in path.read_text(encoding="utf-8").splitlines():
+        line = raw.strip()
+        if not line or line.startswith("#") or "=" not in line:
+            continue
+        key, _, value = line.removeprefix("export ").partition("=")
+        os.environ.setdefault(key.strip(), value.strip().strip("'\""))
+
+
+def _run(args: argparse.Namespace) -> int:
+    from bot.slack.run import run_bot
+
+    load_dotenv()
+    cfg = config_mod.load(args.config)
+    bot_token = os.environ.get("SLACK_BOT_TOKEN", "")
+    if not bot_token:
+        raise RigopsError("SLACK_BOT_TOKEN is not set (put it in .env; see .env.example)")
+    if args.http is None and not os.environ.get("SLACK_APP_TOKEN"):
+        raise RigopsError("SLACK_APP_TOKEN is not set: Socket Mode needs an app-level token (connections:write)")
+    if args.http is not None and not os.environ.get("SLACK_SIGNING_SECRET"):
+        raise RigopsError("SLACK_SIGNING_SECRET is not set: HTTP mode verifies every request with it")
+    asyncio.run(run_bot(cfg, config_mod.state_dir(args.state_dir), bot_token=bot_token,
+                        app_token=os.environ.get("SLACK_APP_TOKEN"), http_port=args.http,
+                        signing_secret=os.environ.get("SLACK_SIGNING_SECRET"), http_bind=args.bind))
+    return 0
+
+
+def _console(args: argparse.Namespace) -> int:
+    from bot.console import run_console
+
+    cfg = config_mod.load(args.config)
+    return asyncio.run(run_console(cfg, config_mod.state_dir(args.state_dir), yes=args.yes, user=args.user))
+
+
+def _explain(args: argparse.Namespace) -> int:
+    from bot import intents
+
+    cfg = config_mod.load(args.config)
+    plan = intents.parse(" ".join(args.text), config=cfg, addressed=args.mention)
+    if args.json:
+        print(json.dumps(plan.to_json()))
+    else:
+        from bot.slack.render import describe_step
+
+        if plan.error:
+            print(f"refused: {plan.error}")
+        elif not plan.steps:
+            print("nothing: ordinary chatter")
+        else:
+            print(f"host {plan.host}, build {plan.build or '-'}:")
+            for step in plan.steps:
+                print(f"  - {describe_step(step, plan)}")
+    return 0
+
+
+def _diagnose(args: argparse.Namespace) -> int:
+    from bot.diagnose import diagnose_file, load_rules
+
+    path = Path(args.logfile)
+    if not path.is_file():
+        raise RigopsError(f"{path}: no such file")
+    result = diagnose_file(path, rules=load_rules(Path(args.rules) if args.rules else None))
+    if args.json:
+        print(json.dumps(result.to_json()))
+    else:
+        print(f"{result.category}: {result.line or '(no error line)'}\nfix: {result.fix}")
+    return 0
+
+
+def _check(args: argparse.Namespace) -> int:
+    from bot.checks import check_hosts
+
+    cfg = config_mod.load(args.config)
+    where = cfg.path or "no config file (local only)"
+    print(f"config {where}: ok, {len(cfg.hosts)} host(s)")
+    return asyncio.run(check_hosts(cfg))

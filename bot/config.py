@@ -1,0 +1,239 @@
+"""The TOML config, read into frozen dataclasses.
+
+Path: ``--config``, else ``$RIGOPS_CONFIG``, else ``./rigops.toml``; no file at all means one local host
+named ``local`` and no builds. Every error names the file, the key and the problem.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from bot.errors import ConfigError
+
+DEFAULT_CONFIG_NAME = "rigops.toml"
+DEFAULT_STATE_DIR = "~/.local/state/rigops"
+LOCAL_ADDRESS = "local"
+DEFAULT_PORT = 22
+DEFAULT_CONNECT_TIMEOUT = 10.0
+DEFAULT_COMMAND_TIMEOUT = 30.0
+DEFAULT_KILL_GRACE = 3.0
+NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$")
+ENV_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+CHANNEL_RE = re.compile(r"^[CGD][A-Z0-9]{2,}$")
+
+
+@dataclass(frozen=True)
+class BuildConfig:
+    name: str
+    workdir: str
+    command: str
+    env: Mapping[str, str] = field(default_factory=dict)
+    jobs: int | None = None
+    log_dir: str | None = None  # default: <state dir on the host>/logs
+
+
+@dataclass(frozen=True)
+class HostConfig:
+    name: str
+    address: str = LOCAL_ADDRESS
+    port: int = DEFAULT_PORT
+    user: str | None = None
+    key: str | None = None
+    known_hosts: str | None = None
+    python: str = "python3"
+    connect_timeout: float = DEFAULT_CONNECT_TIMEOUT
+    command_timeout: float = DEFAULT_COMMAND_TIMEOUT
+    kill_grace: float = DEFAULT_KILL_GRACE
+    builds: Mapping[str, BuildConfig] = field(default_factory=dict)
+
+    @property
+    def is_local(self) -> bool:
+        return self.address == LOCAL_ADDRESS
+
+    @property
+    def default_build(self) -> str | None:
+        return next(iter(self.builds)) if len(self.builds) == 1 else None
+
+
+@dataclass(frozen=True)
+class SlackConfig:
+    ops_channels: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Config:
+    path: Path | None = None
+    confirm: bool = True
+    slack: SlackConfig = SlackConfig()
+    hosts: Mapping[str, HostConfig] = field(default_factory=dict)
+
+    @property
+    def default_host(self) -> str | None:
+        return next(iter(self.hosts)) if len(self.hosts) == 1 else None
+
+    def host(self, name: str) -> HostConfig:
+        try:
+            return self.hosts[name]
+        except KeyError:
+            raise ConfigError(f"unknown host {name!r} (known: {', '.join(self.hosts)})") from None
+
+
+def local_only() -> Config:
+    """The config used when there is no file: this machine, no builds."""
+    return Config(hosts={"local": HostConfig(name="local")})
+
+
+def config_path(explicit: str | os.PathLike[str] | None = None) -> Path:
+    if explicit:
+        return Path(explicit)
+    if env := os.environ.get("RIGOPS_CONFIG"):
+        return Path(env)
+    return Path(DEFAULT_CONFIG_NAME)
+
+
+def state_dir(explicit: str | os.PathLike[str] | None = None) -> Path:
+    raw = explicit or os.environ.get("RIGOPS_STATE_DIR") or DEFAULT_STATE_DIR
+    return Path(raw).expanduser()
+
+
+def load(explicit: str | os.PathLike[str] | None = None) -> Config:
+    """Load the config; a missing default file means local only, a missing named file is an error.
+
+    Raises ConfigError.
+    """
+    path = config_path(explicit)
+    named = bool(explicit or os.environ.get("RIGOPS_CONFIG"))
+    if not path.exists():
+        if named:
+            raise ConfigError("file not found", path=str(path))
+        return local_only()
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"not valid TOML: {exc}", path=str(path)) from exc
+    except OSError as exc:
+        raise ConfigError(f"cannot read: {exc.strerror}", path=str(path)) from exc
+    return parse(data, path=path)
+
+
+def parse(data: Mapping[str, Any], *, path: Path | None = None) -> Config:
+    """Build a Config from parsed TOML. Raises ConfigError."""
+    r = _Reader(str(path) if path else "<config>", path.parent if path else None)
+    known = {"confirm", "slack", "hosts", "groups", "schedules", "policy"}
+    r.no_unknown(data, known, "")
+    confirm = r.get(data, "confirm", bool, True)
+    slack_raw = r.table(data, "slack")
+    r.no_unknown(slack_raw, {"ops_channels"}, "slack")
+    channels = tuple(r.get(slack_raw, "ops_channels", list, [], prefix="slack"))
+    for i, ch in enumerate(channels):
+        if not isinstance(ch, str) or not CHANNEL_RE.match(ch):
+            r.fail(f"slack.ops_channels[{i}]", f"expected a Slack channel id like C0123ABCD, got {ch!r}")
+    hosts_raw = r.table(data, "hosts")
+    hosts = {name: _host(r, name, raw) for name, raw in hosts_raw.items()}
+    if not hosts:
+        hosts = dict(local_only().hosts)
+    return Config(path=path, confirm=confirm, slack=SlackConfig(ops_channels=channels), hosts=hosts)
+
+
+def _host(r: _Reader, name: str, raw: Any) -> HostConfig:
+    key = f"hosts.{name}"
+    if not isinstance(raw, dict):
+        r.fail(key, "expected a table")
+    if not NAME_RE.match(name):
+        r.fail(key, "host names are letters, digits, '.', '_' and '-'")
+    r.no_unknown(raw, {"address", "port", "user", "key", "known_hosts", "python", "connect_timeout",
+                       "command_timeout", "kill_grace", "builds"}, key)
+    address = r.get(raw, "address", str, LOCAL_ADDRESS, prefix=key)
+    port = r.get(raw, "port", int, DEFAULT_PORT, prefix=key)
+    if not 0 < port < 65536:
+        r.fail(f"{key}.port", f"expected 1-65535, got {port}")
+    timeouts = {k: float(r.get(raw, k, (int, float), d, prefix=key)) for k, d in (
+        ("connect_timeout", DEFAULT_CONNECT_TIMEOUT), ("command_timeout", DEFAULT_COMMAND_TIMEOUT),
+        ("kill_grace", DEFAULT_KILL_GRACE))}
+    for k, v in timeouts.items():
+        if v <= 0:
+            r.fail(f"{key}.{k}", "must be positive")
+    builds_raw = r.table(raw, "builds", prefix=key)
+    builds = {b: _build(r, f"{key}.builds.{b}", b, braw) for b, braw in builds_raw.items()}
+    if address == LOCAL_ADDRESS and r.base is not None:
+        builds = {b: _resolve_local(bc, r.base) for b, bc in builds.items()}
+    return HostConfig(
+        name=name, address=address, port=port,
+        user=r.get(raw, "user", str, None, prefix=key),
+        key=r.get(raw, "key", str, None, prefix=key),
+        known_hosts=r.get(raw, "known_hosts", str, None, prefix=key),
+        python=r.get(raw, "python", str, "python3", prefix=key),
+        builds=builds, **timeouts,
+    )
+
+
+def _build(r: _Reader, key: str, name: str, raw: Any) -> BuildConfig:
+    if not isinstance(raw, dict):
+        r.fail(key, "expected a table")
+    if not NAME_RE.match(name):
+        r.fail(key, "build names are letters, digits, '.', '_' and '-'")
+    r.no_unknown(raw, {"workdir", "command", "env", "jobs", "log_dir"}, key)
+    workdir = r.get(raw, "workdir", str, None, prefix=key)
+    command = r.get(raw, "command", str, None, prefix=key)
+    if not workdir:
+        r.fail(f"{key}.workdir", "required")
+    if not command:
+        r.fail(f"{key}.command", "required")
+    env = r.get(raw, "env", dict, {}, prefix=key)
+    for k, v in env.items():
+        if not ENV_NAME_RE.match(k):
+            r.fail(f"{key}.env.{k}", "not a valid environment variable name")
+        if not isinstance(v, str | int | float | bool):
+            r.fail(f"{key}.env.{k}", "expected a string")
+    jobs = r.get(raw, "jobs", int, None, prefix=key)
+    if jobs is not None and not 1 <= jobs <= 1024:
+        r.fail(f"{key}.jobs", f"expected 1-1024, got {jobs}")
+    return BuildConfig(
+        name=name, workdir=workdir, command=command,
+        env={k: str(v).lower() if isinstance(v, bool) else str(v) for k, v in env.items()},
+        jobs=jobs, log_dir=r.get(raw, "log_dir", str, None, prefix=key),
+    )
+
+
+def _resolve_local(build: BuildConfig, base: Path) -> BuildConfig:
+    """On this machine a relative workdir or log_dir means: next to the config file."""
+    def resolve(p: str) -> str:
+        return p if p.startswith(("/", "~")) else str((base / p).resolve())
+
+    log_dir = resolve(build.log_dir) if build.log_dir else None
+    return replace(build, workdir=resolve(build.workdir), log_dir=log_dir)
+
+
+class _Reader:
+    def __init__(self, path: str, base: Path | None = None) -> None:
+        self.path = path
+        self.base = base
+
+    def fail(self, key: str, message: str) -> Any:
+        raise ConfigError(message, path=self.path, key=key)
+
+    def get(self, raw: Mapping[str, Any], name: str, kind: Any, default: Any, *, prefix: str = "") -> Any:
+        if name not in raw:
+            return default
+        value = raw[name]
+        bad_bool = isinstance(value, bool) and kind in (int, (int, float))
+        if not isinstance(value, kind) or bad_bool:
+            want = kind.__name__ if isinstance(kind, type) else "a number"
+            self.fail(f"{prefix}.{name}" if prefix else name, f"expected {want}, got {value!r}")
+        return value
+
+    def table(self, raw: Mapping[str, Any], name: str, *, prefix: str = "") -> dict[str, Any]:
+        value = self.get(raw, name, dict, {}, prefix=prefix)
+        return dict(value)
+
+    def no_unknown(self, raw: Mapping[str, Any], known: set[str], prefix: str) -> None:
+        for k in raw:
+            if k not in known:
+                where = f"{prefix}.{k}" if prefix else k
+                self.fail(where, f"unknown key (expected one of: {', '.join(sorted(known))})")

@@ -1,0 +1,1395 @@
+"""rigops host agent: one self-contained, stdlib-only Python 3 (>= 3.8) program.
+
+The bot starts it once per host, over one SSH channel as ``python3 -u -c '<this source>'`` or locally as a
+subprocess, and keeps it running. This file imports nothing from ``bot`` and nothing outside the standard
+library; keep it well under 128 KiB (one command-line argument).
+
+Protocol: JSON lines. Request ``{"id": <int>, "op": <str>, ...args}``; response
+``{"id": <same>, "ok": true, "result": {...}}`` or
+``{"id": <same>, "ok": false, "error": {"type": <code>, "message": <text>}}``; id null when the line was not a
+JSON object. Requests run concurrently (a thread each; ``ping`` is answered inline), so responses may come
+out of order. Only protocol lines go to stdout (fd 1 is pointed at stderr at startup); diagnostics go to
+stderr, which the reader must drain. Blank lines are ignored. EOF on stdin: finish the requests in flight,
+then exit 0; spawned builds keep running. Times are seconds (floats), sizes bytes (ints). A process's
+identity is (pid, start), start being field 22 of /proc/<pid>/stat (clock ticks after boot): meaningful
+only together with boot_id.
+
+Error types: bad_json, bad_request, unknown_op, unknown_user, forbidden, bad_workdir, bad_path, spawn_failed,
+not_found, not_a_file, unreadable, internal.
+
+hello -> agent_version (1), pid, python "3.x.y", psutil (importable), pidfd (race-free signals), hostname,
+    cores, boot_id, uid, user, clock_ticks, page_size, free_used ("available": free's "used" is
+    MemTotal-MemAvailable, procps-ng >= 4 or no free; "classic": MemTotal-MemFree-Buffers-Cached-SReclaimable),
+    procps_version (str|null), build_tool_names.
+ping -> time.
+snapshot {top=5, user=null, names=BUILD_TOOL_NAMES} -> time, meminfo (every /proc/meminfo key; kB values
+    in bytes, HugePages_* counts as they are), loadavg [1, 5, 15], cores,
+    top: the `top` largest processes by RSS [{pid, ppid, name, user, rss, start}],
+    tools: every live process whose tool name is in names (owned by user, if given)
+    [{pid, ppid, name, user, rss, start, state, cmd (argv joined, <= 200 chars)}].
+    Kernel threads are never listed.
+kill {roots=[[pid, start]...], names=[] (NB: no default list), user=null (= the agent's user),
+      grace=3, timeout=30, settle=5} (roots or names required) ->
+    targets [{pid, start, name, user, rss, signal "TERM"|"KILL"|null, via "tree"|"name"}],
+    counts {name: n} (signalled targets), termed (ended after SIGTERM), killed (needed SIGKILL),
+    survivors [target...] (alive at the timeout), denied [target...] (EPERM),
+    skipped [{pid, start, name, user, reason "protected"|"other_user", via}],
+    stale_roots [[pid, start]...] (no such process: refused), elapsed, stop_elapsed,
+    meminfo_before, meminfo_after.
+    Targets: every process of each root's tree plus every process named in names, all owned by user; never
+    the agent, its parent chain, pid 1 or kernel threads. Collected, frozen (SIGSTOP) and re-scanned for
+    late children, then SIGTERM + SIGCONT each; SIGKILL after grace; every signal identity-checked (pidfd
+    where available). A zombie counts as gone. Then MemAvailable is polled every 50 ms until two readings
+    differ by < 0.5% of MemTotal or settle seconds pass (skipped when nothing was signalled).
+spawn {workdir, command (run by /bin/sh -c), env {k: v} (added), log, exit_file (relative paths: under
+      workdir)} -> pid (the shell: the root to kill), start, supervisor_pid, log, exit_file (absolute),
+    started. The build runs detached: a supervisor (session leader) runs the command in its own process
+    group, stdin /dev/null, stdout+stderr appended to the log (truncated first; an old exit file is removed),
+    and writes exit_file atomically: {exit_status: int|null, signal: int|null, ended, pid}.
+status {runs: [{pid, start, exit_file?, log?}]} -> runs [{pid, start, alive, exit (exit file JSON|null),
+    log_size (int|null)}], boot_id.
+tail {path, lines=40, max_bytes=1 MiB} -> lines [str], size, truncated (max_bytes reached before `lines`
+    lines were found: the first line may be partial), bytes_read. Reads backwards from the end.
+gpu {timeout=10} -> {available: true, gpus_csv, apps_csv} (nvidia-smi's CSV, unparsed) or
+    {available: false, reason}.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import heapq
+import json
+import os
+import pwd
+import re
+import select
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+import traceback
+from stat import S_ISREG as stat_is_reg
+from typing import Any
+
+AGENT_VERSION = 1
+
+# Tool names a snapshot reports as build processes when the request names none.
+BUILD_TOOL_NAMES: tuple[str, ...] = (
+    "cmake",
+    "ninja",
+    "make",
+    "gmake",
+    "cc1",
+    "cc1plus",
+    "c++",
+    "g++",
+    "gcc",
+    "cc",
+    "clang",
+    "clang++",
+    "nvcc",
+    "cicc",
+    "ptxas",
+    "cudafe++",
+    "fatbinary",
+    "nvlink",
+    "ld",
+    "ld.gold",
+    "ld.lld",
+    "collect2",
+    "as",
+)
+
+TASK_COMM_LEN = 15  # the kernel keeps at most this many characters of a process's comm
+CMD_MAX_CHARS = 200
+SETTLE_POLL = 0.05  # seconds between MemAvailable readings while memory settles
+SETTLE_FRACTION = 0.005  # settled when two readings differ by less than this fraction of MemTotal
+EXIT_POLL = 0.02  # seconds between checks while waiting for signalled processes to go
+
+PAGE_SIZE = os.sysconf("SC_PAGE_SIZE")
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+MY_PID = os.getpid()
+MY_UID = os.getuid()
+MY_EUID = os.geteuid()
+HAVE_PIDFD = hasattr(os, "pidfd_open") and hasattr(signal, "pidfd_send_signal")
+
+
+class AgentError(Exception):
+    """An expected failure: becomes ``{"ok": false, "error": {"type": kind, "message": ...}}``."""
+
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.message = message
+
+
+def log(message: str) -> None:
+    """Diagnostics go to stderr, never stdout."""
+    try:
+        sys.stderr.write("rigops-agent: " + message + "\n")
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Tool names
+
+
+_VERSION_SUFFIX = re.compile(r"-\d+(?:\.\d+)*$")
+_TRIPLE_ARCH = re.compile(
+    r"^(?:x86_64|x86|i[3-6]86|amd64|aarch64(?:_be)?|arm\w*|riscv\d+|powerpc\w*|ppc\w*|s390x?|mips\w*"
+    r"|loongarch\d+|sparc\w*|nvptx\d*|amdgcn|wasm\d+|m68k|alpha|hppa\w*|ia64|xtensa|avr|msp430|bpf\w*)$"
+)
+_TRIPLE_PART = re.compile(
+    r"^(?:pc|unknown|none|linux|gnu\w*|musl\w*|eabi\w*|elf\w*|w64|w32|mingw\w*|cygwin|apple|darwin[\d.]*"
+    r"|android\w*|nvidia|cuda|amd|amdhsa|redhat|suse|alpine|buildroot|poky|openwrt|wrs|uclibc\w*"
+    r"|freebsd[\d.]*|netbsd[\d.]*|openbsd[\d.]*|kfreebsd|hurd|intel|ibm|oe|cros|montavista|vendor)$"
+)
+
+
+def normalise_tool_name(base: str) -> str:
+    """Map a cross or versioned tool name to the plain one.
+
+    ``x86_64-linux-gnu-g++-12`` -> ``g++``, ``gcc-12`` -> ``gcc``, ``clang++-17`` -> ``clang++``,
+    ``aarch64-linux-gnu-ld.gold`` -> ``ld.gold``; anything else (``cc1plus``, ``python3.11``) stays.
+    A prefix is only taken for a target triple when it starts with a known architecture and goes on with
+    known vendor/OS/ABI words, so ``my-tool`` or ``x86_64-foo`` stay as they are.
+    """
+    name = _VERSION_SUFFIX.sub("", base) or base
+    parts = name.split("-")
+    if len(parts) >= 3 and _TRIPLE_ARCH.match(parts[0]):
+        i = 1
+        while i < len(parts) - 1 and _TRIPLE_PART.match(parts[i]):
+            i += 1
+        if i >= 2:
+            name = "-".join(parts[i:])
+    return name
+
+
+def tool_name(comm: str, argv0: str | None = None) -> str:
+    """A process's tool name: its comm, or argv[0]'s basename when comm is exactly 15 characters long
+    (the kernel truncated it); then normalised by :func:`normalise_tool_name`."""
+    if len(comm) != TASK_COMM_LEN:
+        return normalise_tool_name(comm)
+    base = os.path.basename(argv0.rstrip("/")) if argv0 else ""
+    return normalise_tool_name(base) if base else comm  # a cut-off name is not normalised
+
+
+# ---------------------------------------------------------------------------------------------------------
+# /proc readers
+
+
+def _read(path: str, size: int = 4096) -> bytes | None:
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        return os.read(fd, size)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def _read_all(path: str) -> bytes:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        chunks: list[bytes] = []
+        while True:
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                return b"".join(chunks)
+            chunks.append(chunk)
+    finally:
+        os.close(fd)
+
+
+class Stat:
+    """The fields of /proc/<pid>/stat the agent uses."""
+
+    __slots__ = ("comm", "pid", "ppid", "rss", "start", "state")
+
+    def __init__(self, pid: int, comm: bytes, state: bytes, ppid: int, start: int, rss: int) -> None:
+        self.pid = pid
+        self.comm = comm
+        self.state = state
+        self.ppid = ppid
+        self.start = start
+        self.rss = rss  # bytes
+
+    @property
+    def dead(self) -> bool:
+        return self.state in (b"Z", b"X", b"x")
+
+
+def parse_stat(pid: int, data: bytes) -> Stat | None:
+    right = data.rfind(b")")
+    left = data.find(b"(")
+    if right < 0 or left < 0:
+        return None
+    f = data[right + 2 :].split(None, 22)
+    if len(f) < 22:
+        return None
+    return Stat(pid, data[left + 1 : right], f[0], int(f[1]), int(f[19]), int(f[21]) * PAGE_SIZE)
+
+
+def read_stat(pid: int) -> Stat | None:
+    data = _read(f"/proc/{pid}/stat", 2048)
+    if not data:
+        return None
+    return parse_stat(pid, data)
+
+
+# Warm scans keep each process's /proc/<pid>/stat open and pread() it: one syscall per process instead of
+# three, and no parsing when the text has not changed (most processes sleep). Kernel threads are left out
+# of scans (never a build tool, no RSS); for them a held statm fd, cheap to read, only tells that the pid
+# still belongs to the same thread. A dead process's held fd reads ESRCH even when its pid has been reused,
+# so a recycled pid is always opened afresh.
+PF_KTHREAD = 0x00200000
+_scan_lock = threading.Lock()
+_held: dict[int, list[Any]] = {}  # pid -> [fd, is_kernel_thread, last stat text, its Stat]
+
+
+def _raise_fd_limit() -> tuple[int, int]:
+    """Raise the soft RLIMIT_NOFILE (builds get the original back); returns (original soft, fd budget)."""
+    try:
+        import resource
+
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        original = soft
+        want = 65536 if hard == resource.RLIM_INFINITY else min(hard, 65536)
+        if soft != resource.RLIM_INFINITY and soft < want:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))
+            soft = want
+        limit = 65536 if soft == resource.RLIM_INFINITY else soft
+        return original, max(0, min(limit, 65536) - 256)
+    except (ImportError, ValueError, OSError):
+        return -1, 512
+
+
+# Set by main(): importing this module (the bot reads BUILD_TOOL_NAMES) changes no limit and holds no fds.
+ORIGINAL_NOFILE = -1
+FD_BUDGET = 0
+
+
+def scan() -> list[Stat]:
+    """Every process but kernel threads, from one read of /proc/<pid>/stat each (unchanged text: the
+    previous Stat is reused)."""
+    out: list[Stat] = []
+    append = out.append
+    held = _held
+    pread = os.pread
+    with _scan_lock:
+        live = set()
+        for name in os.listdir("/proc"):
+            if not name.isdigit():
+                continue
+            pid = int(name)
+            live.add(pid)
+            entry = held.get(pid)
+            if entry is None:
+                data = _open_new(pid, name)
+            else:
+                try:
+                    data = pread(entry[0], 2048, 0)
+                except OSError:
+                    data = b""
+                if not data:  # that process is gone; the pid may be a new one
+                    os.close(entry[0])
+                    del held[pid]
+                    data = _open_new(pid, name)
+                elif entry[1]:
+                    continue  # the same kernel thread
+                elif data == entry[2]:
+                    append(entry[3])
+                    continue
+            if not data:
+                continue
+            right = data.rfind(b")")
+            f = data[right + 2 :].split(None, 22)
+            if right < 0 or len(f) < 22 or int(f[6]) & PF_KTHREAD:
+                continue
+            st = Stat(pid, data[data.find(b"(") + 1 : right], f[0], int(f[1]), int(f[19]), int(f[21]) * PAGE_SIZE)
+            append(st)
+            entry = held.get(pid)
+            if entry is not None:
+                entry[2] = data
+                entry[3] = st
+        if len(held) > len(live):
+            for pid in [p for p in held if p not in live]:
+                os.close(held.pop(pid)[0])
+    return out
+
+
+def _open_new(pid: int, name: str) -> bytes:
+    """Read a process's stat for the first time, keeping the fd (or a statm fd for a kernel thread)."""
+    try:
+        fd = os.open("/proc/" + name + "/stat", os.O_RDONLY)
+    except OSError:
+        return b""
+    keep = False
+    try:
+        data = os.read(fd, 2048)
+        if data and len(_held) < FD_BUDGET:
+            f = data[data.rfind(b")") + 2 :].split(None, 7)
+            if len(f) > 6 and int(f[6]) & PF_KTHREAD:
+                with contextlib.suppress(OSError):
+                    _held[pid] = [os.open("/proc/" + name + "/statm", os.O_RDONLY), True, b"", None]
+            else:
+                _held[pid] = [fd, False, b"", None]
+                keep = True
+        return data
+    except (OSError, ValueError):
+        return b""
+    finally:
+        if not keep:
+            os.close(fd)
+
+
+def read_uid(pid: int) -> int | None:
+    """The real uid from /proc/<pid>/status."""
+    data = _read(f"/proc/{pid}/status", 8192)
+    if not data:
+        return None
+    i = data.find(b"\nUid:")
+    if i < 0:
+        return None
+    fields = data[i + 5 : data.find(b"\n", i + 5)].split()
+    return int(fields[0]) if fields else None
+
+
+def read_argv(pid: int) -> list[str]:
+    data = _read(f"/proc/{pid}/cmdline", 8192)
+    if not data:
+        return []
+    if data.endswith(b"\0"):
+        data = data[:-1]
+    return [a.decode("utf-8", "replace") for a in data.split(b"\0")]
+
+
+def read_meminfo() -> dict[str, int]:
+    out: dict[str, int] = {}
+    for line in _read_all("/proc/meminfo").splitlines():
+        key, _, rest = line.partition(b":")
+        parts = rest.split()
+        if not parts:
+            continue
+        value = int(parts[0])
+        if len(parts) > 1 and parts[1].lower() == b"kb":
+            value *= 1024
+        out[key.decode("ascii", "replace")] = value
+    return out
+
+
+def read_loadavg() -> list[float]:
+    parts = _read_all("/proc/loadavg").split()
+    return [float(p) for p in parts[:3]]
+
+
+def read_boot_id() -> str:
+    data = _read("/proc/sys/kernel/random/boot_id", 128)
+    return data.decode("ascii", "replace").strip() if data else ""
+
+
+BOOT_ID = read_boot_id()
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Caches: uid -> user name, user name -> uid, (pid, start) -> tool name, comm -> normalised name
+
+
+_cache_lock = threading.Lock()
+_user_names: dict[int, str] = {}
+_name_cache: dict[bytes, str] = {}  # comms shorter than 15 characters
+_long_name_cache: dict[tuple[int, int], str] = {}  # (pid, start) of 15-character comms
+
+
+def user_name(uid: int | None) -> str | None:
+    if uid is None:
+        return None
+    name = _user_names.get(uid)
+    if name is None:
+        try:
+            name = pwd.getpwuid(uid).pw_name
+        except KeyError:
+            name = str(uid)
+        with _cache_lock:
+            _user_names[uid] = name
+    return name
+
+
+def user_uid(name: str) -> int:
+    try:
+        return pwd.getpwnam(name).pw_uid
+    except KeyError:
+        if name.isdigit():
+            return int(name)
+        raise AgentError("unknown_user", f"no user {name!r} on this host") from None
+
+
+def stat_tool_name(st: Stat) -> str:
+    """Tool name of a scanned process; reads cmdline only for 15-character comms (cached by identity)."""
+    comm = st.comm
+    if len(comm) != TASK_COMM_LEN:
+        name = _name_cache.get(comm)
+        if name is None:
+            name = normalise_tool_name(comm.decode("utf-8", "replace"))
+            with _cache_lock:
+                if len(_name_cache) > 4096:
+                    _name_cache.clear()
+                _name_cache[comm] = name
+        return name
+    key = (st.pid, st.start)
+    name = _long_name_cache.get(key)
+    if name is None:
+        argv = read_argv(st.pid)
+        name = tool_name(comm.decode("utf-8", "replace"), argv[0] if argv else None)
+        with _cache_lock:
+            if len(_long_name_cache) > 4096:
+                _long_name_cache.clear()
+            _long_name_cache[key] = name
+    return name
+
+
+def command_line(pid: int, comm: bytes) -> str:
+    argv = read_argv(pid)
+    if not argv:
+        return "[" + comm.decode("utf-8", "replace") + "]"
+    return " ".join(argv)[:CMD_MAX_CHARS]
+
+
+# (pid, start, comm) -> [uid, command line or None]: what a snapshot reports beyond /proc/<pid>/stat, read
+# once per process (an exec changes comm, so it is read again then).
+_meta: dict[tuple[int, int, bytes], list[Any]] = {}
+
+
+def _meta_of(st: Stat, with_cmd: bool) -> list[Any]:
+    key = (st.pid, st.start, st.comm)
+    meta = _meta.get(key)
+    if meta is None or meta[0] is None:
+        meta = [read_uid(st.pid), None]
+        with _cache_lock:
+            _meta[key] = meta
+    if with_cmd and meta[1] is None:
+        meta[1] = command_line(st.pid, st.comm)
+    return meta
+
+
+def _prune_caches(procs: list[Stat]) -> None:
+    if len(_meta) + len(_long_name_cache) <= 2 * len(procs) + 256:
+        return
+    live = {(st.pid, st.start) for st in procs}
+    with _cache_lock:
+        for key in [k for k in _meta if (k[0], k[1]) not in live]:
+            _meta.pop(key, None)
+        for long_key in [k for k in _long_name_cache if k not in live]:
+            _long_name_cache.pop(long_key, None)
+
+
+def ancestors(pid: int) -> set[int]:
+    """pid's parent chain up to pid 1 (not pid itself)."""
+    out: set[int] = set()
+    st = read_stat(pid)
+    while st is not None and st.ppid > 0 and st.ppid not in out:
+        out.add(st.ppid)
+        st = read_stat(st.ppid)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Host facts detected once
+
+_facts_lock = threading.Lock()
+_free_facts: dict[str, Any] | None = None
+
+
+def free_facts() -> dict[str, Any]:
+    """How this host's ``free`` computes "used", from ``free -V`` (run once)."""
+    global _free_facts
+    with _facts_lock:
+        if _free_facts is None:
+            _free_facts = _detect_free()
+        return _free_facts
+
+
+def _detect_free() -> dict[str, Any]:
+    exe = shutil.which("free")
+    if exe is None:
+        return {"free_used": "available", "procps_version": None}
+    try:
+        proc = subprocess.run(
+            [exe, "-V"],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            timeout=5,
+            check=False,
+        )
+        text = proc.stdout.decode("utf-8", "replace")
+    except (OSError, subprocess.SubprocessError) as e:
+        log(f"free -V failed: {e}")
+        return {"free_used": "available", "procps_version": None}
+    m = re.search(r"(\d+)\.(\d+)(?:\.(\d+))?", text)
+    if "procps" in text.lower() and m:
+        return {"free_used": "available" if int(m.group(1)) >= 4 else "classic", "procps_version": m.group(0)}
+    if "busybox" in text.lower():
+        return {"free_used": "classic", "procps_version": None}
+    return {"free_used": "available", "procps_version": None}
+
+
+def _have_psutil() -> bool:
+    try:
+        import importlib.util
+
+        return importlib.util.find_spec("psutil") is not None
+    except (ImportError, ValueError):
+        return False
+
+
+HAVE_PSUTIL = _have_psutil()
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Argument helpers
+
+
+def arg_int(req: dict[str, Any], key: str, default: int, lo: int, hi: int) -> int:
+    value = req.get(key, default)
+    if value is None:
+        value = default
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise AgentError("bad_request", f"{key} must be an integer")
+    if not lo <= value <= hi:
+        raise AgentError("bad_request", f"{key} must be between {lo} and {hi}")
+    return value
+
+
+def arg_float(req: dict[str, Any], key: str, default: float, lo: float, hi: float) -> float:
+    value = req.get(key, default)
+    if value is None:
+        value = default
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise AgentError("bad_request", f"{key} must be a number")
+    if not lo <= value <= hi:
+        raise AgentError("bad_request", f"{key} must be between {lo:g} and {hi:g}")
+    return float(value)
+
+
+def arg_str(req: dict[str, Any], key: str) -> str:
+    value = req.get(key)
+    if value is None:
+        raise AgentError("bad_request", f"{key} is required")
+    if not isinstance(value, str) or not value:
+        raise AgentError("bad_request", f"{key} must be a non-empty string")
+    return value
+
+
+def arg_opt_str(req: dict[str, Any], key: str) -> str | None:
+    return None if req.get(key) is None else arg_str(req, key)
+
+
+def arg_names(req: dict[str, Any], key: str, default: tuple[str, ...]) -> frozenset[str]:
+    value = req.get(key)
+    if value is None:
+        return frozenset(default)
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise AgentError("bad_request", f"{key} must be a list of strings")
+    return frozenset(value)
+
+
+def arg_path(req: dict[str, Any], key: str, base: str | None = None) -> str:
+    path = os.path.expanduser(arg_str(req, key))
+    if base is not None and not os.path.isabs(path):
+        path = os.path.join(base, path)
+    return os.path.abspath(path)
+
+
+def arg_identity(value: Any, what: str) -> tuple[int, int]:
+    if (
+        isinstance(value, (list, tuple))
+        and len(value) == 2
+        and all(isinstance(v, int) and not isinstance(v, bool) for v in value)
+    ):
+        return int(value[0]), int(value[1])
+    raise AgentError("bad_request", f"{what} must be [pid, start] pairs of integers")
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Ops
+
+
+def op_ping(req: dict[str, Any]) -> dict[str, Any]:
+    return {"time": time.time()}
+
+
+def op_hello(req: dict[str, Any]) -> dict[str, Any]:
+    facts = free_facts()
+    return {
+        "agent_version": AGENT_VERSION,
+        "pid": MY_PID,
+        "python": "{}.{}.{}".format(*sys.version_info[:3]),
+        "psutil": HAVE_PSUTIL,
+        "pidfd": HAVE_PIDFD,
+        "hostname": os.uname().nodename,
+        "cores": os.cpu_count(),
+        "boot_id": BOOT_ID,
+        "uid": MY_UID,
+        "user": user_name(MY_UID),
+        "clock_ticks": CLOCK_TICKS,
+        "page_size": PAGE_SIZE,
+        "free_used": facts["free_used"],
+        "procps_version": facts["procps_version"],
+        "build_tool_names": list(BUILD_TOOL_NAMES),
+    }
+
+
+def _proc_entry(st: Stat, name: str, uid: int | None) -> dict[str, Any]:
+    return {
+        "pid": st.pid,
+        "ppid": st.ppid,
+        "name": name,
+        "user": user_name(uid),
+        "rss": st.rss,
+        "start": st.start,
+    }
+
+
+def _rss_key(st: Stat) -> int:
+    return st.rss
+
+
+def op_snapshot(req: dict[str, Any]) -> dict[str, Any]:
+    top_n = arg_int(req, "top", 5, 0, 10000)
+    user = arg_opt_str(req, "user")
+    names = arg_names(req, "names", BUILD_TOOL_NAMES)
+    want_uid = user_uid(user) if user is not None else None
+    now = time.time()
+    procs = scan()
+    meminfo = read_meminfo()
+    loadavg = read_loadavg()
+
+    tools = []
+    for st in procs:
+        if st.dead:
+            continue
+        name = stat_tool_name(st)
+        if name not in names and st.comm.decode("utf-8", "replace") not in names:
+            continue
+        uid, cmd = _meta_of(st, True)
+        if uid is None or (want_uid is not None and uid != want_uid):
+            continue
+        entry = _proc_entry(st, name, uid)
+        entry["state"] = st.state.decode("ascii", "replace")
+        entry["cmd"] = cmd
+        tools.append(entry)
+
+    top = []
+    if top_n:
+        for st in heapq.nlargest(top_n, procs, key=_rss_key):
+            if st.rss <= 0:
+                break
+            top.append(_proc_entry(st, stat_tool_name(st), _meta_of(st, False)[0]))
+    _prune_caches(procs)
+
+    return {
+        "time": now,
+        "meminfo": meminfo,
+        "loadavg": loadavg,
+        "cores": os.cpu_count(),
+        "top": top,
+        "tools": tools,
+    }
+
+
+def _alive(pid: int, start: int) -> bool:
+    """True while the process (pid, start) exists and is not a zombie; reaps it when it is our child."""
+    st = read_stat(pid)
+    if st is None or st.start != start:
+        return False
+    if st.dead:
+        if st.ppid == MY_PID:
+            with contextlib.suppress(OSError):
+                os.waitpid(pid, os.WNOHANG)
+        return False
+    return True
+
+
+def send_signal(pid: int, start: int, sig: int) -> str:
+    """Signal the process (pid, start) and nothing else. Returns "sent", "gone" or "eperm"."""
+    fd = -1
+    if HAVE_PIDFD:
+        try:
+            fd = os.pidfd_open(pid)
+        except ProcessLookupError:
+            return "gone"
+        except OSError:
+            fd = -1  # old kernel (ENOSYS), out of fds: fall back to check-then-kill
+    try:
+        st = read_stat(pid)
+        if st is None or st.start != start or st.dead:
+            return "gone"
+        if fd >= 0:
+            signal.pidfd_send_signal(fd, sig)
+        else:
+            os.kill(pid, sig)
+        return "sent"
+    except ProcessLookupError:
+        return "gone"
+    except PermissionError:
+        return "eperm"
+    finally:
+        if fd >= 0:
+            os.close(fd)
+
+
+class _Target:
+    __slots__ = ("name", "pid", "rss", "signal", "start", "uid", "via")
+
+    def __init__(self, st: Stat, name: str, uid: int, via: str) -> None:
+        self.via = via  # "tree": in a root's tree (its children are targets too); "name": matched by name
+        self.pid = st.pid
+        self.start = st.start
+        self.name = name
+        self.uid = uid
+        self.rss = st.rss
+        self.signal: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "pid": self.pid,
+            "start": self.start,
+            "name": self.name,
+            "user": user_name(self.uid),
+            "rss": self.rss,
+            "signal": self.signal,
+            "via": self.via,
+        }
+
+
+def _collect(
+    procs: list[Stat],
+    roots: list[tuple[int, int]],
+    names: frozenset[str],
+    want_uid: int,
+    protected: set[int],
+    targets: dict[int, _Target],
+    skipped: dict[int, dict[str, Any]],
+    stale: list[list[int]] | None,
+) -> list[_Target]:
+    """Add to ``targets`` every process of the root trees (and of the trees of tree targets already found,
+    to catch children forked since) and every process named in ``names``, all owned by ``want_uid``;
+    returns the ones newly added. Processes left out for a reason go to ``skipped``."""
+    by_pid = {st.pid: st for st in procs}
+    children: dict[int, list[Stat]] = {}
+    for st in procs:
+        children.setdefault(st.ppid, []).append(st)
+    added: list[_Target] = []
+
+    def consider(st: Stat, via: str) -> None:
+        if st.pid in targets or st.pid in skipped or st.dead:
+            return
+        reason = None
+        uid = None
+        if st.pid in protected or st.ppid == 2:
+            reason = "protected"
+        else:
+            uid = read_uid(st.pid)
+            if uid is None:
+                return
+            if uid != want_uid:
+                reason = "other_user"
+        name = stat_tool_name(st)
+        if reason is not None:
+            skipped[st.pid] = {
+                "pid": st.pid,
+                "start": st.start,
+                "name": name,
+                "user": user_name(uid),
+                "reason": reason,
+                "via": via,
+            }
+            return
+        assert uid is not None
+        target = _Target(st, name, uid, via)
+        targets[st.pid] = target
+        added.append(target)
+
+    # Root trees, and the descendants of every tree target already found (children forked since).
+    stack: list[Stat] = []
+    for pid, start in roots:
+        root = by_pid.get(pid)
+        if root is None or root.start != start or root.dead:
+            if stale is not None:
+                stale.append([pid, start])
+            continue
+        stack.append(root)
+    for t in targets.values():
+        current = by_pid.get(t.pid)
+        if t.via == "tree" and current is not None and current.start == t.start:
+            stack.append(current)
+    seen: set[int] = set()
+    while stack:
+        st = stack.pop()
+        if st.pid in seen:
+            continue
+        seen.add(st.pid)
+        consider(st, "tree")
+        if st.pid in protected or st.ppid == 2:
+            continue  # never descend into the agent, its parent chain, init or kernel threads
+        stack.extend(children.get(st.pid, ()))
+
+    if names:
+        for st in procs:
+            if st.pid in targets or st.dead:
+                continue
+            name = stat_tool_name(st)
+            if name in names or st.comm.decode("utf-8", "replace") in names:
+                consider(st, "name")
+    return added
+
+
+def op_kill(req: dict[str, Any]) -> dict[str, Any]:
+    t0 = time.monotonic()
+    raw_roots = req.get("roots") or []
+    if not isinstance(raw_roots, list):
+        raise AgentError("bad_request", "roots must be a list of [pid, start] pairs")
+    roots = [arg_identity(r, "roots") for r in raw_roots]
+    names = arg_names(req, "names", ())
+    user = arg_opt_str(req, "user")
+    grace = arg_float(req, "grace", 3.0, 0.0, 3600.0)
+    timeout = arg_float(req, "timeout", 30.0, 0.0, 3600.0)
+    settle = arg_float(req, "settle", 5.0, 0.0, 3600.0)
+    if not roots and not names:
+        raise AgentError("bad_request", "kill needs roots or names")
+    want_uid = user_uid(user) if user is not None else MY_UID
+    if want_uid != MY_UID and MY_EUID != 0:
+        raise AgentError("forbidden", f"the agent runs as {user_name(MY_UID)} and cannot stop processes of {user}")
+    protected = {0, 1, 2, MY_PID} | ancestors(MY_PID)
+    meminfo_before = read_meminfo()
+
+    # 1. Collect every target first, freeze them (SIGSTOP) so none can fork or be re-parented away,
+    #    and look again for children forked between the scan and the freeze.
+    targets: dict[int, _Target] = {}
+    skipped: dict[int, dict[str, Any]] = {}
+    stale: list[list[int]] = []
+    denied: list[_Target] = []
+    frozen: list[_Target] = []
+    try:
+        procs = scan()
+        new = _collect(procs, roots, names, want_uid, protected, targets, skipped, stale)
+        for _ in range(20):
+            if not new:
+                break
+            for t in new:
+                if send_signal(t.pid, t.start, signal.SIGSTOP) == "sent":
+                    frozen.append(t)
+            procs = scan()
+            new = _collect(procs, [], names, want_uid, protected, targets, skipped, None)
+
+        # 2. SIGTERM each target and let it run again (SIGCONT) so it can act on it. Deepest first, so that no
+        #    process group loses its last parent while members are still stopped (the kernel would SIGHUP them).
+        parents = {st.pid: st.ppid for st in procs}
+
+        def depth(pid: int) -> int:
+            n = 0
+            while pid in parents and n < 4096:
+                pid = parents[pid]
+                n += 1
+            return n
+
+        for t in sorted(targets.values(), key=lambda t: depth(t.pid), reverse=True):
+            result = send_signal(t.pid, t.start, signal.SIGTERM)
+            if result == "sent":
+                t.signal = "TERM"
+            elif result == "eperm":
+                denied.append(t)
+            send_signal(t.pid, t.start, signal.SIGCONT)
+        frozen = []
+    finally:
+        for t in frozen:  # only after an unexpected error: never leave a process stopped
+            send_signal(t.pid, t.start, signal.SIGCONT)
+
+    waiting = [t for t in targets.values() if t.signal is not None]
+    deadline = t0 + timeout
+    grace_end = min(t0 + grace, deadline)
+
+    def wait_until(until: float) -> None:
+        while True:
+            waiting[:] = [t for t in waiting if _alive(t.pid, t.start)]
+            if not waiting or time.monotonic() >= until:
+                return
+            time.sleep(min(EXIT_POLL, max(0.0, until - time.monotonic())))
+
+    wait_until(grace_end)
+    # 3. SIGKILL whatever is left after the grace period.
+    for t in list(waiting):
+        result = send_signal(t.pid, t.start, signal.SIGKILL)
+        if result == "sent":
+            t.signal = "KILL"
+        elif result == "eperm":
+            denied.append(t)
+    wait_until(deadline)
+    stop_elapsed = time.monotonic() - t0
+    survivors = [t.to_json() for t in waiting if _alive(t.pid, t.start)]
+
+    # 4. Wait for memory to settle: two MemAvailable readings 50 ms apart within 0.5% of MemTotal.
+    meminfo_after = read_meminfo()
+    signalled = [t for t in targets.values() if t.signal is not None]
+    if signalled and settle > 0:
+        settle_end = time.monotonic() + settle
+        threshold = meminfo_after.get("MemTotal", 0) * SETTLE_FRACTION
+        previous = meminfo_after.get("MemAvailable", 0)
+        while time.monotonic() < settle_end:
+            time.sleep(min(SETTLE_POLL, max(0.0, settle_end - time.monotonic())))
+            meminfo_after = read_meminfo()
+            current = meminfo_after.get("MemAvailable", 0)
+            if abs(current - previous) < threshold:
+                break
+            previous = current
+
+    counts: dict[str, int] = {}
+    for t in signalled:
+        counts[t.name] = counts.get(t.name, 0) + 1
+    return {
+        "targets": [t.to_json() for t in targets.values()],
+        "counts": counts,
+        "termed": sum(1 for t in targets.values() if t.signal == "TERM"),
+        "killed": sum(1 for t in targets.values() if t.signal == "KILL"),
+        "survivors": survivors,
+        "denied": [t.to_json() for t in denied],
+        "skipped": list(skipped.values()),
+        "stale_roots": stale,
+        "elapsed": time.monotonic() - t0,
+        "stop_elapsed": stop_elapsed,
+        "meminfo_before": meminfo_before,
+        "meminfo_after": meminfo_after,
+    }
+
+
+# The build's supervisor: session leader, runs the command as its child in a process group of its own,
+# reports "<pid> <start>" on the pipe, waits, writes the exit file atomically.
+# argv: command exit_file report_fd nofile_soft_limit
+SUPERVISOR_SOURCE = r"""
+import json, os, signal, sys, time
+command, exit_file, report_fd, nofile = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+if nofile >= 0:  # the open-files limit the agent had before it raised its own
+    try:
+        import resource
+        resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
+    except (ImportError, ValueError, OSError):
+        pass
+exec_r, exec_w = os.pipe()  # close-on-exec: EOF on exec_r means the exec happened
+pid = os.fork()
+if pid == 0:
+    try:
+        os.close(report_fd)
+        os.close(exec_r)
+        os.setpgid(0, 0)
+        for name in ("SIGPIPE", "SIGXFSZ", "SIGXFZ"):
+            if hasattr(signal, name):
+                signal.signal(getattr(signal, name), signal.SIG_DFL)
+        os.execv("/bin/sh", ["/bin/sh", "-c", command])
+    except BaseException as e:
+        try:
+            os.write(exec_w, ("cannot run /bin/sh: %s" % e).encode())
+        finally:
+            os._exit(127)
+try:
+    os.setpgid(pid, pid)
+except OSError:
+    pass
+os.close(exec_w)
+failure = b""
+while True:
+    chunk = os.read(exec_r, 4096)
+    if not chunk:
+        break
+    failure += chunk
+os.close(exec_r)
+start = -1
+try:
+    with open("/proc/%d/stat" % pid, "rb") as f:
+        data = f.read()
+    start = int(data[data.rfind(b")") + 2:].split()[19])
+except (OSError, ValueError, IndexError):
+    pass
+if failure:
+    os.write(report_fd, b"error " + failure.replace(b"\n", b" ") + b"\n")
+else:
+    os.write(report_fd, ("%d %d\n" % (pid, start)).encode())
+os.close(report_fd)
+def forward(signum, frame):
+    try:
+        os.killpg(pid, signum)
+    except OSError:
+        pass
+for name in ("SIGTERM", "SIGINT", "SIGHUP"):
+    signal.signal(getattr(signal, name), forward)
+status = None
+while True:
+    try:
+        _, status = os.waitpid(pid, 0)
+        break
+    except InterruptedError:
+        continue
+    except ChildProcessError:
+        break
+code = sig = None
+if status is not None:
+    if os.WIFEXITED(status):
+        code = os.WEXITSTATUS(status)
+    elif os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+record = {"exit_status": code, "signal": sig, "ended": time.time(), "pid": pid}
+tmp = "%s.tmp.%d" % (exit_file, os.getpid())
+with open(tmp, "w") as f:
+    json.dump(record, f)
+    f.flush()
+    os.fsync(f.fileno())
+os.replace(tmp, exit_file)
+"""
+
+
+def _reap(proc: subprocess.Popen[bytes]) -> None:
+    try:
+        proc.wait()
+    except Exception as e:  # a waiter thread must not die noisily
+        log(f"waiting for supervisor {proc.pid} failed: {e}")
+
+
+def op_spawn(req: dict[str, Any]) -> dict[str, Any]:
+    workdir = os.path.abspath(os.path.expanduser(arg_str(req, "workdir")))
+    command = arg_str(req, "command")
+    env_arg = req.get("env") or {}
+    if not isinstance(env_arg, dict) or not all(
+        isinstance(k, str) and k and "=" not in k and isinstance(v, str) for k, v in env_arg.items()
+    ):
+        raise AgentError("bad_request", "env must map variable names to strings")
+    if not os.path.isdir(workdir):
+        raise AgentError("bad_workdir", f"workdir {workdir} does not exist or is not a directory")
+    if not os.access(workdir, os.X_OK):
+        raise AgentError("bad_workdir", f"workdir {workdir} is not accessible to {user_name(MY_UID)}")
+    log_path = arg_path(req, "log", workdir)
+    exit_file = arg_path(req, "exit_file", workdir)
+    env = dict(os.environ)
+    env.update(env_arg)
+    try:
+        for path in (log_path, exit_file):
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(exit_file)  # an old exit file would describe an earlier run
+        log_fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_APPEND, 0o644)
+    except OSError as e:
+        raise AgentError("bad_path", f"cannot prepare {e.filename or log_path}: {e.strerror}") from None
+    read_fd, write_fd = os.pipe()
+    try:
+        try:
+            proc = subprocess.Popen(
+                [
+                    sys.executable or "python3",
+                    "-I",
+                    "-S",
+                    "-c",
+                    SUPERVISOR_SOURCE,
+                    command,
+                    exit_file,
+                    str(write_fd),
+                    str(ORIGINAL_NOFILE),
+                ],
+                cwd=workdir,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=log_fd,
+                stderr=log_fd,
+                pass_fds=(write_fd,),
+                start_new_session=True,
+                close_fds=True,
+            )
+        except OSError as e:
+            raise AgentError("spawn_failed", f"cannot start the build supervisor: {e}") from None
+        except ValueError as e:  # a NUL byte in the command or the environment
+            raise AgentError("bad_request", f"cannot pass that command or environment: {e}") from None
+        started = time.time()
+        os.close(write_fd)
+        write_fd = -1
+        threading.Thread(target=_reap, args=(proc,), name=f"reap-{proc.pid}", daemon=True).start()
+        report = b""
+        deadline = time.monotonic() + 30.0
+        poller = select.poll()  # not select(): fds may be numbered past 1024
+        poller.register(read_fd, select.POLLIN)
+        while b"\n" not in report:
+            left = deadline - time.monotonic()
+            if left <= 0 or not poller.poll(left * 1000):
+                raise AgentError("spawn_failed", "the build supervisor did not report its child in time")
+            chunk = os.read(read_fd, 64)
+            if not chunk:
+                raise AgentError("spawn_failed", "the build supervisor exited before starting the command")
+            report += chunk
+    finally:
+        os.close(read_fd)
+        os.close(log_fd)
+        if write_fd >= 0:
+            os.close(write_fd)
+    text = report.decode("utf-8", "replace").strip()
+    if text.startswith("error "):
+        raise AgentError("spawn_failed", text[len("error ") :])
+    pid_text, _, start_text = text.partition(" ")
+    return {
+        "pid": int(pid_text),
+        "start": int(start_text),
+        "supervisor_pid": proc.pid,
+        "log": log_path,
+        "exit_file": exit_file,
+        "started": started,
+    }
+
+
+def op_status(req: dict[str, Any]) -> dict[str, Any]:
+    runs = req.get("runs")
+    if not isinstance(runs, list) or not all(isinstance(r, dict) for r in runs):
+        raise AgentError("bad_request", "runs must be a list of objects")
+    out = []
+    for run in runs:
+        pid, start = arg_identity([run.get("pid"), run.get("start")], "runs pid/start")
+        exit_record = None
+        exit_file = run.get("exit_file")
+        if isinstance(exit_file, str) and exit_file:
+            try:
+                with open(os.path.expanduser(exit_file), "rb") as f:
+                    exit_record = json.loads(f.read().decode("utf-8", "replace"))
+            except (OSError, ValueError):
+                exit_record = None
+        log_size = None
+        log_path = run.get("log")
+        if isinstance(log_path, str) and log_path:
+            try:
+                log_size = os.stat(os.path.expanduser(log_path)).st_size
+            except OSError:
+                log_size = None
+        out.append({"pid": pid, "start": start, "alive": _alive(pid, start), "exit": exit_record, "log_size": log_size})
+    return {"runs": out, "boot_id": BOOT_ID}
+
+
+TAIL_BLOCK = 65536
+
+
+def op_tail(req: dict[str, Any]) -> dict[str, Any]:
+    path = arg_path(req, "path")
+    want = arg_int(req, "lines", 40, 0, 1_000_000)
+    max_bytes = arg_int(req, "max_bytes", 1 << 20, 1, 1 << 30)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO must not hang us
+    except FileNotFoundError:
+        raise AgentError("not_found", f"{path} does not exist") from None
+    except OSError as e:
+        raise AgentError("unreadable", f"cannot open {path}: {e.strerror}") from None
+    try:
+        st = os.fstat(fd)
+        if not stat_is_reg(st.st_mode):
+            raise AgentError("not_a_file", f"{path} is not a regular file")
+        size = st.st_size
+        pos = size
+        data = b""
+        newlines = 0  # newlines in data, not counting one that ends the file
+        truncated = False
+        # Read backwards a block at a time until data holds ``want`` complete lines or max_bytes.
+        while want and newlines < want and pos > 0:
+            if len(data) >= max_bytes:
+                truncated = True
+                break
+            step = min(TAIL_BLOCK, pos, max_bytes - len(data))
+            pos -= step
+            chunk = os.pread(fd, step, pos)
+            if len(chunk) < step:  # the file shrank under us: start again from its new end
+                size = os.fstat(fd).st_size
+                pos, data, newlines = size, b"", 0
+                continue
+            newlines += chunk.count(b"\n") - (1 if pos + step == size and chunk.endswith(b"\n") else 0)
+            data = chunk + data
+    finally:
+        os.close(fd)
+    bytes_read = len(data)
+    if data.endswith(b"\n"):
+        data = data[:-1]
+    pieces = data.split(b"\n") if (data or pos > 0 or size) else []
+    if pos > 0 and len(pieces) > want:
+        pieces = pieces[1:]  # starts mid-line and is not needed
+    selected = pieces[-want:] if want else []
+    lines = [(p[:-1] if p.endswith(b"\r") else p).decode("utf-8", "replace") for p in selected]
+    return {"lines": lines, "size": size, "truncated": truncated, "bytes_read": bytes_read}
+
+
+GPU_QUERY = (
+    "--query-gpu=index,name,uuid,utilization.gpu,memory.used,memory.total,temperature.gpu,power.draw",
+    "--format=csv,noheader,nounits",
+)
+APPS_QUERY = ("--query-compute-apps=gpu_uuid,pid,process_name,used_memory", "--format=csv,noheader,nounits")
+
+
+def op_gpu(req: dict[str, Any]) -> dict[str, Any]:
+    timeout = arg_float(req, "timeout", 10.0, 0.1, 600.0)
+    exe = shutil.which("nvidia-smi")
+    if exe is None:
+        return {"available": False, "reason": "nvidia-smi not found"}
+    outputs = []
+    for query in (GPU_QUERY, APPS_QUERY):
+        try:
+            proc = subprocess.run(
+                [exe, *query],
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                timeout=timeout,
+                check=False,
+            )
+        except subprocess.TimeoutExpired:
+            return {"available": False, "reason": f"nvidia-smi timed out after {timeout:g}s"}
+        except OSError as e:
+            return {"available": False, "reason": f"nvidia-smi could not run: {e}"}
+        if proc.returncode != 0:
+            text = (proc.stderr or proc.stdout).decode("utf-8", "replace").strip()
+            first = text.splitlines()[0] if text else "no output"
+            return {"available": False, "reason": f"nvidia-smi exited with {proc.returncode}: {first}"}
+        outputs.append(proc.stdout.decode("utf-8", "replace"))
+    return {"available": True, "gpus_csv": outputs[0], "apps_csv": outputs[1]}
+
+
+OPS = {
+    "hello": op_hello,
+    "ping": op_ping,
+    "snapshot": op_snapshot,
+    "kill": op_kill,
+    "spawn": op_spawn,
+    "status": op_status,
+    "tail": op_tail,
+    "gpu": op_gpu,
+}
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The protocol loop
+
+
+class Server:
+    def __init__(self, out_fd: int) -> None:
+        self.out_fd = out_fd
+        self.write_lock = threading.Lock()
+        self.busy = threading.Condition()
+        self.in_flight = 0
+
+    def send(self, message: dict[str, Any]) -> None:
+        try:
+            data = json.dumps(message, separators=(",", ":")).encode("ascii") + b"\n"
+        except (TypeError, ValueError) as e:
+            data = (
+                json.dumps(
+                    {
+                        "id": message.get("id"),
+                        "ok": False,
+                        "error": {"type": "internal", "message": f"unencodable result: {e}"},
+                    }
+                ).encode("ascii")
+                + b"\n"
+            )
+        with self.write_lock:
+            view = memoryview(data)
+            while view:
+                try:
+                    n = os.write(self.out_fd, view)
+                except InterruptedError:
+                    continue
+                except OSError as e:
+                    if e.errno in (errno.EPIPE, errno.EBADF):
+                        log("stdout is gone; exiting")
+                        os._exit(0)
+                    raise
+                view = view[n:]
+
+    def error(self, rid: Any, kind: str, message: str) -> None:
+        self.send({"id": rid, "ok": False, "error": {"type": kind, "message": message}})
+
+    def handle(self, rid: Any, op: str, req: dict[str, Any]) -> None:
+        try:
+            result = OPS[op](req)
+        except AgentError as e:
+            self.error(rid, e.kind, e.message)
+        except Exception as e:
+            log(f"{op} failed:\n{traceback.format_exc()}")
+            self.error(rid, "internal", f"{type(e).__name__}: {e}")
+        else:
+            self.send({"id": rid, "ok": True, "result": result})
+        finally:
+            with self.busy:
+                self.in_flight -= 1
+                self.busy.notify_all()
+
+    def dispatch(self, line: bytes) -> None:
+        try:
+            req = json.loads(line.decode("utf-8"))
+        except ValueError as e:
+            self.error(None, "bad_json", f"request is not JSON: {e}")
+            return
+        if not isinstance(req, dict):
+            self.error(None, "bad_request", "request must be a JSON object")
+            return
+        rid = req.get("id")
+        if rid is not None and (isinstance(rid, bool) or not isinstance(rid, (int, str))):
+            self.error(None, "bad_request", "id must be an integer")
+            return
+        op = req.get("op")
+        if not isinstance(op, str):
+            self.error(rid, "bad_request", "op must be a string")
+            return
+        if op not in OPS:
+            self.error(rid, "unknown_op", "unknown op {!r} (known: {})".format(op, ", ".join(sorted(OPS))))
+            return
+        with self.busy:
+            self.in_flight += 1
+        if op == "ping":
+            self.handle(rid, op, req)
+            return
+        threading.Thread(target=self.handle, args=(rid, op, req), name=f"{op}-{rid}", daemon=True).start()
+
+    def serve(self, inp: Any) -> None:
+        while True:
+            try:
+                line = inp.readline()
+            except InterruptedError:
+                continue
+            if not line:
+                break
+            line = line.strip()
+            if line:
+                self.dispatch(line)
+        with self.busy:
+            while self.in_flight:
+                self.busy.wait()
+
+
+def main() -> None:
+    global ORIGINAL_NOFILE, FD_BUDGET
+    ORIGINAL_NOFILE, FD_BUDGET = _raise_fd_limit()
+    # The protocol gets a private, non-inheritable copy of stdout; fd 1 then points at stderr so that
+    # nothing else (a stray print, a child process) can write on the protocol stream.
+    out_fd = os.dup(1)
+    try:
+        os.dup2(2, 1)
+    except OSError:  # no stderr: stray output goes nowhere rather than into the protocol
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, 1)
+        os.close(null)
+    sys.stdout = sys.stderr
+    threading.Thread(target=free_facts, name="free-V", daemon=True).start()  # detect once, at startup
+    server = Server(out_fd)
+    server.serve(sys.stdin.buffer)
+    with contextlib.suppress(OSError, ValueError):
+        sys.stderr.flush()
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    main()

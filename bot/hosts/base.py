@@ -1,0 +1,222 @@
+"""A host, reached through the rigops agent: one long-lived process speaking JSON lines.
+
+Subclasses say how to start the agent (a local subprocess, or one SSH channel); this class keeps it running,
+matches answers to requests, restarts it when its channel dies, and turns answers into dataclasses.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+import itertools
+import json
+import logging
+import zlib
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from typing import Any
+
+from bot.config import HostConfig
+from bot.errors import ActionFailed, AgentUnavailable, HostError, HostTimeout
+from bot.hosts.agent import BUILD_TOOL_NAMES
+from bot.hosts.models import AgentInfo, GpuReport, KillResult, RunStatus, Snapshot, Spawned, Tail
+
+log = logging.getLogger(__name__)
+HELLO_TIMEOUT = 15.0
+KILL_SLACK = 10.0  # beyond grace + timeout + settle
+
+
+@cache
+def agent_bootstrap() -> str:
+    """A python -c program that unpacks and runs the agent; built from our own file, never from chat."""
+    source = resources.files("bot.hosts").joinpath("agent.py").read_bytes()
+    packed = base64.b64encode(zlib.compress(source, 9)).decode("ascii")
+    return f"import base64,zlib;exec(zlib.decompress(base64.b64decode('{packed}')))"
+
+
+@dataclass
+class AgentPipe:
+    """The transport to one running agent: whatever the subclass opened."""
+
+    writer: Any  # has write(bytes)
+    reader: Any  # has async readline() -> bytes
+    handle: Any  # closed by the subclass
+
+
+class Host(ABC):
+    """One configured host. Safe to share between tasks; requests run concurrently."""
+
+    def __init__(self, config: HostConfig) -> None:
+        self.config = config
+        self.name = config.name
+        self._pipe: AgentPipe | None = None
+        self._info: AgentInfo | None = None
+        self._pending: dict[int, asyncio.Future[dict[str, Any]]] = {}
+        self._ids = itertools.count(1)
+        self._start_lock = asyncio.Lock()
+        self._reader_task: asyncio.Task[None] | None = None
+
+    # -- transport, per subclass --------------------------------------------------------------
+    @abstractmethod
+    async def _open_agent(self) -> AgentPipe:
+        """Start the agent and return its pipe. Raises HostError."""
+
+    @abstractmethod
+    async def _agent_stderr(self, pipe: AgentPipe) -> str:
+        """What the agent printed on stderr before dying (best effort)."""
+
+    @abstractmethod
+    async def _close_agent(self, pipe: AgentPipe) -> None:
+        """Close the agent's channel."""
+
+    async def _close_transport(self) -> None:  # noqa: B027 - only SSH has something below the agent
+        """Close whatever is below the agent (an SSH connection)."""
+
+    # -- the agent session --------------------------------------------------------------------
+    async def info(self) -> AgentInfo:
+        await self._ensure_agent()
+        assert self._info is not None
+        return self._info
+
+    async def _ensure_agent(self) -> AgentPipe:
+        async with self._start_lock:
+            if self._pipe is not None:
+                return self._pipe
+            pipe = await self._open_agent()
+            self._pipe = pipe
+            self._reader_task = asyncio.create_task(self._read_answers(pipe), name=f"agent-reader-{self.name}")
+            try:
+                hello = await self._send(pipe, "hello", {}, timeout=HELLO_TIMEOUT)
+            except HostError:
+                stderr = await self._agent_stderr(pipe)
+                await self._drop(pipe)
+                raise AgentUnavailable(_agent_start_problem(stderr, self.config.python), host=self.name,
+                                       stderr=stderr) from None
+            self._info = AgentInfo.from_json(hello)
+            return pipe
+
+    async def _read_answers(self, pipe: AgentPipe) -> None:
+        try:
+            while line := await pipe.reader.readline():
+                self._answer(line)
+        except Exception as exc:  # the channel broke: every waiter gets told below
+            log.info("agent channel to %s broke: %s", self.name, exc)
+        finally:
+            if self._pipe is pipe:
+                self._pipe = None
+            for fut in self._pending.values():
+                if not fut.done():
+                    fut.set_exception(AgentUnavailable("the agent's channel closed", host=self.name))
+            self._pending.clear()
+
+    def _answer(self, line: bytes) -> None:
+        try:
+            msg = json.loads(line)
+        except ValueError:
+            log.warning("agent on %s said something that is not JSON: %r", self.name, line[:200])
+            return
+        msg_id = msg.get("id") if isinstance(msg, dict) else None
+        fut = self._pending.pop(msg_id, None) if isinstance(msg_id, int) else None
+        if fut is not None and not fut.done():
+            fut.set_result(msg)
+
+    async def _send(self, pipe: AgentPipe, op: str, args: Mapping[str, Any], *, timeout: float) -> dict[str, Any]:
+        req_id = next(self._ids)
+        fut: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self._pending[req_id] = fut
+        try:
+            pipe.writer.write(json.dumps({"id": req_id, "op": op, **args}).encode() + b"\n")
+            msg = await asyncio.wait_for(fut, timeout)
+        except TimeoutError:
+            raise HostTimeout(f"no answer to {op} within {timeout:g} s", host=self.name, op=op,
+                              timeout=timeout) from None
+        except (OSError, BrokenPipeError) as exc:
+            raise AgentUnavailable(f"cannot write to the agent: {exc}", host=self.name) from exc
+        finally:
+            self._pending.pop(req_id, None)
+        if not msg.get("ok"):
+            err = msg.get("error") or {}
+            raise ActionFailed(str(err.get("message", "the agent reported an error")), host=self.name, op=op)
+        result = msg.get("result")
+        return result if isinstance(result, dict) else {}
+
+    async def request(self, op: str, args: Mapping[str, Any] | None = None, *,
+                      timeout: float | None = None) -> dict[str, Any]:
+        """Send one request; restarts a dead agent once. Raises HostError."""
+        timeout = timeout or self.config.command_timeout
+        for attempt in (1, 2):
+            pipe = await self._ensure_agent()
+            try:
+                return await self._send(pipe, op, args or {}, timeout=timeout)
+            except AgentUnavailable:
+                if attempt == 2 or op in ("kill", "spawn"):  # never repeat an action that may have run
+                    raise
+                log.info("agent on %s went away; starting it again", self.name)
+        raise AssertionError("unreachable")
+
+    async def _drop(self, pipe: AgentPipe) -> None:
+        if self._pipe is pipe:
+            self._pipe = None
+        with contextlib.suppress(Exception):
+            await self._close_agent(pipe)
+        task, self._reader_task = self._reader_task, None
+        if task is not None and task is not asyncio.current_task():
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+
+    async def close(self) -> None:
+        if self._pipe is not None:
+            await self._drop(self._pipe)
+        await self._close_transport()
+
+    # -- typed operations ---------------------------------------------------------------------
+    async def snapshot(self, *, user: str | None = None, top: int = 5) -> Snapshot:
+        info = await self.info()
+        d = await self.request("snapshot", {"user": user, "top": top})
+        return Snapshot.from_json(self.name, d, used_formula=info.used_formula)
+
+    async def kill(self, *, roots: list[tuple[int, int]], user: str | None, names: list[str] | None = None,
+                   grace: float | None = None, timeout: float = 30.0, settle: float = 5.0) -> KillResult:
+        info = await self.info()
+        grace = self.config.kill_grace if grace is None else grace
+        args: dict[str, Any] = {"roots": [list(r) for r in roots], "user": user, "grace": grace,
+                                "timeout": timeout, "settle": settle,
+                                "names": list(BUILD_TOOL_NAMES if names is None else names)}
+        d = await self.request("kill", args, timeout=grace + timeout + settle + KILL_SLACK)
+        return KillResult.from_json(self.name, d, used_formula=info.used_formula)
+
+    async def spawn(self, *, workdir: str, command: str, env: Mapping[str, str], log_path: str,
+                    exit_file: str) -> Spawned:
+        d = await self.request("spawn", {"workdir": workdir, "command": command, "env": dict(env),
+                                         "log": log_path, "exit_file": exit_file})
+        return Spawned.from_json(d)
+
+    async def run_status(self, runs: list[tuple[int, int, str, str]]) -> tuple[list[RunStatus], str]:
+        """Status of (pid, start, exit_file, log) runs, and the host's current boot id."""
+        d = await self.request("status", {"runs": [{"pid": p, "start": s, "exit_file": e, "log": lg}
+                                                   for p, s, e, lg in runs]})
+        return [RunStatus.from_json(r) for r in d.get("runs", ())], str(d.get("boot_id", ""))
+
+    async def tail(self, path: str, *, lines: int) -> Tail:
+        d = await self.request("tail", {"path": path, "lines": lines})
+        return Tail(path=path, lines=tuple(str(x) for x in d.get("lines", ())), size=int(d.get("size") or 0),
+                    truncated=bool(d.get("truncated")))
+
+    async def gpu(self) -> GpuReport:
+        from bot.gpu import parse_gpu_report  # parsing lives with its canned-text tests
+
+        d = await self.request("gpu")
+        return parse_gpu_report(self.name, d)
+
+
+def _agent_start_problem(stderr: str, python: str) -> str:
+    text = stderr.strip()
+    if "not found" in text or "No such file" in text:
+        return f"cannot start the rigops agent: {python!r} is not installed on the host (rigops needs python3)"
+    tail = text.splitlines()[-1] if text else "it exited without a word"
+    return f"cannot start the rigops agent: {tail}"

@@ -1,0 +1,43 @@
+"""This machine as a host: the agent runs as a subprocess, no SSH."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import sys
+
+from bot.errors import AgentUnavailable
+from bot.hosts.base import AgentPipe, Host, agent_bootstrap
+
+STREAM_LIMIT = 32 * 1024 * 1024  # one answer line can hold a long log tail
+
+
+class LocalHost(Host):
+    async def _open_agent(self) -> AgentPipe:
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                sys.executable, "-u", "-c", agent_bootstrap(),
+                stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+                limit=STREAM_LIMIT, start_new_session=True,
+            )
+        except OSError as exc:
+            raise AgentUnavailable(f"cannot start the rigops agent: {exc}", host=self.name) from exc
+        return AgentPipe(writer=proc.stdin, reader=proc.stdout, handle=proc)
+
+    async def _agent_stderr(self, pipe: AgentPipe) -> str:
+        proc: asyncio.subprocess.Process = pipe.handle
+        if proc.stderr is None:
+            return ""
+        with contextlib.suppress(Exception):
+            return (await asyncio.wait_for(proc.stderr.read(65536), 2.0)).decode(errors="replace")
+        return ""
+
+    async def _close_agent(self, pipe: AgentPipe) -> None:
+        proc: asyncio.subprocess.Process = pipe.handle
+        if proc.stdin is not None:
+            proc.stdin.close()
+        try:
+            await asyncio.wait_for(proc.wait(), 5.0)
+        except TimeoutError:
+            proc.kill()
+            await proc.wait()

@@ -1,0 +1,94 @@
+"""A host over SSH (asyncssh): one connection per host, reused, keepalive on, host keys always verified.
+
+The only module that imports asyncssh; its exceptions become HostError subclasses here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import shlex
+from pathlib import Path
+from typing import Any
+
+import asyncssh
+
+from bot.errors import AgentUnavailable, HostKeyError, HostUnreachable
+from bot.hosts.base import AgentPipe, Host, agent_bootstrap
+
+DEFAULT_KNOWN_HOSTS = "~/.ssh/known_hosts"
+KEEPALIVE_INTERVAL = 15
+KEEPALIVE_COUNT_MAX = 3
+
+
+class SshHost(Host):
+    _conn: asyncssh.SSHClientConnection | None = None
+
+    async def _connection(self) -> asyncssh.SSHClientConnection:
+        if self._conn is not None and not self._conn.is_closed():
+            return self._conn
+        self._conn = await self._connect()
+        return self._conn
+
+    async def _connect(self) -> asyncssh.SSHClientConnection:
+        cfg = self.config
+        known_hosts = Path(cfg.known_hosts or DEFAULT_KNOWN_HOSTS).expanduser()
+        if not known_hosts.is_file():
+            raise HostKeyError(f"no known_hosts file at {known_hosts}; add the host's key first "
+                               f"(ssh-keyscan -p {cfg.port} {cfg.address} >> {known_hosts}) and check it",
+                               host=self.name)
+        options: dict[str, Any] = {
+            "port": cfg.port, "known_hosts": str(known_hosts), "connect_timeout": cfg.connect_timeout,
+            "keepalive_interval": KEEPALIVE_INTERVAL, "keepalive_count_max": KEEPALIVE_COUNT_MAX,
+            "agent_path": None, "config": None,
+        }
+        if cfg.user:
+            options["username"] = cfg.user
+        if cfg.key:
+            options["client_keys"] = [str(Path(cfg.key).expanduser())]
+        where = f"{cfg.address}:{cfg.port}"
+        try:
+            return await asyncio.wait_for(asyncssh.connect(cfg.address, **options), cfg.connect_timeout + 1)
+        except asyncssh.HostKeyNotVerifiable as exc:
+            raise HostKeyError(f"host key for {where} is not in {known_hosts} or has changed: refusing to "
+                               f"connect ({exc.reason})", host=self.name) from exc
+        except asyncssh.PermissionDenied as exc:
+            raise HostUnreachable(f"SSH authentication to {where} failed ({exc.reason})", host=self.name) from exc
+        except (TimeoutError, asyncssh.ConnectionLost) as exc:
+            raise HostUnreachable(f"no answer from {where} within {cfg.connect_timeout:g} s",
+                                  host=self.name) from exc
+        except asyncssh.Error as exc:
+            raise HostUnreachable(f"SSH to {where} failed: {exc.reason}", host=self.name) from exc
+        except OSError as exc:
+            raise HostUnreachable(f"cannot reach {where}: {exc.strerror or exc}", host=self.name) from exc
+
+    async def _open_agent(self) -> AgentPipe:
+        conn = await self._connection()
+        command = f"exec {shlex.quote(self.config.python)} -u -c {shlex.quote(agent_bootstrap())}"
+        try:
+            proc = await conn.create_process(command, encoding=None)
+        except (asyncssh.Error, OSError) as exc:
+            self._conn = None
+            raise AgentUnavailable(f"cannot open a channel for the agent: {exc}", host=self.name) from exc
+        return AgentPipe(writer=proc.stdin, reader=proc.stdout, handle=proc)
+
+    async def _agent_stderr(self, pipe: AgentPipe) -> str:
+        proc: asyncssh.SSHClientProcess[bytes] = pipe.handle
+        with contextlib.suppress(Exception):
+            data = await asyncio.wait_for(proc.stderr.read(65536), 2.0)
+            return data.decode(errors="replace")
+        return ""
+
+    async def _close_agent(self, pipe: AgentPipe) -> None:
+        proc: asyncssh.SSHClientProcess[bytes] = pipe.handle
+        proc.stdin.write_eof()
+        proc.close()
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(proc.wait_closed(), 5.0)
+
+    async def _close_transport(self) -> None:
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            conn.close()
+            with contextlib.suppress(Exception):
+                await conn.wait_closed()

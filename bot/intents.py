@@ -1,0 +1,397 @@
+"""Chat text → Plan: what a message in an ops channel (or a ``/rigops`` command) asks rigops to do.
+
+Pure and synchronous: no I/O, no Slack types. The Plan holds only actions from the fixed vocabulary, host and
+build names taken from the config, and bounded integers; chat text never reaches a shell.
+
+How a plain message is read (the tables live in ``bot.intents_words``):
+
+1. normalise: Slack markup, code, quoted text, URLs and emoji are removed, the text is lower-cased and cut to
+   a few KB;
+2. names: config host and build names (whole words) become ``HOST``/``BUILD``, and so does a host-like word
+   in a clear position ("on h100", "@gpu-7", "h100's") that the config does not know;
+3. clauses: the text is split at punctuation and "and"/"then"; each clause is a request only if it is not a
+   story (past, future, habit), not negated, and (unless the bot was addressed) not a deliberation;
+4. hits: each clause gives *strong* hits (a clear request: "kill the build", "try -j20", "how's memory?") and
+   *weak* ones (a bare "restart", "stop", "fewer jobs"). Weak hits count only when the bot was addressed or
+   the message has memory trouble or a strong hit;
+5. memory trouble ("oom-ing", "cc1plus got killed", "swapping hard") adds ``mem``, and turns a rebuild into
+   kill, mem, rebuild; "restart" also means kill then rebuild.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from bot import intents_words as w
+from bot.config import NAME_RE, Config
+from bot.plan import ACTIONS, MAX_JOBS, MAX_LOG_LINES, MIN_JOBS, Action, Plan, Step, ThreadContext
+
+__all__ = ["SUBCOMMANDS", "parse", "parse_command"]
+
+HOST_FREE_ACTIONS: frozenset[str] = frozenset({"hosts", "help"})
+BUILD_DEFAULT_ACTIONS: frozenset[str] = frozenset({"kill", "rebuild", "log"})  # others keep build null
+RELATIVE_JOBS_WARNING = (
+    "rigops cannot tell the current -j from chat, so the rebuild uses the build's configured jobs; "
+    "name a number (e.g. 'try -j16') to pick one"
+)
+
+# --- /rigops subcommands -------------------------------------------------------------------------------
+
+SUBCOMMANDS: dict[str, Action] = {
+    "kill": "kill", "stop": "kill", "abort": "kill",
+    "mem": "mem", "memory": "mem", "ram": "mem", "free": "mem",
+    "rebuild": "rebuild", "retry": "rebuild", "restart": "rebuild",
+    "status": "status", "log": "log", "logs": "log", "tail": "log",
+    "gpu": "gpu", "gpus": "gpu", "nvidia-smi": "gpu",
+    "hosts": "hosts", "help": "help",
+}
+USAGE: dict[str, str] = {
+    "kill": "/rigops kill [host] [build]", "mem": "/rigops mem [host]",
+    "rebuild": "/rigops rebuild [host] [build] [-jN]", "status": "/rigops status [host] [build]",
+    "log": "/rigops log [host] [build] [N]", "gpu": "/rigops gpu [host]", "hosts": "/rigops hosts",
+    "help": "/rigops help",
+}
+CMD_JOBS_RE = re.compile(r"(?:-{1,2}j(?:obs)?=?|j|max_jobs=)?(-?[0-9]+)")
+CMD_LINES_RE = re.compile(r"(?:-n|--lines=?)?(-?[0-9]+)")
+CMD_JOIN_RE = re.compile(r"(?<!\S)(-{1,2}j(?:obs)?|-n|--lines)\s+(?=-?\d)")
+SAFE_TOKEN_RE = re.compile(r"[a-z0-9_.=+:/-]{1,32}", re.ASCII)
+
+
+# --- small value types ---------------------------------------------------------------------------------
+
+
+@dataclass
+class _Hits:
+    strong: set[str] = field(default_factory=set)
+    weak: set[str] = field(default_factory=set)
+    trouble: bool = False
+    relative: bool = False
+    jobs: list[w.Number] = field(default_factory=list)
+    lines: list[w.Number] = field(default_factory=list)
+
+    def merge(self, other: _Hits) -> None:
+        self.strong |= other.strong
+        self.weak |= other.weak
+        self.trouble |= other.trouble
+        self.relative |= other.relative
+        self.jobs += other.jobs
+        self.lines += other.lines
+
+
+# --- public API ----------------------------------------------------------------------------------------
+
+
+def parse(
+    text: str, *, config: Config, context: ThreadContext | None = None, addressed: bool = False
+) -> Plan:
+    """What a chat message asks for. Chatter gives ``Plan()`` (no steps, no error).
+
+    ``addressed`` means an @mention or a slash command: bare keywords ("status", "kill", "j12") count.
+    A request rigops understands but refuses keeps its steps and sets ``error``; the caller then runs nothing.
+    """
+    names = w.find_names(w.normalise(text), config)
+    hits = _Hits()
+    for clause in w.split_clauses(names.masked):
+        hits.merge(_read_clause(clause, addressed))
+    actions = _actions(hits, addressed)
+    if not actions:
+        return Plan()
+    jobs, lines, errors = _numbers(hits, actions)
+    warnings = (RELATIVE_JOBS_WARNING,) if "rebuild" in actions and hits.relative and not hits.jobs else ()
+    steps = _steps(actions, jobs, lines)
+    return _resolve(steps, names, config, context, errors, warnings)
+
+
+def parse_command(text: str, *, config: Config, context: ThreadContext | None = None) -> Plan:
+    """``/rigops <subcommand> [host] [build] [-jN|N]``; host and build may come in either order."""
+    words = CMD_JOIN_RE.sub(r"\1", w.normalise(text)).split()
+    if words and words[0] in ("/rigops", "rigops"):
+        words = words[1:]
+    if not words or words[0] in ("help", "-h", "--help", "?"):
+        return Plan(steps=(Step("help"),))
+    action = SUBCOMMANDS.get(words[0])
+    if action is None:
+        known = ", ".join(a for a in ACTIONS)
+        return Plan(error=f"unknown subcommand {_show(words[0])} (subcommands: {known})")
+    hosts, builds, number, errors = _command_args(words[1:], action, config)
+    jobs = _checked_jobs([number] if number is not None and action == "rebuild" else [], errors)
+    lines = _checked_lines([number] if number is not None and action == "log" else [], errors)
+    names = w.Names(hosts=tuple(hosts), builds=tuple(builds))
+    return _resolve(_steps({action}, jobs, lines), names, config, context, errors, ())
+
+
+# --- reading one clause --------------------------------------------------------------------------------
+
+
+def _read_clause(body: str, addressed: bool) -> _Hits:
+    hits = _Hits()
+    if w.NARRATIVE_RE.search(body):
+        return hits
+    if addressed:
+        body = w.ASKED_LEAD_RE.sub("", body)
+    if w.GPU_OOM_RE.search(body):
+        hits.strong.add("gpu")
+        body = w.GPU_OOM_RE.sub(" ", body).strip()
+    hits.trouble = bool(w.TROUBLE_RE.search(body))
+    _read_lookups(body, addressed, hits)
+    if not w.NEGATION_RE.search(body) and (addressed or not w.DELIBERATION_RE.search(body)):
+        _read_kill(body, addressed, hits)
+        _read_rebuild(body, addressed, hits)
+    return hits
+
+
+def _read_lookups(body: str, addressed: bool, hits: _Hits) -> None:
+    """The read-only actions: mem, status, log, gpu (and hosts/help when addressed)."""
+    for action, rx in (("mem", w.MEM_RE), ("status", w.STATUS_RE), ("log", w.LOG_RE), ("gpu", w.GPU_RE)):
+        if rx.search(body):
+            hits.strong.add(action)
+    bare = " ".join(w.FILLER_RE.sub(" ", body).split())
+    if bare in w.BARE_WORDS:
+        hits.strong.add(w.BARE_WORDS[bare])
+    elif m := w.LOG_BARE_N_RE.fullmatch(bare):
+        hits.strong.add("log")
+        hits.lines.append(w.Number.of(_first_group(m), "{} lines"))
+    elif addressed and bare in w.ADDRESSED_BARE_WORDS:
+        action = w.ADDRESSED_BARE_WORDS[bare]
+        hits.strong |= {"kill", "rebuild"} if action == "restart" else {action}
+    if "log" in hits.strong and not hits.lines and (m := w.LOG_LINES_RE.search(body)):
+        hits.lines.append(w.Number.of(_first_group(m), "{} lines"))
+
+
+def _read_kill(body: str, addressed: bool, hits: _Hits) -> None:
+    if (w.KILL_TARGET_RE.search(body) or w.KILL_TOOL_RE.match(body) or w.KILL_PRONOUN_RE.match(body)
+            or (addressed and w.ADDRESSED_KILL_RE.match(body))):
+        hits.strong.add("kill")
+    elif w.KILL_WEAK_RE.match(body):
+        hits.weak.add("kill")
+
+
+def _read_rebuild(body: str, addressed: bool, hits: _Hits) -> None:
+    jobs = _read_jobs(body, addressed)
+    strong = bool(jobs or w.REBUILD_OBJECT_RE.match(body) or w.REBUILD_BARE_RE.match(body)
+                  or w.REBUILD_TARGET_RE.search(body) or (addressed and w.ADDRESSED_REBUILD_RE.match(body)))
+    weak = bool(w.REBUILD_WEAK_RE.match(body))
+    if not jobs and (rel := w.RELATIVE_JOBS_RE.search(body)):
+        imperative = rel.start() == 0  # "halve the jobs", "lower -j to 16"; not "we need fewer jobs"
+        strong, weak = strong or imperative, True
+        if imperative and rel.group(1):
+            jobs = [w.Number.of(rel.group(1), "{} jobs")]
+        else:
+            hits.relative = True
+    if not (strong or weak):
+        return
+    bucket = hits.strong if strong else hits.weak
+    bucket.add("rebuild")
+    if w.RESTART_RE.search(body):
+        bucket.add("kill")
+    hits.jobs += jobs
+
+
+def _read_jobs(body: str, addressed: bool) -> list[w.Number]:
+    """Parallelism numbers that the clause asks for (not ones it merely mentions)."""
+    found: dict[int, w.Number] = {}  # by where the number starts, so "with 16 jobs" counts once
+    request = w.REQUEST_ANY_RE.search(body)
+    asked_from = request.end() if request else len(body) + 1  # a number after this is asked for
+    if w.REQUEST_START_RE.match(body):
+        asked_from = 1
+    tables = ((w.JOBS_STRONG_RE, "-j{}", True), (w.JOBS_BARE_J_RE, "-j{}", addressed),
+              (w.JOBS_UNIT_RE, "{} jobs", addressed or _is_bare_jobs(body)))
+    for rx, template, alone_is_enough in tables:
+        for m in rx.finditer(body):
+            if _asks_for_jobs(body, m, asked_from, alone_is_enough):
+                found.setdefault(m.start(1 + _group_index(m)), w.Number.of(_first_group(m), template))
+    for m in (*w.JOBS_WITH_RE.finditer(body), *w.JOBS_TO_RE.finditer(body)):
+        if not w.JOBS_STORY_AFTER_RE.match(body, m.end()):
+            found.setdefault(m.start(1), w.Number.of(m.group(1), "-j{}"))
+    return list(found.values())
+
+
+def _is_bare_jobs(body: str) -> bool:
+    """The clause is nothing but "16 jobs" (plus fillers): a reply in a thread, not a remark."""
+    bare = " ".join(w.FILLER_RE.sub(" ", body).split())
+    return bool(w.JOBS_UNIT_RE.fullmatch(bare))
+
+
+def _asks_for_jobs(body: str, m: re.Match[str], asked_from: int, alone_is_enough: bool) -> bool:
+    """A number is asked for when a request verb comes before it, or it opens the clause on its own."""
+    just_before = body[max(0, m.start() - w.JOBS_LOOKBACK): m.start()]
+    if w.JOBS_NOT_NEW_RE.search(just_before) or w.JOBS_STORY_AFTER_RE.match(body, m.end()):
+        return False
+    if m.start() == 0:
+        return alone_is_enough
+    return m.start() >= asked_from
+
+
+def _first_group(m: re.Match[str]) -> str:
+    return m.groups()[_group_index(m)] or ""
+
+
+def _group_index(m: re.Match[str]) -> int:
+    return next(i for i, g in enumerate(m.groups()) if g is not None)
+
+
+# --- from hits to steps --------------------------------------------------------------------------------
+
+
+def _actions(hits: _Hits, addressed: bool) -> set[str]:
+    actions = set(hits.strong)
+    if addressed or hits.trouble or hits.strong:
+        actions |= hits.weak
+    if hits.trouble:
+        actions.add("mem")
+        if "rebuild" in actions:
+            actions.add("kill")
+    return actions
+
+
+def _numbers(hits: _Hits, actions: set[str]) -> tuple[int | None, int | None, list[str]]:
+    errors: list[str] = []
+    jobs = _checked_jobs(hits.jobs, errors) if "rebuild" in actions else None
+    lines = _checked_lines(hits.lines, errors) if "log" in actions else None
+    return jobs, lines, errors
+
+
+def _checked_jobs(nums: list[w.Number], errors: list[str]) -> int | None:
+    return _checked(nums, MIN_JOBS, MAX_JOBS, "jobs", errors)
+
+
+def _checked_lines(nums: list[w.Number], errors: list[str]) -> int | None:
+    return _checked(nums, 1, MAX_LOG_LINES, "lines", errors)
+
+
+def _checked(nums: list[w.Number], low: int, high: int, what: str, errors: list[str]) -> int | None:
+    """The one in-bounds value asked for; out-of-bounds or conflicting values become errors."""
+    bad = [n for n in dict.fromkeys(nums) if not low <= n.value <= high]
+    errors += [f"{n.shown}: {what} must be between {low} and {high}" for n in bad]
+    values = sorted({n.value for n in nums})
+    if bad or len(values) > 1:
+        if not bad:
+            errors.append(f"several {what} values ({', '.join(map(str, values))}): say just one")
+        return None
+    return values[0] if values else None
+
+
+def _steps(actions: set[str], jobs: int | None, lines: int | None) -> tuple[Step, ...]:
+    return tuple(
+        Step(a, jobs=jobs if a == "rebuild" else None, lines=lines if a == "log" else None)
+        for a in ACTIONS
+        if a in actions
+    )
+
+
+# --- host and build ------------------------------------------------------------------------------------
+
+
+def _resolve(
+    steps: tuple[Step, ...], names: w.Names, config: Config, context: ThreadContext | None,
+    errors: list[str], warnings: tuple[str, ...],
+) -> Plan:
+    actions: set[str] = {s.action for s in steps}
+    host = build = None
+    if actions - HOST_FREE_ACTIONS:
+        host = _resolve_host(names, config, context, errors)
+        if host is not None:
+            build = _resolve_build(host, names, config, context, actions, errors)
+    elif names.hosts and len(names.hosts) == 1:
+        host = names.hosts[0]
+    error = "; ".join(dict.fromkeys(errors)) or None
+    return Plan(host=host, build=build, steps=steps, error=error, warnings=warnings)
+
+
+def _resolve_host(
+    names: w.Names, config: Config, context: ThreadContext | None, errors: list[str]
+) -> str | None:
+    known = ", ".join(config.hosts)
+    if len(names.hosts) > 1:
+        errors.append(f"the message names several hosts ({', '.join(names.hosts)}): name one")
+        return None
+    if names.hosts:
+        return names.hosts[0]
+    if names.unknown:
+        errors.append(f"unknown host {names.unknown[0]!r} (known: {known})")
+        return None
+    ctx_host = context.host if context and context.host in config.hosts else None
+    if len(names.builds) == 1:
+        return _host_of_build(names.builds[0], config, ctx_host, errors)
+    if ctx_host or config.default_host:
+        return ctx_host or config.default_host
+    errors.append(f"which host? known: {known}")
+    return None
+
+
+def _host_of_build(build: str, config: Config, ctx_host: str | None, errors: list[str]) -> str | None:
+    holders = [h for h, hc in config.hosts.items() if build in hc.builds]
+    if ctx_host in holders:
+        return ctx_host
+    if len(holders) == 1:
+        return holders[0]
+    errors.append(f"which host? {build!r} is on {', '.join(holders)}")
+    return None
+
+
+def _resolve_build(
+    host: str, names: w.Names, config: Config, context: ThreadContext | None, actions: set[str],
+    errors: list[str],
+) -> str | None:
+    builds = config.hosts[host].builds
+    listed = ", ".join(builds) or "none"
+    if len(names.builds) > 1:
+        errors.append(f"the message names several builds ({', '.join(names.builds)}): name one")
+        return None
+    if names.builds:
+        if names.builds[0] in builds:
+            return names.builds[0]
+        errors.append(f"no build {names.builds[0]!r} on host {host!r} (builds: {listed})")
+        return None
+    if context and context.build in builds:
+        return context.build
+    if actions & BUILD_DEFAULT_ACTIONS and config.hosts[host].default_build:
+        return config.hosts[host].default_build
+    if "rebuild" in actions:
+        errors.append(f"which build on {host}? known: {listed}" if builds
+                      else f"no builds configured on host {host}")
+    return None
+
+
+# --- slash command arguments ---------------------------------------------------------------------------
+
+
+def _command_args(
+    args: list[str], action: Action, config: Config
+) -> tuple[list[str], list[str], w.Number | None, list[str]]:
+    host_map, build_map = w.config_names(config)
+    hosts: list[str] = []
+    builds: list[str] = []
+    number: w.Number | None = None
+    errors: list[str] = []
+    for arg in args:
+        if arg in host_map:
+            hosts.append(host_map[arg])
+        elif arg in build_map:
+            builds.append(build_map[arg])
+        elif (num := _command_number(arg, action)) and number is None:
+            number = num
+        elif action != "hosts" and not errors:  # the first bad argument is enough to say
+            errors.append(_bad_argument(arg, action, config))
+    return list(w.unique(hosts)), list(w.unique(builds)), number, errors
+
+
+def _command_number(arg: str, action: Action) -> w.Number | None:
+    if action == "rebuild" and (m := CMD_JOBS_RE.fullmatch(arg)):
+        return w.Number.of(m.group(1), "-j{}")
+    if action == "log" and (m := CMD_LINES_RE.fullmatch(arg)):
+        return w.Number.of(m.group(1), "{} lines")
+    return None
+
+
+def _bad_argument(arg: str, action: Action, config: Config) -> str:
+    if NAME_RE.fullmatch(arg) and not arg.lstrip("-").isdigit():
+        hosts = ", ".join(config.hosts)
+        return f"unknown host or build {_show(arg)} (hosts: {hosts}); usage: {USAGE[action]}"
+    return f"unexpected argument {_show(arg)}; usage: {USAGE[action]}"
+
+
+def _show(token: str) -> str:
+    """A user token, quoted, only when it is short and plain (errors never echo arbitrary text)."""
+    return repr(token) if SAFE_TOKEN_RE.fullmatch(token) else "(that argument)"

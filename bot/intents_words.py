@@ -1,0 +1,453 @@
+"""Word tables for ``bot.intents``: text normalisation, clause splitting and the named regexes.
+
+Everything here is pure and linear-time: every pattern is a bounded alternation of literal words, with no
+nested unbounded quantifiers, and the text is cut to a few KB before any of them runs.
+
+After :func:`normalise` the text is lower case, so the placeholders ``HOST`` and ``BUILD`` (upper case, put in
+by ``bot.intents`` where a config name or a host-like name stood) can never collide with chat text.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+from functools import lru_cache
+
+from bot.config import Config
+
+MAX_RAW = 16_384  # raw characters looked at (markup and code blocks are removed from these)
+MAX_SCAN = 4_096  # normalised characters searched for intent
+MAX_DIGITS = 9  # longer numbers are out of every bound; never int() a huge digit string
+
+# --- normalisation -------------------------------------------------------------------------------------
+
+_CHAR_MAP = str.maketrans({
+    "\u2010": "-", "\u2011": "-", "\u2012": "-", "\u2013": "-", "\u2014": "-", "\u2015": "-",
+    "\u2212": "-", "\u2043": "-", "\ufe58": "-", "\ufe63": "-", "\uff0d": "-",
+    "\u2018": "'", "\u2019": "'", "\u201a": "'", "\u201b": "'", "\u2032": "'", "\u00b4": "'",
+    "\u201c": '"', "\u201d": '"', "\u201e": '"', "\u201f": '"', "\u2033": '"', "\u00ab": '"', "\u00bb": '"',
+    "\u00a0": " ", "\u2009": " ", "\u202f": " ", "\u3000": " ", "\t": " ", "\r": "\n",
+    "\u200b": None, "\u200c": None, "\u200d": None, "\u2060": None, "\ufeff": None,
+})
+CODE_BLOCK_RE = re.compile(r"```.*?(?:```|\Z)", re.S)
+INLINE_CODE_RE = re.compile(r"`([^`\n]{0,200})`")
+STRIKE_RE = re.compile(r"~[^~\n]{1,300}~")
+SLACK_MARKUP_RE = re.compile(r"<[^<>\n]{0,500}>")  # <@U1>, <#C1|ops>, <!here>, <http://x|label>
+ENTITIES = (("&gt;", ">"), ("&lt;", "<"), ("&quot;", '"'), ("&#39;", "'"), ("&amp;", "&"))
+QUOTED_LINE_RE = re.compile(r"^ *>[^\n]*", re.M)
+QUOTED_SPAN_RE = re.compile(r'"[^"\n]{0,300}"')
+URL_RE = re.compile(r"\b(?:https?|ftp|ssh|file)://\S*|\bwww\.\S*")
+EMOJI_RE = re.compile(r":[a-z0-9_+'-]{1,40}:")
+EMPHASIS_RE = re.compile(r"[*]+|(?<![\w])_+|_+(?![\w])")
+SPACES_RE = re.compile(r"[ ]{2,}")
+TYPO_FIXES: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"\bre[- ]?(build|run|start|try|launch)\b"), r"re\1"),
+    (re.compile(r"\bw/(?!o)\s*"), "with "),
+    (re.compile(r"\b(?:plz|pls|plox|pleas|pleeease|pleease)\b"), "please"),
+    (re.compile(r"\btry (?:it |that |this )?(?:again|once more)\b"), "retry"),
+    (re.compile(r"\b(?:how's|hows|how is|how are|how're)\b"), "how is"),
+    (re.compile(r"\b(?:what's|whats|what is|what are|what're)\b"), "what is"),
+    (re.compile(r"\b(?:nvidia[- ]?smi|nvidiasmi)\b"), "nvidia-smi"),
+)
+# Inline code is dropped unless it is nothing but a parallelism token (so "try `-j20`" still works).
+CODE_JOBS_RE = re.compile(
+    r"\s*(?:-{1,2}j(?:obs)?\s*=?\s*\d{1,6}|j\d{1,6}|(?:max_jobs|cmake_build_parallel_level)\s*=\s*\d{1,6}"
+    r"|-{1,2}parallel[ =]?\d{1,6}|make -j ?\d{1,6})\s*",
+    re.I,
+)
+
+
+def _inline_code(m: re.Match[str]) -> str:
+    inner = m.group(1)
+    return f" {inner} " if CODE_JOBS_RE.fullmatch(inner) else " "
+
+
+def normalise(text: str) -> str:
+    """Chat text → plain lower-case text with markup, code, quotes, URLs and emoji removed."""
+    s = unicodedata.normalize("NFKC", text[:MAX_RAW]).translate(_CHAR_MAP)
+    s = CODE_BLOCK_RE.sub(" \n ", s)
+    s = INLINE_CODE_RE.sub(_inline_code, s)
+    s = STRIKE_RE.sub(" ", s)
+    s = SLACK_MARKUP_RE.sub(" ", s)  # mentions, channels, specials and links (label too) carry no intent
+    for entity, char in ENTITIES:
+        s = s.replace(entity, char)
+    s = QUOTED_LINE_RE.sub(" ", s)
+    s = _unwrap_quotes(s.strip())
+    s = QUOTED_SPAN_RE.sub(" ", s)
+    s = URL_RE.sub(" ", s).lower()
+    s = EMOJI_RE.sub(" ", s)
+    s = EMPHASIS_RE.sub(" ", s)
+    for pattern, repl in TYPO_FIXES:
+        s = pattern.sub(repl, s)
+    return SPACES_RE.sub(" ", s)[:MAX_SCAN]
+
+
+def _unwrap_quotes(s: str) -> str:
+    """A message that is one quoted string is taken as its content ("oom-ing, try -j20")."""
+    if len(s) >= 2 and s[0] == s[-1] == '"' and '"' not in s[1:-1]:
+        return s[1:-1]
+    return s
+
+
+# --- clauses -------------------------------------------------------------------------------------------
+
+CLAUSE_SPLIT_RE = re.compile(
+    r"[\n;!]+|[.,:](?=\s|$)|\s(?:and then|then|and|but|also|plus|&|or)\s|\s-+\s|\s\|\s|\s\.\.\.+"
+)
+# Lead-ins that keep a clause imperative: "pls", "can you", "let's", "we should", "@rigops" (already gone).
+LEAD_RE = re.compile(
+    r"^(?:(?:hey|hi|hello|yo|ok|okay|k|so|and|also|then|now|please|just|quick|quickly|maybe|right|alright"
+    r"|rigops|bot|guys|folks|team|someone|somebody|anyone|anybody|ya|yeah|yep|ugh|hmm+|lol|damn|welp|oof"
+    r"|can you|could you|can u|could u|would you|will you|can someone|could someone|can somebody|can anyone"
+    r"|could anyone|can we|could we|let's|lets|let us|go ahead and|we need to|need to|we should|you should"
+    r"|i need you to|i'd like you to|i want you to|time to|gotta|we gotta|better|kindly|pretty please"
+    r"|ok let's|how about we|why don't we|why don't you)\b[\s,]*)*+"
+)
+_CLAUSE_EDGES = " '\"()[]{}<>"
+
+
+def split_clauses(text: str) -> list[str]:
+    """The clauses of a message, each without its lead-in words ("pls", "can you")."""
+    out: list[str] = []
+    for part in CLAUSE_SPLIT_RE.split(text):
+        for bit in part.split("?"):
+            body = LEAD_RE.sub("", bit.strip(_CLAUSE_EDGES)).strip(_CLAUSE_EDGES)
+            if body:
+                out.append(body)
+    return out
+
+
+# --- guards --------------------------------------------------------------------------------------------
+
+# A clause about the past, the future or habits is a story, not a request ("the build failed yesterday").
+NARRATIVE_RE = re.compile(
+    r"\b(?:yesterday|ago|earlier|the other day|used to|back then|back when|usually|always|normally"
+    r"|typically|fixed|resolved|solved|no longer|anymore|tomorrow|later|tonight|next (?:week|time)"
+    r"|last (?:night|week|time|month|year|run|friday|monday|tuesday|wednesday|thursday|saturday|sunday)"
+    r"|i'll|we'll|i will|we will|gonna|going to|let me"
+    r"|in (?:a few|\d+) (?:min|mins|minutes|hours?|h|secs?|seconds))\b"
+)
+# Negated destructive requests ("don't kill it", "no need to rebuild").
+NEGATION_RE = re.compile(
+    r"\b(?:don't|dont|do not|never|no need|not|nope|cannot|can't|cant|shouldn't|mustn't|won't|wouldn't"
+    r"|avoid|without|stop (?:killing|rebuilding|restarting|retrying))\b"
+)
+# Said to the bot, "should we kill it?" asks it to: this lead-in is dropped when the bot is addressed.
+ASKED_LEAD_RE = re.compile(r"^(?:should (?:we|i|you)|shall (?:we|i)|do you want to|wanna|want to) ")
+# Deliberation between people, in plain (unaddressed) messages: "should we kill it?", "if it ooms, ...".
+DELIBERATION_RE = re.compile(
+    r"\b(?:will|would|might|should|shall|did|does|wonder|if|unless|whether|do you think|i'd|we'd|you'd"
+    r"|have (?:you|we|they) (?:tried|used))\b|'ll\b"
+)
+
+# --- memory trouble ------------------------------------------------------------------------------------
+
+GPU_OOM_RE = re.compile(
+    r"\bcuda(?: error)?:? out of memory\b|\b(?:cuda|gpu|vram) oom\b"
+    r"|\boom(?:ing|ed)? on (?:the )?gpus?(?![\w-])"
+    r"|\b(?:gpu|vram) (?:is )?out of memory\b|\b(?:torch\.cuda\.)?outofmemoryerror\b"
+)
+TROUBLE_RE = re.compile(
+    r"\boom(?:[-']?(?:ing|in|ed|d|s))?\b(?![ -]killer)"
+    r"|\boom[ -]killer(?:$| (?:got|gets|killed|kills|killing|hit|hits|took|takes|reaped|kicked|kicks"
+    r"|fired|fires|struck|strikes|is|'s|came|went|again|woke|invoked|on|going|just|keeps))"
+    r"|\b(?:hit|triggered|invoked|woke|by) (?:by )?(?:the )?oom[ -]killer"
+    r"|\bout of (?:mem|memory|ram|swap)\b|\blow on (?:mem|memory|ram)\b"
+    r"|\b(?:swapping|thrashing)\b(?! (?:out|in|the|a|an|my|our|to|with|over|between|gpus?|cards?|them|it))"
+    r"|\bswap(?:'s| is)? (?:full|maxed|exhausted|at 100)"
+    r"|\b(?:mem|memory|ram)(?:'s| is)? (?:full|maxed(?: out)?|exhausted|gone|pegged|blowing up|exploding)\b"
+    r"|\b(?:eating|eats|using|hogging|chewing through) (?:up )?all (?:the |of the )?(?:mem|memory|ram|swap)\b"
+    r"|\bmemory pressure\b|\bcannot allocate memory\b|\bbad_alloc\b|\benomem\b"
+    r"|\bkilled signal terminated program\b|\b(?:died|killed|terminated)(?: due to| by| with)? signal 9\b"
+    r"|\b(?:cc1plus|cc1|cicc|nvcc|ptxas|compilers?|gcc|g\+\+|clang|linker|the build|BUILD)(?:'s)?"
+    r" (?:got |gets |was |were |is getting |keeps getting |getting |are getting |being )?"
+    r"(?:killed|oom[- ]?killed|sigkilled|reaped)\b"
+    r"|\b(?:box|machine|host|node|server|system|HOST)(?:'s| is) (?:dying|unresponsive|frozen|crawling|melting"
+    r"|on fire|choking|struggling|falling over|locking up)\b"
+)
+
+# --- parallelism ---------------------------------------------------------------------------------------
+
+_NUM = r"(-?[0-9]+)"  # ASCII digits only: int() would also take other scripts' digits
+_NUM_END = r"(?![\w]|\.\d)"
+# Unmistakable: -j20, -j 20, -j=20, --jobs 20, MAX_JOBS=20, CMAKE_BUILD_PARALLEL_LEVEL=4, --parallel 8.
+JOBS_STRONG_RE = re.compile(
+    rf"(?<![\w-])-{{1,2}}j(?:obs)?\s*=?\s*{_NUM}{_NUM_END}"
+    rf"|\b(?:max_jobs|cmake_build_parallel_level|make_jobs|ninja_jobs|nproc|jobs)\s*[=:]\s*{_NUM}{_NUM_END}"
+    rf"|(?<![\w-])-{{1,2}}parallel(?:\s*=\s*|\s+){_NUM}{_NUM_END}"
+)
+JOBS_BARE_J_RE = re.compile(rf"(?<![\w-])j{_NUM}{_NUM_END}")  # "j12"
+JOBS_UNIT_RE = re.compile(
+    rf"(?<![\w.#-]){_NUM} ?(?:parallel |concurrent |compile |ninja |build )?"
+    r"(?:jobs?|threads?|cores?|workers?|procs?|processes|parallel|parallelism|cpus?|compilers?)\b"
+)
+# A bare number is a count only when no unit follows ("in 5 min", "at 3pm", "449 GiB" are not).
+_BARE_COUNT_END = r"(?![\w%.:]| ?(?:min|mins|minutes|sec|secs|seconds|s|h|hours?|pm|am|gb|gib|g|%))"
+JOBS_WITH_RE = re.compile(  # "rebuild with 16", "retry using 8"
+    r"\b(?:rebuild|retry|restart|rerun|relaunch|try|build)(?: it| again| the build| BUILD)? (?:with|using)"
+    rf" {_NUM}{_BARE_COUNT_END}"
+)
+JOBS_TO_RE = re.compile(  # imperative "drop to 32", "cap it at 16", "set jobs to 16"
+    r"^(?:(?:drop|lower|reduce|cut|go down|bump|raise|limit|cap|throttle)(?: (?:it|that))?|set)"
+    rf"(?: (?:the )?(?:jobs|parallelism|-j|max_jobs))?(?: down| back)? (?:to|at) {_NUM}{_BARE_COUNT_END}"
+)
+# Words before a number that make it the old value, not the new one: "from -j64 to -j20".
+JOBS_LOOKBACK = 16  # characters before a number that JOBS_NOT_NEW_RE looks at
+JOBS_NOT_NEW_RE = re.compile(
+    r"(?:\bfrom|\bnot|\binstead of|\bthan|\bwas|\bwere|\bcurrently|\bstill at|\bspawned|\bspawns|\bspawning"
+    r"|\bforked|\bhad|\bhas)\s*$"
+)
+# Words after a number that make the clause a story about it: "-j64 is what killed it".
+JOBS_STORY_AFTER_RE = re.compile(
+    r"\s*(?:is|was|were|seems|killed|kills|ooms|oomed|oom|too|caused|causes|made|makes|broke|breaks|did|does"
+    r"|works|worked|ran|runs|gives|gave|crashes|crashed|fails|failed|also|still|helped|helps)\b"
+)
+# A request verb anywhere before the number: "try -j20", "drop to 16 jobs", "restart at j12".
+REQUEST_ANY_RE = re.compile(
+    r"\b(?:try|retry|rebuild|restart|rerun|relaunch|drop|lower|reduce|cut|bump|raise|increase|decrease|limit"
+    r"|cap|throttle|switch|go|set|change|instead|maybe|how about|what about|let's|lets)\b"
+)
+# A verb that is a request only at the start of a clause: "use 16 cores", "make -j 24", "with -j8".
+REQUEST_START_RE = re.compile(
+    r"^(?:use|run|build|make|start|kick(?: it)? off|do|with|at|give it|only|just)\b"
+)
+# "halve the jobs", "fewer jobs", "lower -j": a relative change rigops cannot compute from chat alone.
+RELATIVE_JOBS_RE = re.compile(
+    r"\b(?:halve|half|halving|fewer|less|lower|reduce|decrease|cut|drop|double|more|increase|bump|raise)"
+    r"(?: the| down| back| our| its)?(?: (?:number of|no\.? of|amount of))?"
+    r" (?:jobs|parallelism|parallel jobs|-j|threads|cores|workers|procs|max_jobs|j)(?![\w])"
+    r"(?: (?:to|down to) ([0-9]+)(?![\w]))?"
+)
+
+# --- actions -------------------------------------------------------------------------------------------
+
+KILL_TARGET_RE = re.compile(
+    r"\b(?:kill|stop|abort|cancel|halt|terminate|nuke|interrupt|sigkill)(?: -9)?"
+    r"(?: (?:the|that|this|my|our|all|all the|those|these|every|any))?"
+    r"(?: (?:running|current|stuck|runaway|hung|whole|damn|old|bad|broken|existing))?"
+    r"(?: HOST(?:'s)?)?(?: BUILD)?"
+    r" (?:build|builds|compile|compiles|compilation|compilers?|ninja|make|cmake|nvcc|cc1plus|cicc|ptxas|gcc"
+    r"|jobs?|pip install|pip|install|processes|procs|everything|BUILD|it all)\b"
+)
+KILL_TOOL_RE = re.compile(r"^(?:pkill|killall|kill -9)\b")
+_KILL_TAIL = (
+    r"(?: (?:it|that|this|them|everything|all|now|asap|please|-9|again|already|right now|on HOST|HOST))*"
+)
+KILL_PRONOUN_RE = re.compile(
+    rf"^(?:kill|abort|terminate|nuke)(?: (?:it|that|this|them|everything|HOST)){_KILL_TAIL}$"
+)
+KILL_WEAK_RE = re.compile(
+    rf"^(?:kill|abort|cancel|terminate|nuke|stop|halt|stop it|cancel it|halt it){_KILL_TAIL}$"
+)
+
+_REBUILD_TAIL = (
+    r"(?: (?:it|that|this|everything|again|now|please|asap|the build|the compile|the thing|BUILD|on HOST|HOST"
+    r"|from scratch|clean))*"
+)
+REBUILD_OBJECT_RE = re.compile(
+    r"^(?:rebuild|retry|rerun|restart|relaunch|start over)"
+    rf"(?: (?:it|that|this|the build|the compile|BUILD|HOST|on HOST)){_REBUILD_TAIL}$"
+)
+REBUILD_BARE_RE = re.compile(rf"^(?:rebuild){_REBUILD_TAIL}$")
+REBUILD_WEAK_RE = re.compile(rf"^(?:retry|rerun|restart|relaunch|start over|again|go again){_REBUILD_TAIL}$")
+REBUILD_TARGET_RE = re.compile(
+    r"\b(?:rebuild|retry|rerun|restart|relaunch|kick off|start|launch)(?: (?:the|my|our))?(?: HOST(?:'s)?)?"
+    r" (?:build|compile|BUILD)\b"
+    r"(?! (?:system|time|times|server|farm|cache|script|dir|directory|folder|button))"
+)
+# When the bot is addressed, a clause that opens with the verb is a request whatever follows.
+ADDRESSED_KILL_RE = re.compile(r"^(?:kill|stop|abort|cancel|halt|terminate|nuke)\b")
+ADDRESSED_REBUILD_RE = re.compile(r"^(?:rebuild|retry|rerun|restart|relaunch)\b")
+RESTART_RE = re.compile(r"\b(?:restart|relaunch|start over)\b")
+
+MEM_RE = re.compile(
+    r"(?:^|\b(?:run|show|post|get|give me|check|paste)(?: me)? )free -(?:h|m|g|b|mh|wh|gh)\b"
+    r"|^(?:how is|what is|how does|what does|how do|check|show|show me|post|get|give me|look at|see|print"
+    r"|report|dump)(?: the| our| HOST's| HOST)?(?: free| host| system| available| current)?"
+    r" (?:mem|memory|ram|swap)\b"
+    r"|^(?:HOST's |HOST |the )?(?:mem|memory|ram|swap)(?: (?:on|of|for|@) HOST)?"
+    r" (?:usage|use|used|status|situation|pressure|picture|left|free|available|check|stats|info|levels?"
+    r"|headroom|looking|look|like|now)\b"
+    r"|\bhow much (?:free |available )?(?:mem|memory|ram|swap)"
+    r"(?: (?:is )?(?:left|free|available|used|in use|on HOST|does HOST have|do we have|is there"
+    r"|have we got)|$)"
+    r"|^what is (?:using|eating|hogging) (?:all )?(?:the )?(?:mem|memory|ram)\b"
+)
+_BUILDISH = r"(?:build|compile|BUILD)"
+STATUS_RE = re.compile(
+    r"(?<!gpu )(?<!gpus )\bstatus (?:of|on|for) (?:the |my |our )?"
+    r"(?:build|builds|compile|BUILD|HOST|things|it)\b"
+    rf"|^(?:the |HOST's |HOST )?{_BUILDISH}(?:'s)? status\b"
+    r"(?! (?:meeting|call|sync|standup|doc|page|report|email|channel|board|dashboard|badge|bar|code|field))"
+    rf"|^(?:any )?(?:progress|eta|update|news)(?: (?:on|for|with|of) (?:the )?(?:{_BUILDISH}|HOST))?$"
+    rf"|^what is the (?:{_BUILDISH} )?status(?: (?:of|on|for) (?:the )?(?:{_BUILDISH}|HOST))?$"
+    r"|^how is (?:the |my |our )?(?:HOST's )?(?:build|builds|compile|compilation|BUILD|HOST)"
+    r"(?: build| compile)?(?: (?:going|doing|coming along|looking|progressing|getting on))?"
+    r"(?: (?:on|@) HOST)?$"
+    r"|^is (?:the |my |our )?(?:build|compile|BUILD|ninja|it)(?: (?:on|@) HOST)? (?:still )?"
+    r"(?:running|going|building|compiling|done|finished|alive|stuck|hung|progressing|complete|over)\b"
+    rf"|^(?:did|has) (?:the |my |our )?{_BUILDISH}(?: (?:on|@) HOST)? (?:finish|finished|complete|completed"
+    r"|succeed|succeeded|pass|passed|fail|failed|die|died|crash|crashed|break|broke|end|ended|work)\b"
+    r"|^what is (?:running|going on|happening) (?:on|@|with) (?:HOST|the build|BUILD)\b|^what is running$"
+    r"|^(?:is )?(?:anything|something) (?:still )?running\b"
+    r"|^(?:check|show|get|give me|post)(?: me)? (?:the )?(?:build )?(?:status|progress)\b"
+)
+LOG_RE = re.compile(
+    r"^(?:tail|cat|show|post|paste|send|give|get|dump|grab|check|see|look at|print|pull|fetch|share)\b"
+    r"[^?]{0,40}?\b(?:logs?|output|lines)\b"
+    r"|^tail(?: -[nf])?(?: -?\d+)?(?: (?:it|the log|the logs|BUILD|on HOST))*$"
+    r"|\blast -?\d+ lines?\b"
+    rf"|^what is the (?:{_BUILDISH} )?(?:error|errors|failure)"
+    r"(?: (?:on|in|with|from|for) (?:the )?(?:HOST|BUILD|build|compile|log))?$"
+    r"|^why (?:did|is|does) (?:it|the build|BUILD|the compile|HOST)(?: (?:on|@) HOST)? (?:still )?"
+    r"(?:fail|failing|die|dying|break|broken|breaking|crash|crashing|oom|stop)\b"
+    r"|^what (?:failed|broke)$"
+)
+LOG_LINES_RE = re.compile(
+    r"\blast (-?\d+)\b|(?<![\w-])(-?\d+) lines?\b|\btail (?:-n ?|-)?(-?\d+)\b|\blogs? (?:-n ?)?(-?\d+)\b"
+    r"|(?<![\w])-n ?(-?\d+)\b",
+    re.ASCII,
+)
+_GPU = r"gpus?(?![\w-])"
+GPU_RE = re.compile(
+    r"\b(?:run|show|post|get|give me|check|paste)(?: me)? nvidia-smi\b"
+    r"|^nvidia-smi(?: (?:on |@|for )?HOST| please| now| again| output)*$"
+    rf"|^(?:HOST's |HOST |the )?{_GPU}(?:'s)? (?:status|util|utilization|utilisation|usage|use|load|busy"
+    r"|free|idle|stats|info|temps?|temperature|mem|memory|check|occupancy|available)\b"
+    r"|^(?:check|show|show me|how is|what is|get|post|give me|look at)(?: me)?(?: the| all| our)?(?: HOST's)?"
+    rf"(?: {_GPU})? (?:on )?(?:the )?{_GPU}"
+    rf"|^(?:is|are) (?:the |any |all |HOST's )?(?:{_GPU} )?{_GPU}(?: (?:on|@) HOST)? (?:still |all )?"
+    r"(?:busy|free|idle|in use|available|being used|used|loaded|hot|doing anything|occupied|running)\b"
+    rf"|\bany (?:free|idle|available) {_GPU}|\b(?:anyone|anybody|who is|who's|whos) using (?:the )?{_GPU}"
+)
+
+# A clause that is only a keyword (after fillers and names are dropped): "mem", "status", "logs 200".
+FILLER_RE = re.compile(
+    r"@ ?HOST\b|\?"
+    r"|\b(?:please|now|thanks|thx|ty|quick|real quick|right now|asap|again|currently"
+    r"|(?:on|for|of) HOST|HOST's|HOST|(?:for|of|on) BUILD|BUILD)\b"
+)
+BARE_WORDS: dict[str, str] = {
+    **dict.fromkeys(("mem", "memory", "ram", "swap", "free", "free mem", "free memory", "free -h",
+                     "mem usage", "memory usage", "ram usage", "mem check", "memory check", "mem status"),
+                    "mem"),
+    **dict.fromkeys(("status", "build status", "status check", "status update", "progress", "eta",
+                     "what is running", "anything running", "state"), "status"),
+    **dict.fromkeys(("log", "logs", "tail", "build log", "build logs", "the log", "the logs", "log tail",
+                     "logs tail", "error log", "tail -f", "output"), "log"),
+    **dict.fromkeys(("gpu", "gpus", "gpu status", "gpu util", "gpu usage", "nvidia-smi", "gpu stats",
+                     "the gpus", "gpu utilization", "gpu utilisation"), "gpu"),
+}
+# Only for @mentions and slash commands.
+ADDRESSED_BARE_WORDS: dict[str, str] = {
+    **dict.fromkeys(("kill", "stop", "abort", "cancel", "halt", "terminate", "kill it", "stop it"), "kill"),
+    **dict.fromkeys(("rebuild", "retry", "rerun", "build", "again", "go again"), "rebuild"),
+    **dict.fromkeys(("restart", "relaunch", "start over"), "restart"),
+    **dict.fromkeys(("hosts", "list hosts", "host list", "list", "which hosts", "what hosts", "machines",
+                     "boxes", "servers", "list the hosts", "show hosts", "what hosts do you know"), "hosts"),
+    **dict.fromkeys(("help", "commands", "usage", "what can you do", "how do i use you", "man", "halp",
+                     "what do you do", "how does this work"), "help"),
+}
+LOG_BARE_N_RE = re.compile(
+    r"(?:log|logs|tail)(?: -n)? ?(-?\d+)(?: lines?)?|last (-?\d+)(?: lines?)?"
+    r"|(-?\d+) lines(?: of (?:the )?logs?)?",
+    re.ASCII,
+)
+
+# --- names ---------------------------------------------------------------------------------------------
+
+# A host-like word in a clear position: "on h100", "@gpu-7", "h100's". Names need a letter and a digit.
+HOST_SLOT_RE = re.compile(
+    r"(?:(?<![\w-])on|(?<![\w])@)\s?(?:(?:the )?(?:host|box|node|machine|server) )?([a-z][a-z0-9_.-]{0,62})"
+    r"|(?<![\w.-])([a-z][a-z0-9_.-]{0,62})'s\b"
+)
+NOT_A_HOST_RE = re.compile(  # arches, toolchains, versions, models, sizes and times that look like hosts
+    r"(?:j\d+|sm_?\d+[a-z]?|compute_\d+|cuda[\w.-]*|cu\d+|py(?:thon)?[\d.]*|gcc[\w.-]*|g\+\+|clang[\w.-]*"
+    r"|cmake[\w.-]*|ubuntu[\w.-]*|centos[\w.-]*|rhel[\w.-]*|debian[\w.-]*|x86_64|aarch64|arm64|amd64"
+    r"|v\d[\w.-]*|torch[\w.-]*|pr-?\d+|gpu\d{1,2}|nccl[\w.-]*|fp\d+|bf16|int\d+|e\dm\d"
+    r"|llama[\w.-]*|qwen[\w.-]*|mistral[\w.-]*|mixtral[\w.-]*|deepseek[\w.-]*|gpt[\w.-]*|glm[\w.-]*"
+    r"|gemma[\w.-]*|phi[\w.-]*|kimi[\w.-]*"
+    r"|\w+\d+[kmgt]i?b|\d\w*|[a-z]+\.\d[\w.]*|[a-z]{1,3}\d{1,2}(?:am|pm)|q\d|h\d)"
+)
+
+
+@dataclass(frozen=True)
+class Names:
+    hosts: tuple[str, ...] = ()  # config host names mentioned, canonical spelling, first mention first
+    builds: tuple[str, ...] = ()
+    unknown: tuple[str, ...] = ()  # host-like words in a clear position that the config does not know
+    masked: str = ""
+
+
+@lru_cache(maxsize=64)
+def _name_regex(names: tuple[str, ...]) -> re.Pattern[str] | None:
+    if not names:
+        return None
+    alternation = "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
+    return re.compile(rf"(?<![\w.-])({alternation})(?![\w-]|\.\w)")
+
+
+def config_names(config: Config) -> tuple[dict[str, str], dict[str, str]]:
+    """Lower-case → canonical maps of host names and build names (a name that is both is a host)."""
+    hosts = {h.lower(): h for h in config.hosts}
+    builds = {b.lower(): b for hc in config.hosts.values() for b in hc.builds if b.lower() not in hosts}
+    return hosts, builds
+
+
+def find_names(text: str, config: Config) -> Names:
+    host_map, build_map = config_names(config)
+    found_hosts: list[str] = []
+    found_builds: list[str] = []
+
+    def known(m: re.Match[str]) -> str:
+        word = m.group(1)
+        if word in host_map:
+            found_hosts.append(host_map[word])
+            return "HOST"
+        found_builds.append(build_map[word])
+        return "BUILD"
+
+    rx = _name_regex(tuple(host_map) + tuple(build_map))
+    masked = rx.sub(known, text) if rx else text
+    masked, unknown = _mask_unknown_hosts(masked)
+    return Names(unique(found_hosts), unique(found_builds), unique(unknown), masked)
+
+
+def _mask_unknown_hosts(text: str) -> tuple[str, list[str]]:
+    unknown: list[str] = []
+
+    def slot(m: re.Match[str]) -> str:
+        word = (m.group(1) or m.group(2)).rstrip("._-")
+        if not any(c.isdigit() for c in word) or NOT_A_HOST_RE.fullmatch(word):
+            return m.group(0)
+        unknown.append(word)
+        start, end = m.span(1) if m.group(1) else m.span(2)
+        return m.group(0)[: start - m.start()] + "HOST" + m.group(0)[end - m.start():]
+
+    return HOST_SLOT_RE.sub(slot, text), unknown
+
+
+def unique(items: list[str]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(items))
+
+
+# --- numbers -------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Number:
+    """A number as written in chat: its (capped) value and how to show it in an error."""
+
+    value: int
+    shown: str
+
+    @classmethod
+    def of(cls, digits: str, template: str) -> Number:
+        neg, bare = digits.startswith("-"), digits.lstrip("-")
+        if len(bare) > MAX_DIGITS:
+            value, bare = 10**MAX_DIGITS, bare[:MAX_DIGITS] + "…"
+        else:
+            value = int(bare)
+        sign = "-" if neg else ""
+        return cls(-value if neg else value, template.format(f"{sign}{bare}"))

@@ -1,0 +1,69 @@
+"""What the bot means to do: a Plan of Steps from a fixed vocabulary.
+
+A Plan is built from chat text by ``bot.intents`` and carries only config names and bounded integers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+Action = Literal["kill", "mem", "rebuild", "status", "log", "gpu", "hosts", "help"]
+ACTIONS: tuple[Action, ...] = ("kill", "mem", "rebuild", "status", "log", "gpu", "hosts", "help")
+DESTRUCTIVE: frozenset[Action] = frozenset({"kill", "rebuild"})
+
+MIN_JOBS = 1
+MAX_JOBS = 1024
+DEFAULT_LOG_LINES = 40
+MAX_LOG_LINES = 10_000
+
+
+@dataclass(frozen=True)
+class Step:
+    action: Action
+    jobs: int | None = None  # rebuild only; None = the configured default
+    lines: int | None = None  # log only; None = DEFAULT_LOG_LINES
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"action": self.action}
+        if self.action == "rebuild":
+            out["jobs"] = self.jobs
+        if self.action == "log":
+            out["lines"] = self.lines
+        return out
+
+
+@dataclass(frozen=True)
+class Plan:
+    host: str | None = None
+    build: str | None = None
+    steps: tuple[Step, ...] = ()
+    error: str | None = None
+    warnings: tuple[str, ...] = field(default=())
+
+    @property
+    def destructive(self) -> bool:
+        return any(s.action in DESTRUCTIVE for s in self.steps)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "host": self.host,
+            "build": self.build,
+            "steps": [s.to_json() for s in self.steps],
+            "error": self.error,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Plan:
+        steps = tuple(
+            Step(action=s["action"], jobs=s.get("jobs"), lines=s.get("lines")) for s in data.get("steps", [])
+        )
+        return cls(host=data.get("host"), build=data.get("build"), steps=steps, error=data.get("error"))
+
+
+@dataclass(frozen=True)
+class ThreadContext:
+    """What a Slack thread remembers: the host and build it was last about."""
+
+    host: str | None = None
+    build: str | None = None

@@ -1,0 +1,32 @@
+"""The slack-bolt AsyncApp, wired to rigops' listeners, and how it connects (Socket Mode or HTTP)."""
+
+from __future__ import annotations
+
+import logging
+
+from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
+from slack_bolt.async_app import AsyncApp
+from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetryHandler
+from slack_sdk.web.async_client import AsyncWebClient
+
+from bot.services import Services
+from bot.slack.listeners import register
+
+log = logging.getLogger(__name__)
+RATE_LIMIT_RETRIES = 3
+
+
+def create_app(services: Services, *, bot_token: str, signing_secret: str | None = None,
+               api_url: str | None = None) -> AsyncApp:
+    """An AsyncApp with rigops' listeners; ``api_url`` points the Web API elsewhere (the emulator)."""
+    client = AsyncWebClient(token=bot_token, base_url=api_url or AsyncWebClient.BASE_URL)
+    client.retry_handlers.append(AsyncRateLimitErrorRetryHandler(max_retry_count=RATE_LIMIT_RETRIES))
+    app = AsyncApp(client=client, signing_secret=signing_secret or "", process_before_response=False,
+                   request_verification_enabled=signing_secret is not None)
+    register(app, services)
+    return app
+
+
+def socket_mode_handler(app: AsyncApp, *, app_token: str, ping_interval: float = 10) -> AsyncSocketModeHandler:
+    """Socket Mode over the app's own Web API client; a dropped socket is noticed within ``ping_interval``."""
+    return AsyncSocketModeHandler(app, app_token, web_client=app.client, ping_interval=ping_interval)

@@ -1,0 +1,140 @@
+"""One request in one thread: show the plan, ask for a Run when needed, run the steps, edit the status."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import replace
+
+from bot.actions import Requester
+from bot.actions.log import LogTail
+from bot.actions.rebuild import RebuildResult
+from bot.actions.run import StepResult, run_step
+from bot.actions.status import StatusReport
+from bot.errors import RigopsError
+from bot.hosts.models import GpuReport, KillResult, Snapshot
+from bot.memory import human
+from bot.plan import Plan
+from bot.services import Services
+from bot.slack import messages, render
+from bot.slack.render import StepLine
+from bot.slack.thread import Thread
+
+log = logging.getLogger(__name__)
+
+
+async def handle_plan(services: Services, thread: Thread, plan: Plan, *, requester: Requester,
+                      request_ts: str | None) -> None:
+    """Answer a parsed request: refuse, confirm, or run it."""
+    if plan.error:
+        await thread.post(messages.plan_refused(plan))
+        return
+    await thread.react(request_ts, "eyes")
+    if thread.thread_ts and plan.host:
+        services.store.remember_thread(thread.channel, thread.thread_ts, host=plan.host, build=plan.build)
+    if plan.destructive and services.config.confirm:
+        await ask_confirmation(services, thread, plan, requester=requester, request_ts=request_ts)
+        return
+    await execute(services, thread, plan, requester=requester, request_ts=request_ts)
+
+
+async def ask_confirmation(services: Services, thread: Thread, plan: Plan, *, requester: Requester,
+                           request_ts: str | None) -> None:
+    lines = [StepLine(s, "waiting") for s in plan.steps]
+    note = messages.confirm_prompt(requester.user)
+    plan_id = services.store.add_plan(channel=thread.channel, thread_ts=thread.thread_ts or "",
+                                      request_ts=request_ts, user=requester.user, plan=plan)
+    ts = await thread.post(render.plan_text(plan, lines, note=note),
+                           blocks=render.plan_blocks(plan, lines, note=note, plan_id=plan_id))
+    if ts is not None:
+        services.store.set_plan_message(plan_id, message_ts=ts, thread_ts=thread.thread_ts or ts)
+        if plan.host:
+            services.store.remember_thread(thread.channel, thread.thread_ts or ts, host=plan.host, build=plan.build)
+
+
+async def execute(services: Services, thread: Thread, plan: Plan, *, requester: Requester,
+                  request_ts: str | None = None, status_ts: str | None = None, note: str = "") -> None:
+    """Run the plan's steps in order, editing one status message; stop at the first failure."""
+    requester = replace(requester, channel=thread.channel, thread_ts=thread.thread_ts)
+    lines = [StepLine(s, "waiting") for s in plan.steps]
+    needs_status = plan.destructive or len(plan.steps) > 1 or status_ts is not None
+    if needs_status and status_ts is None:
+        status_ts = await thread.post(render.plan_text(plan, lines, note=note))
+
+    async def show() -> None:
+        if status_ts is not None:
+            await thread.update(status_ts, render.plan_text(plan, lines, note=note),
+                                blocks=render.plan_blocks(plan, lines, note=note))
+
+    ok = True
+    async with services.lock(plan) if plan.destructive else _nothing():
+        for i, step in enumerate(plan.steps):
+            lines[i] = StepLine(step, "running")
+            await show()
+            try:
+                summary = await _run_one(services, thread, plan, i, requester)
+                lines[i] = StepLine(step, "done", summary)
+            except RigopsError as exc:
+                lines[i] = StepLine(step, "failed", str(exc))
+                ok = False
+            except Exception:
+                log.exception("step %s of plan %s failed", step.action, plan)
+                lines[i] = StepLine(step, "failed", messages.GENERIC_FAILURE)
+                ok = False
+            if not ok:
+                lines[i + 1:] = [StepLine(s, "skipped") for s in plan.steps[i + 1:]]
+                if status_ts is None:
+                    await thread.post(f":x: {lines[i].summary}")
+                break
+    await show()
+    await thread.react(request_ts, "white_check_mark" if ok else "x")
+
+
+class _nothing:
+    async def __aenter__(self) -> None:
+        return None
+
+    async def __aexit__(self, *exc: object) -> None:
+        return None
+
+
+async def _run_one(services: Services, thread: Thread, plan: Plan, index: int, requester: Requester) -> str:
+    step = plan.steps[index]
+    if step.action == "help":
+        await thread.post(messages.HELP)
+        return ""
+    if step.action == "hosts":
+        await thread.post(render.hosts_text(services.config))
+        return ""
+    ctx = services.context(plan, requester)
+    if step.action in ("kill", "rebuild"):
+        services.store.audit(step.action, user=requester.user, channel=requester.channel,
+                             thread_ts=requester.thread_ts, host=plan.host, build=plan.build,
+                             detail=step.to_json())
+    result = await run_step(ctx, step)
+    return await _show_result(thread, result)
+
+
+async def _show_result(thread: Thread, result: StepResult) -> str:
+    """Post what deserves its own message; return the one-line summary for the status message."""
+    match result:
+        case KillResult():
+            return render.kill_summary(result)
+        case Snapshot():
+            await thread.post(render.snapshot_text(result))
+            return f"{human(result.memory.available)} available of {human(result.memory.total)}"
+        case RebuildResult():
+            return render.rebuild_summary(result)
+        case StatusReport():
+            await thread.post(render.status_text(result))
+            return ""
+        case LogTail():
+            text, attachment = render.log_text(result)
+            await thread.post(text)
+            if attachment is not None:
+                await thread.upload(attachment, filename=f"{result.run.build}-run{result.run.id}.log",
+                                    title=f"{result.run.build} log (last {len(result.tail.lines)} lines)")
+            return ""
+        case GpuReport():
+            await thread.post(render.gpu_text(result))
+            return ""
+    raise AssertionError(f"unrendered result {type(result).__name__}")

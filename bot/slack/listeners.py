@@ -1,0 +1,127 @@
+"""Bolt listeners: turn Slack events, slash commands and button presses into Plans and answers.
+
+Each listener counts itself in ``services.activity`` so the console can wait for what it sent.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from slack_bolt.async_app import AsyncAck, AsyncApp
+from slack_sdk.web.async_client import AsyncWebClient
+
+from bot import intents
+from bot.actions import Requester
+from bot.services import Services
+from bot.slack import messages
+from bot.slack.conversation import execute, handle_plan
+from bot.slack.thread import Thread
+
+log = logging.getLogger(__name__)
+# Message subtypes that are still a person writing; edits, joins, bot posts and deletions are not.
+HUMAN_SUBTYPES = frozenset({None, "thread_broadcast", "file_share"})
+
+
+def register(app: AsyncApp, services: Services) -> None:
+    listeners = Listeners(services)
+    app.event("message")(listeners.on_message)
+    app.event("app_mention")(listeners.on_mention)
+    app.command("/rigops")(listeners.on_command)
+    app.action(messages.RUN_ACTION)(listeners.on_run)
+    app.action(messages.CANCEL_ACTION)(listeners.on_cancel)
+    app.error(listeners.on_error)
+
+
+class Listeners:
+    def __init__(self, services: Services) -> None:
+        self.services = services
+
+    def _first_delivery(self, body: dict[str, Any]) -> bool:
+        event_id = body.get("event_id")
+        return not event_id or self.services.store.first_delivery(str(event_id))
+
+    async def on_message(self, body: dict[str, Any], event: dict[str, Any], client: AsyncWebClient,
+                         context: dict[str, Any]) -> None:
+        async with self.services.activity.track():
+            if event.get("subtype") not in HUMAN_SUBTYPES or event.get("bot_id") or not event.get("user"):
+                return
+            if event.get("channel") not in self.services.config.slack.ops_channels:
+                return
+            bot_user = context.get("bot_user_id")
+            if bot_user and f"<@{bot_user}>" in (event.get("text") or ""):
+                return  # the app_mention event answers it
+            if self._first_delivery(body):
+                await self._answer(event, client, addressed=False)
+
+    async def on_mention(self, body: dict[str, Any], event: dict[str, Any], client: AsyncWebClient) -> None:
+        async with self.services.activity.track():
+            if event.get("bot_id") or not event.get("user"):
+                return
+            if self._first_delivery(body):
+                await self._answer(event, client, addressed=True)
+
+    async def _answer(self, event: dict[str, Any], client: AsyncWebClient, *, addressed: bool) -> None:
+        channel, ts = str(event["channel"]), str(event["ts"])
+        thread = Thread(client, channel, str(event.get("thread_ts") or ts))
+        assert thread.thread_ts is not None
+        context = self.services.store.thread_context(channel, thread.thread_ts)
+        plan = intents.parse(event.get("text") or "", config=self.services.config, context=context,
+                             addressed=addressed)
+        if not plan.steps and not plan.error:
+            if addressed:
+                await thread.post(messages.NOT_UNDERSTOOD)
+            return
+        await handle_plan(self.services, thread, plan, requester=Requester(user=str(event["user"])), request_ts=ts)
+
+    async def on_command(self, ack: AsyncAck, command: dict[str, Any], client: AsyncWebClient) -> None:
+        await ack()
+        async with self.services.activity.track():
+            thread = Thread(client, str(command["channel_id"]), None)
+            plan = intents.parse_command(command.get("text") or "", config=self.services.config)
+            await handle_plan(self.services, thread, plan, requester=Requester(user=str(command["user_id"])),
+                              request_ts=None)
+
+    async def on_run(self, ack: AsyncAck, body: dict[str, Any], client: AsyncWebClient) -> None:
+        await ack()
+        async with self.services.activity.track():
+            user, plan_id = _pressed(body)
+            pending = self.services.store.claim_plan(plan_id, "running")
+            if pending is None:
+                await self._stale(body, client, plan_id)
+                return
+            thread = Thread(client, pending.channel, pending.thread_ts)
+            await execute(self.services, thread, pending.plan, requester=Requester(user=pending.user),
+                          request_ts=pending.request_ts, status_ts=pending.message_ts,
+                          note=messages.approved_by(user))
+            self.services.store.finish_plan(plan_id)
+
+    async def on_cancel(self, ack: AsyncAck, body: dict[str, Any], client: AsyncWebClient) -> None:
+        await ack()
+        async with self.services.activity.track():
+            user, plan_id = _pressed(body)
+            pending = self.services.store.claim_plan(plan_id, "cancelled")
+            if pending is None:
+                await self._stale(body, client, plan_id)
+                return
+            if pending.message_ts:
+                thread = Thread(client, pending.channel, pending.thread_ts)
+                text = messages.CANCELLED.format(user=user)
+                await thread.update(pending.message_ts, text,
+                                    blocks=[{"type": "section", "text": {"type": "mrkdwn", "text": text}}])
+
+    async def _stale(self, body: dict[str, Any], client: AsyncWebClient, plan_id: int) -> None:
+        known = self.services.store.plan(plan_id)
+        text = messages.ALREADY_HANDLED.format(state=known.state) if known else messages.UNKNOWN_PLAN
+        channel = (body.get("channel") or {}).get("id") or (body.get("container") or {}).get("channel_id")
+        thread_ts = (body.get("container") or {}).get("message_ts")
+        if channel:
+            await Thread(client, str(channel), thread_ts).post(text)
+
+    async def on_error(self, error: Exception, body: dict[str, Any]) -> None:
+        log.error("unhandled error in a listener", exc_info=error)
+
+
+def _pressed(body: dict[str, Any]) -> tuple[str, int]:
+    action = body["actions"][0]
+    return str(body["user"]["id"]), int(action.get("value") or 0)

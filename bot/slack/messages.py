@@ -1,0 +1,40 @@
+"""Every sentence rigops says in Slack that is not a rendered result."""
+
+from __future__ import annotations
+
+from bot.plan import Plan
+
+RUN_ACTION = "rigops_run"
+CANCEL_ACTION = "rigops_cancel"
+
+HELP = """*rigops* stops runaway builds, shows memory and restarts builds at the parallelism you ask for.
+Say it in the ops channel or mention me, e.g. _oom-ing pretty bad, try -j20_, _free -h_, _kill the build_, \
+_retry with 16 jobs_, _how's memory on b200?_, _tail the log_, _nvidia-smi_.
+Or use `/rigops <command> [host] [build]`:
+• `status` – builds on a host and what is running
+• `mem` – `free -h` and the top memory users
+• `gpu` – GPUs from nvidia-smi
+• `kill` – stop the build (its process tree and the build user's compilers)
+• `rebuild [-jN]` – start the build again, stopping a running one first
+• `log [N]` – the last N lines of the build log (default 40)
+• `hosts` – the hosts and builds rigops knows
+• `help` – this text
+A thread remembers its host and build, so _try -j12_ later in the same thread needs no names."""
+
+NOT_UNDERSTOOD = "I didn't catch that. Try _status_, _free -h_, _kill the build_ or _rebuild -j16_ — or `/rigops help`."
+GENERIC_FAILURE = "Something went wrong on my side; the details are in rigops' log."
+CANCELLED = "Cancelled by <@{user}>."
+ALREADY_HANDLED = "This request was already {state}."
+UNKNOWN_PLAN = "I can't find this request any more."
+
+
+def plan_refused(plan: Plan) -> str:
+    return f":no_entry: {plan.error}"
+
+
+def confirm_prompt(user: str) -> str:
+    return f"<@{user}> wants this — press *Run* to go ahead."
+
+
+def approved_by(user: str) -> str:
+    return f"Approved by <@{user}>."

@@ -1,0 +1,205 @@
+"""Results as Slack text and Block Kit. Pure functions: dataclasses in, strings and block lists out."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from bot.actions.log import LogTail
+from bot.actions.rebuild import RebuildResult
+from bot.actions.status import StatusReport
+from bot.config import Config
+from bot.hosts.models import GpuReport, KillResult, Proc, Snapshot
+from bot.memory import human
+from bot.plan import Plan, Step
+from bot.redact import redact
+from bot.slack.messages import CANCEL_ACTION, RUN_ACTION
+
+StepState = Literal["waiting", "running", "done", "failed", "skipped"]
+STATE_ICON: dict[StepState, str] = {"waiting": ":white_small_square:", "running": ":hourglass_flowing_sand:",
+                                    "done": ":white_check_mark:", "failed": ":x:", "skipped": ":heavy_minus_sign:"}
+MAX_INLINE_LOG = 3500  # longer tails go up as a file
+TEXT_LIMIT = 2900  # a section's text may hold 3000 characters
+
+
+@dataclass(frozen=True)
+class StepLine:
+    step: Step
+    state: StepState
+    summary: str = ""
+
+
+def duration(seconds: float) -> str:
+    if seconds < 1:
+        return f"{seconds * 1000:.0f} ms"
+    if seconds < 60:
+        return f"{seconds:.1f} s"
+    minutes, secs = divmod(int(seconds), 60)
+    if minutes < 60:
+        return f"{minutes}m {secs:02d}s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h {minutes:02d}m"
+
+
+def describe_step(step: Step, plan: Plan) -> str:
+    build = f"`{plan.build}`" if plan.build else "the build"
+    match step.action:
+        case "kill":
+            return f"stop {build} (its processes and the build user's compilers)"
+        case "mem":
+            return "show memory (`free -h`)"
+        case "rebuild":
+            return f"start {build} at -j{step.jobs}" if step.jobs else f"start {build} at its default -j"
+        case "status":
+            return "show build status"
+        case "log":
+            return f"show the last {step.lines or 40} log lines"
+        case "gpu":
+            return "show GPUs (`nvidia-smi`)"
+        case "hosts":
+            return "list hosts"
+        case _:
+            return "show help"
+
+
+def plan_title(plan: Plan) -> str:
+    where = f"*{plan.host}*" if plan.host else "*all hosts*"
+    return f"{where} · `{plan.build}`" if plan.build else where
+
+
+def plan_text(plan: Plan, lines: Sequence[StepLine], *, note: str = "") -> str:
+    rows = [plan_title(plan)]
+    rows += [f"{STATE_ICON[ln.state]} {describe_step(ln.step, plan)}" + (f" — {ln.summary}" if ln.summary else "")
+             for ln in lines]
+    rows += list(f":warning: {w}" for w in plan.warnings)
+    if note:
+        rows.append(note)
+    return _clip("\n".join(rows))
+
+
+def plan_blocks(plan: Plan, lines: Sequence[StepLine], *, note: str = "", plan_id: int | None = None,
+                ) -> list[dict[str, Any]]:
+    blocks: list[dict[str, Any]] = [
+        {"type": "section", "text": {"type": "mrkdwn", "text": plan_text(plan, lines, note=note)}}]
+    if plan_id is not None:
+        blocks.append({"type": "actions", "block_id": f"plan-{plan_id}", "elements": [
+            {"type": "button", "action_id": RUN_ACTION, "style": "primary", "value": str(plan_id),
+             "text": {"type": "plain_text", "text": "Run"}},
+            {"type": "button", "action_id": CANCEL_ACTION, "value": str(plan_id),
+             "text": {"type": "plain_text", "text": "Cancel"}},
+        ]})
+    return blocks
+
+
+def _clip(text: str, limit: int = TEXT_LIMIT) -> str:
+    return text if len(text) <= limit else text[: limit - 20] + "\n… (cut)"
+
+
+def _counts(counts: dict[str, int] | Any) -> str:
+    items = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    return ", ".join(f"{n} × {name}" for name, n in items)
+
+
+def _proc_line(p: Proc) -> str:
+    return f"`{human(p.rss):>6}`  {p.name} (pid {p.pid}, {p.user})"
+
+
+def kill_summary(result: KillResult) -> str:
+    if not result.targets:
+        return "nothing was running"
+    gone = "" if not result.survivors else f"; {len(result.survivors)} would not die"
+    how = f"{result.termed} on SIGTERM" + (f", {result.killed} needed SIGKILL" if result.killed else "")
+    return (f"stopped {len(result.targets)} processes ({_counts(result.counts)}) in {duration(result.stop_elapsed)}"
+            f" ({how}){gone}; available memory {human(result.before.available)} → {human(result.after.available)}"
+            f", settled after {duration(result.elapsed)}")
+
+
+def snapshot_text(snap: Snapshot) -> str:
+    from bot.memory import free_table
+
+    mem = snap.memory
+    rows = [f"*Memory on {snap.host}* — {human(mem.available)} available of {human(mem.total)} "
+            f"({mem.available_fraction:.0%}); load {snap.loadavg[0]:.1f} on {snap.cores} cores",
+            f"```\n{free_table(mem)}\n```"]
+    if snap.top:
+        rows.append("Top memory users:\n" + "\n".join(_proc_line(p) for p in snap.top))
+    if snap.tools:
+        total = sum(p.rss for p in snap.tools)
+        counts: dict[str, int] = {}
+        for p in snap.tools:
+            counts[p.name] = counts.get(p.name, 0) + 1
+        rows.append(f"Build tools running: {_counts(counts)} using {human(total)}")
+    return _clip("\n".join(rows))
+
+
+def rebuild_summary(result: RebuildResult) -> str:
+    run = result.run
+    text = f"started `{run.build}` at -j{result.jobs} (pid {run.pid}); log `{run.log}`"
+    if result.stopped_first is not None and result.stopped_first.targets:
+        text = f"first {kill_summary(result.stopped_first)}; then {text}"
+    return text + "".join(f"\n:warning: {w}" for w in result.warnings)
+
+
+def status_text(report: StatusReport) -> str:
+    rows = [f"*Builds on {report.host}*"]
+    now = time.time()
+    for view in report.runs:
+        run = view.run
+        if run.state == "running":
+            state = f"running for {duration(now - run.started_at)}"
+        elif run.state in ("succeeded", "failed"):
+            took = duration((run.ended_at or now) - run.started_at)
+            state = f"{run.state} after {took}" + (f" (exit {run.exit_status})" if run.exit_status else "")
+        else:
+            state = run.state
+        rows.append(f"• `{run.build}` -j{run.jobs} — {state} (run {run.id}, pid {run.pid})")
+    if not report.runs:
+        rows.append("rigops has not started a build here yet.")
+    tools = report.snapshot.tools
+    started = {v.run.pid for v in report.runs if v.run.state == "running"}
+    if tools:
+        counts: dict[str, int] = {}
+        for p in tools:
+            counts[p.name] = counts.get(p.name, 0) + 1
+        rows.append(f"Build processes running: {_counts(counts)} using {human(sum(p.rss for p in tools))}"
+                    + ("" if started else " (not started by rigops)"))
+    else:
+        rows.append("No build processes running.")
+    mem = report.snapshot.memory
+    rows.append(f"Memory: {human(mem.available)} available of {human(mem.total)}")
+    return _clip("\n".join(rows))
+
+
+def log_text(log: LogTail) -> tuple[str, str | None]:
+    """(message text, file content when too long to post inline)."""
+    body = redact("\n".join(log.tail.lines))
+    head = f"*Last {len(log.tail.lines)} lines of* `{log.run.log}` (run {log.run.id}, `{log.run.build}`)"
+    if not body:
+        return f"{head}: the log is empty.", None
+    if len(body) > MAX_INLINE_LOG:
+        return f"{head} — attached as a file.", body
+    return f"{head}\n```\n{body}\n```", None
+
+
+def gpu_text(report: GpuReport) -> str:
+    if not report.available:
+        return f"*GPUs on {report.host}*: none seen ({report.reason})"
+    rows = [f"*GPUs on {report.host}*"]
+    for g in report.gpus:
+        rows.append(f"`{g.index}` {g.name} — {g.utilization}% util, {g.memory_used}/{g.memory_total} MiB, "
+                    f"{g.temperature}°C, {g.power} W")
+        rows += [f"    {p}" for p in g.processes]
+    if not report.gpus:
+        rows.append("nvidia-smi listed no GPUs.")
+    return _clip("\n".join(rows))
+
+
+def hosts_text(config: Config) -> str:
+    rows = ["*Hosts*"]
+    for host in config.hosts.values():
+        where = "this machine" if host.is_local else f"{host.user + '@' if host.user else ''}{host.address}"
+        builds = ", ".join(f"`{b}`" for b in host.builds) or "no builds"
+        rows.append(f"• *{host.name}* ({where}) — {builds}")
+    return "\n".join(rows)

@@ -1,0 +1,50 @@
+"""``rigops run``: the bot against real Slack, over Socket Mode (default) or HTTP."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from pathlib import Path
+
+from aiohttp import web
+from slack_bolt.app.async_server import AsyncSlackAppServer
+
+from bot.config import Config
+from bot.services import Services
+from bot.slack.app import create_app, socket_mode_handler
+
+log = logging.getLogger(__name__)
+
+
+async def run_bot(config: Config, state_dir: Path, *, bot_token: str, app_token: str | None,
+                  http_port: int | None, signing_secret: str | None, http_bind: str = "127.0.0.1",
+                  api_url: str | None = None) -> None:
+    """Serve until cancelled (Ctrl-C)."""
+    services = Services.open(config, state_dir)
+    try:
+        if http_port is None:
+            assert app_token
+            app = create_app(services, bot_token=bot_token, api_url=api_url)
+            handler = socket_mode_handler(app, app_token=app_token)
+            log.info("connecting to Slack over Socket Mode")
+            try:
+                await handler.start_async()
+            finally:
+                await handler.close_async()
+        else:
+            app = create_app(services, bot_token=bot_token, signing_secret=signing_secret, api_url=api_url)
+            await serve_http(app.server(port=http_port, host=http_bind), port=http_port)
+    finally:
+        await services.close()
+
+
+async def serve_http(server: AsyncSlackAppServer, *, port: int) -> None:
+    runner = web.AppRunner(server.web_app)
+    await runner.setup()
+    site = web.TCPSite(runner, host=server.host, port=port)
+    await site.start()
+    log.info("serving Slack requests on port %d at /slack/events", port)
+    try:
+        await asyncio.Event().wait()
+    finally:
+        await runner.cleanup()

@@ -1,0 +1,246 @@
+"""The state: one SQLite file (WAL) holding runs, thread context, pending plans, seen events and the audit log.
+
+Calls are short and synchronous; the bot runs them on its event loop thread.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from bot.errors import StateError
+from bot.plan import Plan, ThreadContext
+
+DB_NAME = "rigops.sqlite3"
+EVENT_RETENTION = 7 * 24 * 3600
+RunState = Literal["running", "succeeded", "failed", "stopped", "lost"]
+PlanState = Literal["pending", "running", "done", "cancelled", "expired"]
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS runs (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    host TEXT NOT NULL, build TEXT NOT NULL, jobs INTEGER,
+    pid INTEGER NOT NULL, start INTEGER NOT NULL, supervisor_pid INTEGER,
+    log TEXT NOT NULL, exit_file TEXT NOT NULL, boot_id TEXT,
+    started_at REAL NOT NULL, started_by TEXT, channel TEXT, thread_ts TEXT,
+    state TEXT NOT NULL DEFAULT 'running', exit_status INTEGER, ended_at REAL
+);
+CREATE INDEX IF NOT EXISTS runs_by_build ON runs (host, build, id);
+CREATE TABLE IF NOT EXISTS threads (
+    channel TEXT NOT NULL, thread_ts TEXT NOT NULL, host TEXT, build TEXT, updated_at REAL NOT NULL,
+    PRIMARY KEY (channel, thread_ts)
+);
+CREATE TABLE IF NOT EXISTS events (event_id TEXT PRIMARY KEY, seen_at REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS plans (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    channel TEXT NOT NULL, thread_ts TEXT NOT NULL, message_ts TEXT, request_ts TEXT,
+    user TEXT NOT NULL, plan TEXT NOT NULL, state TEXT NOT NULL, created_at REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS audit (
+    id INTEGER PRIMARY KEY AUTOINCREMENT, at REAL NOT NULL, user TEXT, channel TEXT, thread_ts TEXT,
+    host TEXT, build TEXT, what TEXT NOT NULL, detail TEXT
+);
+"""
+
+
+@dataclass(frozen=True)
+class BuildRun:
+    """A build rigops started, as recorded in the state."""
+
+    id: int
+    host: str
+    build: str
+    jobs: int | None
+    pid: int
+    start: int
+    supervisor_pid: int | None
+    log: str
+    exit_file: str
+    boot_id: str | None
+    started_at: float
+    started_by: str | None
+    channel: str | None
+    thread_ts: str | None
+    state: RunState
+    exit_status: int | None
+    ended_at: float | None
+
+
+@dataclass(frozen=True)
+class PendingPlan:
+    id: int
+    channel: str
+    thread_ts: str
+    message_ts: str | None
+    request_ts: str | None
+    user: str
+    plan: Plan
+    state: PlanState
+    created_at: float
+
+
+class Store:
+    """SQLite state. Raises StateError when the database fails."""
+
+    def __init__(self, db: sqlite3.Connection, path: Path) -> None:
+        self._db = db
+        self.path = path
+
+    @classmethod
+    def open(cls, state_dir: Path) -> Store:
+        try:
+            state_dir.mkdir(parents=True, exist_ok=True)
+            path = state_dir / DB_NAME
+            db = sqlite3.connect(path, timeout=5.0, isolation_level=None, check_same_thread=False)
+            db.row_factory = sqlite3.Row
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=NORMAL")
+            db.executescript(SCHEMA)
+        except (OSError, sqlite3.Error) as exc:
+            raise StateError(f"cannot open the state in {state_dir}: {exc}") from exc
+        return cls(db, path)
+
+    def close(self) -> None:
+        self._db.close()
+
+    @contextmanager
+    def _tx(self) -> Iterator[sqlite3.Connection]:
+        try:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._db
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
+        except sqlite3.Error as exc:
+            raise StateError(f"state database error: {exc}") from exc
+
+    def _query(self, sql: str, args: tuple[Any, ...] = ()) -> list[sqlite3.Row]:
+        try:
+            return self._db.execute(sql, args).fetchall()
+        except sqlite3.Error as exc:
+            raise StateError(f"state database error: {exc}") from exc
+
+    # -- deliveries ---------------------------------------------------------------------------------
+    def first_delivery(self, event_id: str) -> bool:
+        """True the first time an event id is seen; False for Slack's retries of it."""
+        now = time.time()
+        with self._tx() as db:
+            cur = db.execute("INSERT OR IGNORE INTO events (event_id, seen_at) VALUES (?, ?)", (event_id, now))
+            db.execute("DELETE FROM events WHERE seen_at < ?", (now - EVENT_RETENTION,))
+            return cur.rowcount == 1
+
+    # -- threads ------------------------------------------------------------------------------------
+    def thread_context(self, channel: str, thread_ts: str) -> ThreadContext | None:
+        rows = self._query("SELECT host, build FROM threads WHERE channel = ? AND thread_ts = ?",
+                           (channel, thread_ts))
+        return ThreadContext(host=rows[0]["host"], build=rows[0]["build"]) if rows else None
+
+    def remember_thread(self, channel: str, thread_ts: str, *, host: str | None, build: str | None) -> None:
+        with self._tx() as db:
+            db.execute(
+                "INSERT INTO threads (channel, thread_ts, host, build, updated_at) VALUES (?, ?, ?, ?, ?) "
+                "ON CONFLICT (channel, thread_ts) DO UPDATE SET host = excluded.host, "
+                "build = COALESCE(excluded.build, threads.build), updated_at = excluded.updated_at",
+                (channel, thread_ts, host, build, time.time()),
+            )
+
+    # -- plans waiting for a button -------------------------------------------------------------
+    def add_plan(self, *, channel: str, thread_ts: str, request_ts: str | None, user: str, plan: Plan) -> int:
+        with self._tx() as db:
+            cur = db.execute(
+                "INSERT INTO plans (channel, thread_ts, request_ts, user, plan, state, created_at) "
+                "VALUES (?, ?, ?, ?, ?, 'pending', ?)",
+                (channel, thread_ts, request_ts, user, json.dumps(plan.to_json()), time.time()),
+            )
+            return int(cur.lastrowid or 0)
+
+    def set_plan_message(self, plan_id: int, *, message_ts: str, thread_ts: str) -> None:
+        with self._tx() as db:
+            db.execute("UPDATE plans SET message_ts = ?, thread_ts = ? WHERE id = ?", (message_ts, thread_ts, plan_id))
+
+    def claim_plan(self, plan_id: int, new_state: PlanState) -> PendingPlan | None:
+        """Move a pending plan to ``new_state``; None when it was not pending (pressed twice, expired)."""
+        with self._tx() as db:
+            cur = db.execute("UPDATE plans SET state = ? WHERE id = ? AND state = 'pending'",
+                             (new_state, plan_id))
+            if cur.rowcount != 1:
+                return None
+        return self.plan(plan_id)
+
+    def plan(self, plan_id: int) -> PendingPlan | None:
+        rows = self._query("SELECT * FROM plans WHERE id = ?", (plan_id,))
+        if not rows:
+            return None
+        r = rows[0]
+        return PendingPlan(id=r["id"], channel=r["channel"], thread_ts=r["thread_ts"],
+                           message_ts=r["message_ts"], request_ts=r["request_ts"], user=r["user"], plan=Plan.from_json(json.loads(r["plan"])),
+                           state=r["state"], created_at=r["created_at"])
+
+    def finish_plan(self, plan_id: int) -> None:
+        with self._tx() as db:
+            db.execute("UPDATE plans SET state = 'done' WHERE id = ?", (plan_id,))
+
+    # -- runs ---------------------------------------------------------------------------------------
+    def add_run(self, *, host: str, build: str, jobs: int | None, pid: int, start: int,
+                supervisor_pid: int | None, log: str, exit_file: str, boot_id: str | None,
+                started_by: str | None, channel: str | None, thread_ts: str | None) -> BuildRun:
+        with self._tx() as db:
+            cur = db.execute(
+                "INSERT INTO runs (host, build, jobs, pid, start, supervisor_pid, log, exit_file, boot_id, "
+                "started_at, started_by, channel, thread_ts) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (host, build, jobs, pid, start, supervisor_pid, log, exit_file, boot_id, time.time(),
+                 started_by, channel, thread_ts),
+            )
+            run_id = int(cur.lastrowid or 0)
+        run = self.run(run_id)
+        assert run is not None
+        return run
+
+    def run(self, run_id: int) -> BuildRun | None:
+        rows = self._query("SELECT * FROM runs WHERE id = ?", (run_id,))
+        return _run(rows[0]) if rows else None
+
+    def runs(self, *, host: str | None = None, build: str | None = None, live: bool = False,
+             limit: int = 50) -> list[BuildRun]:
+        """Runs, newest first, optionally for one host/build and only those still running."""
+        sql, args = "SELECT * FROM runs WHERE 1=1", list[Any]()
+        if host is not None:
+            sql, args = sql + " AND host = ?", [*args, host]
+        if build is not None:
+            sql, args = sql + " AND build = ?", [*args, build]
+        if live:
+            sql += " AND state = 'running'"
+        rows = self._query(sql + " ORDER BY id DESC LIMIT ?", (*args, limit))
+        return [_run(r) for r in rows]
+
+    def finish_run(self, run_id: int, *, state: RunState, exit_status: int | None,
+                   ended_at: float | None = None) -> None:
+        with self._tx() as db:
+            db.execute("UPDATE runs SET state = ?, exit_status = ?, ended_at = ? WHERE id = ? "
+                       "AND state = 'running'", (state, exit_status, ended_at or time.time(), run_id))
+
+    # -- audit --------------------------------------------------------------------------------------
+    def audit(self, what: str, *, user: str | None, channel: str | None = None, thread_ts: str | None = None,
+              host: str | None = None, build: str | None = None, detail: dict[str, Any] | None = None) -> None:
+        with self._tx() as db:
+            db.execute(
+                "INSERT INTO audit (at, user, channel, thread_ts, host, build, what, detail) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (time.time(), user, channel, thread_ts, host, build, what,
+                 json.dumps(detail) if detail is not None else None),
+            )
+
+    def audit_entries(self, limit: int = 20) -> list[dict[str, Any]]:
+        return [dict(r) for r in self._query("SELECT * FROM audit ORDER BY id DESC LIMIT ?", (limit,))]
+
+
+def _run(r: sqlite3.Row) -> BuildRun:
+    return BuildRun(**{k: r[k] for k in r.keys()})  # noqa: SIM118 - sqlite3.Row has no __iter__ over keys

@@ -1,0 +1,96 @@
+"""Shared fixtures: a clean environment, a real sshd, the Slack emulator and the bot running against it."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from tests.fakes.sshd import SshServer, start_sshd  # noqa: E402
+
+SCRUBBED = ("SLACK_BOT_TOKEN", "SLACK_APP_TOKEN", "SLACK_SIGNING_SECRET", "HTTP_PROXY", "HTTPS_PROXY", "http_proxy",
+            "https_proxy", "ALL_PROXY", "all_proxy", "NO_PROXY", "no_proxy", "RIGOPS_CONFIG", "RIGOPS_STATE_DIR")
+
+
+@pytest.fixture(autouse=True)
+def clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No test may see real Slack tokens or a proxy that would send loopback traffic elsewhere."""
+    for name in SCRUBBED:
+        monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture(scope="session")
+def sshd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SshServer]:
+    server = start_sshd(tmp_path_factory.mktemp("sshd"))
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def state_dir(tmp_path: Path) -> Path:
+    return tmp_path / "state"
+
+
+@pytest.fixture
+async def emulator() -> AsyncIterator[Any]:
+    from bot.emulator import SlackEmulator
+
+    async with SlackEmulator() as emu:
+        yield emu
+
+
+BUILD_USER = "rigops-build"
+
+
+@pytest.fixture(scope="session")
+def build_user() -> str:
+    """The user builds run as in SSH tests: a dedicated one when we are root, so kills touch nothing else."""
+    import getpass
+    import pwd
+    import subprocess
+
+    if os.geteuid() != 0:
+        return getpass.getuser()
+    try:
+        pwd.getpwnam(BUILD_USER)
+    except KeyError:
+        subprocess.run(["useradd", "--create-home", "--shell", "/bin/sh", BUILD_USER], check=True)
+    # sshd without PAM refuses a locked account ("!" password); "*" is no password but not locked
+    subprocess.run(["usermod", "-p", "*", BUILD_USER], check=True)
+    return BUILD_USER
+
+
+@pytest.fixture
+def open_tmp(tmp_path: Path, build_user: str) -> Iterator[Path]:
+    """A temp dir the build user can read and write (pytest's own are private to us)."""
+    import pwd
+    import shutil
+    import tempfile
+
+    path = Path(tempfile.mkdtemp(prefix="rigops-test-"))
+    os.chmod(path, 0o777)
+    if os.geteuid() == 0:
+        entry = pwd.getpwnam(build_user)
+        os.chown(path, entry.pw_uid, entry.pw_gid)
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def fake_bin(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Fake compilers and build drivers (real processes holding real memory), readable by any user."""
+    import tempfile
+
+    from tests.fakes.tools import build_fake_tools
+
+    path = Path(tempfile.mkdtemp(prefix="rigops-fakebin-"))
+    os.chmod(path, 0o755)
+    return build_fake_tools(path)

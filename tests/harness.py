@@ -1,0 +1,34 @@
+"""The real bot (AsyncApp + Socket Mode) running against the Slack emulator, for scenario tests."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+from bot.config import Config, parse
+from bot.emulator import SlackEmulator
+from bot.services import Services
+from bot.slack.app import create_app, socket_mode_handler
+
+OPS = "C0OPS"
+HUMAN = "U0HUMAN"
+
+
+def make_config(hosts: dict[str, Any], *, confirm: bool = True, **extra: Any) -> Config:
+    return parse({"confirm": confirm, "slack": {"ops_channels": [OPS]}, "hosts": hosts, **extra})
+
+
+@asynccontextmanager
+async def running_bot(emu: SlackEmulator, config: Config, state_dir: Path) -> AsyncIterator[Services]:
+    services = Services.open(config, state_dir)
+    app = create_app(services, bot_token=emu.bot_token, api_url=emu.api_url)
+    handler = socket_mode_handler(app, app_token=emu.app_token, ping_interval=0.5)
+    await handler.connect_async()
+    await emu.wait_connected()
+    try:
+        yield services
+    finally:
+        await handler.close_async()
+        await services.close()

@@ -1,0 +1,63 @@
+"""Helpers for scenario tests: read a thread the way a person would, and wait for the bot to finish."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from bot.emulator import Message, SlackEmulator, text_of
+from bot.slack.messages import RUN_ACTION
+
+
+def thread_text(emu: SlackEmulator, channel: str, thread_ts: str) -> str:
+    return "\n".join(text_of(m) for m in emu.thread(channel, thread_ts))
+
+
+def has_buttons(message: Message) -> bool:
+    return any(b.get("type") == "actions" for b in message.blocks)
+
+
+async def wait_for_plan(emu: SlackEmulator, channel: str, thread_ts: str, *, timeout: float = 20) -> Message:
+    """The reply that carries Run / Cancel buttons."""
+    def find() -> Message | None:
+        return next((m for m in emu.thread(channel, thread_ts) if has_buttons(m)), None)
+
+    found: Message = await emu.wait_for(find, timeout=timeout)
+    return found
+
+
+async def wait_done(emu: SlackEmulator, channel: str, ts: str, *, timeout: float = 60) -> str:
+    """Wait for the bot's final reaction on the request (✓ or ✗); returns which."""
+    def reacted() -> str | None:
+        marks = emu.reactions(channel, ts) & {"white_check_mark", "x"}
+        return next(iter(marks), None)
+
+    mark: str = await emu.wait_for(reacted, timeout=timeout)
+    return mark
+
+
+async def run_confirmed(emu: SlackEmulator, text: str, *, channel: str, user: str = "U0HUMAN",
+                        thread_ts: str | None = None, timeout: float = 60) -> tuple[str, str]:
+    """Say ``text``, press Run on the plan, wait until it is done; returns (thread ts, final mark)."""
+    event = await emu.send_message(text, channel=channel, user=user, thread_ts=thread_ts)
+    root = thread_ts or str(event["ts"])
+    plan = await wait_for_plan(emu, channel, root)
+    await emu.click(plan.ts, RUN_ACTION, channel=channel, user=user)
+    return root, await wait_done(emu, channel, str(event["ts"]), timeout=timeout)
+
+
+def wait_until(condition: Callable[[], object], *, timeout: float = 10.0, what: str = "condition") -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{what} not met within {timeout} s")
+        time.sleep(0.02)
+
+
+def alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state not in ("Z", "X")
