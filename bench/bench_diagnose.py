@@ -25,14 +25,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bot.diagnose import Rules, diagnose, load_rules
 
-ERROR_LINE = "/root/sglang/sgl-kernel/csrc/moe/moe_align_kernel.cu(211): error: identifier \"tok\" is undefined"
+ERROR_LINE = '/root/sglang/sgl-kernel/csrc/moe/moe_align_kernel.cu(211): error: identifier "tok" is undefined'
 KERNELS = ["gemm/fp8_blockwise_gemm_kernel", "gemm/per_token_group_quant_8bit", "moe/moe_align_kernel",
            "attention/cutlass_mla_kernel", "allreduce/custom_all_reduce", "common/error_handling",
            "elementwise/fused_add_rms_norm_kernel", "speculative/eagle_utils", "gemm/nvfp4_scaled_mm_kernels"]
 NVCC = ("/usr/local/cuda/bin/nvcc -forward-unknown-to-host-compiler -DFLASHINFER_ENABLE_BF16 -DNDEBUG "
         "-I/root/sglang/sgl-kernel/include -I/root/sglang/sgl-kernel/build/_deps/repo-cutlass-src/include "
         "-O3 -Xcompiler=-fPIC -Xcompiler=-Werror=format -Xcompiler=-Wno-error=deprecated-declarations "
-        "--expt-relaxed-constexpr -gencode=arch=compute_100a,code=sm_100a -std=c++17 -MD -MT {obj} -c {src} -o {obj}")
+        "--expt-relaxed-constexpr -gencode=arch=compute_100a,code=sm_100a -std=c++17 -MD -MT {obj} "
+        "-c {src} -o {obj}")
 HEAD = """Obtaining file:///root/sglang/sgl-kernel
   Checking if build backend supports build_editable: started
   Running command Building editable for sgl-kernel (pyproject.toml)
@@ -45,7 +46,8 @@ HEAD = """Obtaining file:///root/sglang/sgl-kernel
   *** Building project with Ninja...""".splitlines()
 
 
-def build_log(lines: int, error_at: float, *, verbose: bool = False, prefix: bool = False, seed: int = 7) -> str:
+def build_log(lines: int, error_at: float, *, verbose: bool = False, prefix: bool = False,
+              seed: int = 7) -> str:
     """A realistic ninja + nvcc build log of `lines` lines whose real error is at `error_at` (0..1):
     progress lines, warnings, and with `verbose` every nvcc command line; `prefix`: Docker BuildKit."""
     rng = random.Random(seed)
@@ -67,8 +69,8 @@ def build_log(lines: int, error_at: float, *, verbose: bool = False, prefix: boo
             out.append("  /root/sglang/sgl-kernel/include/utils.h:88:3: warning: 'error: unchecked' [-Wcpp]")
         if len(out) >= lines * error_at and not failed:
             failed = True
-            out += ["  FAILED: [code=1] " + obj, "  " + ERROR_LINE, "", "  1 error detected in the compilation "
-                    f"of \"/root/sglang/sgl-kernel/csrc/{name}.cu\"."]
+            out += ["  FAILED: [code=1] " + obj, "  " + ERROR_LINE, "",
+                    f"  1 error detected in the compilation of \"/root/sglang/sgl-kernel/csrc/{name}.cu\"."]
     out += ["  ninja: build stopped: subcommand failed.", "  *** CMake build failed",
             "  error: subprocess-exited-with-error", "  ERROR: Failed building editable for sgl-kernel"]
     out = out[:lines - 4] + out[-4:]
@@ -108,8 +110,8 @@ def main() -> None:
     print(f"{args.lines} lines; baseline = read the file + decode + splitlines; best of {args.repeat} runs")
     sample = build_log(args.lines // 10, 0.98)
     naive, _ = best_ms(partial(naive_scan, sample, rules), 1)
-    print(f"naive regex-per-line scan (every rule on every line): ~{naive * 10:.0f} ms for {args.lines} lines "
-          f"(measured on {args.lines // 10} lines, x10)")
+    print(f"naive regex-per-line scan (every rule on every line): ~{naive * 10:.0f} ms for {args.lines} "
+          f"lines (measured on {args.lines // 10} lines, x10)")
     print(f"{'log':38} {'MB':>5} {'baseline ms':>12} {'diagnose ms':>12} {'ratio':>6}  found")
     with tempfile.TemporaryDirectory() as tmp:
         for label, error_at, verbose, prefix in [

@@ -21,11 +21,13 @@ async def check_host(config: HostConfig) -> tuple[bool, str]:
     finally:
         await host.close()
     took = time.perf_counter() - began
-    via = "local" if config.is_local else f"ssh {config.user + '@' if config.user else ''}{config.address}:{config.port}"
+    if config.is_local:
+        via = "this machine"
+    else:
+        via = f"ssh {config.user + '@' if config.user else ''}{config.address}:{config.port}, host key verified"
     builds = ", ".join(config.builds) or "no builds"
-    return True, (f"ok   {config.name}: {via}, host key verified" if not config.is_local else f"ok   {config.name}: {via}") + (
-        f"; agent up (python {info.python}, {info.cores} cores, {snap.memory.available >> 30} GiB available)"
-        f" in {took * 1000:.0f} ms; builds: {builds}")
+    return True, (f"ok   {config.name}: {via}; agent up (python {info.python}, {info.cores} cores, "
+                  f"{snap.memory.available >> 30} GiB available) in {took * 1000:.0f} ms; builds: {builds}")
 
 
 async def check_hosts(config: Config) -> int:

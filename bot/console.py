@@ -18,7 +18,7 @@ from typing import Any, TextIO
 from bot.config import Config, SlackConfig
 from bot.emulator import ApiCall, SlackEmulator, render_blocks
 from bot.services import Services
-from bot.slack.app import create_app, socket_mode_handler
+from bot.slack.app import connect, create_app, disconnect, socket_mode_handler
 from bot.slack.messages import CANCEL_ACTION, RUN_ACTION
 
 CONSOLE_CHANNEL = "C0CONSOLE"
@@ -101,7 +101,7 @@ async def run_console(config: Config, state_dir: Path, *, yes: bool, user: str, 
         printer = Printer(out)
         emu.on_call.append(printer.on_call)
         try:
-            await handler.connect_async()
+            await connect(handler)
             await emu.wait_connected()
             if interactive:
                 print("rigops console — type a message as in the ops channel, or /rigops help. Ctrl-D quits.",
@@ -109,8 +109,9 @@ async def run_console(config: Config, state_dir: Path, *, yes: bool, user: str, 
             session = _Session(emu, services, printer, user=user, yes=yes)
             async for line in _lines(interactive):
                 await session.say(line)
+            await emu.wait_for(lambda: all(emu.ack_for(e) for e in emu.envelopes), timeout=10)
         finally:
-            await handler.close_async()
+            await disconnect(handler)
             await services.close()
     return 0
 

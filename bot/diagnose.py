@@ -45,16 +45,17 @@ _BLOCK_LINES = 200        # how far below a block header its message is looked f
 _WINDOW = 1 << 20         # characters pre-filtered at a time, so an early error returns early
 _COMMON = " etaoinsr-lcd/._hmup\tf0b1g2x3C=4M5y6k7\"w8v9ADEFIBULSNOTRP'GH,:;()[]"   # in build logs, roughly
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)")
+_CONTINUED = re.compile(r'\s+(?:\d+ +)?\||\s+File "|\s+from ')   # source context, traceback, include chain
 _PROGRESS = re.compile(r"\[\s*(?:(?P<step>\d{1,9})/(?P<total>\d{1,9})|(?P<percent>\d{1,3})%)\]")
-_PREFIX = re.compile(r"""(?:
-    \d{4}-\d\d-\d\d[T\ ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?\s+    # 2025-06-01T12:00:00.123Z
-  | \[\d{4}-\d\d-\d\d[T\ ][^\]\n]{0,40}\]\s*                                  # [2025-06-01 12:00:00]
-  | \[\d\d:\d\d:\d\d(?:[.,]\d+)?\]\s*                                          # [12:00:00.123]
-  | \[\s*\d+\.\d+\]\s*                                                         # dmesg [12345.678901]
-  | [A-Z][a-z]{2}\ [\ \d]\d\ \d\d:\d\d:\d\d\ \S+\ [\w./-]+(?:\[\d+\])?:\s     # Jun  1 12:00:00 host kernel:
-  | \#\d+\ \d+(?:\.\d+)?\s                                                     # Docker BuildKit: #12 34.5
-  | \[[A-Za-z][\w.-]*\]\s+                                                     # [build]
-  | (?:DEBUG|TRACE)\ (?=\S)                                                    # uv -v
+_PREFIX = re.compile(r"""(?:              # each eats one separating space: the tool's own indent stays
+    \d{4}-\d\d-\d\d[T\ ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?\ ?     # 2025-06-01T12:00:00.123Z
+  | \[\d{4}-\d\d-\d\d[T\ ][^\]\n]{0,40}\]\ ?                                    # [2025-06-01 12:00:00]
+  | \[\d\d:\d\d:\d\d(?:[.,]\d+)?\]\ ?                                            # [12:00:00.123]
+  | \[\s*\d+\.\d+\]\ ?                                                           # dmesg [12345.678901]
+  | [A-Z][a-z]{2}\ [\ \d]\d\ \d\d:\d\d:\d\d\ \S+\ [\w./-]+(?:\[\d+\])?:\ ?    # Jun  1 12:00:00 host kernel:
+  | \#\d+\ \d+(?:\.\d+)?\ ?                                                       # Docker BuildKit: #12 34.5
+  | \[[A-Za-z][\w.-]*\]\                                                        # [build]
+  | (?:DEBUG|TRACE)\ (?=\S)                                                      # uv -v
 )+""", re.X)
 
 
@@ -222,7 +223,7 @@ class _Log:
         tail = [_strip_prefix(line).strip() for line in self.text[-3000:].split("\n")[-12:] if line.strip()]
         if not head or not tail:
             return texts["empty"]
-        if head[0][:1].isspace() or _progress(head[0].lstrip(), started=True):
+        if _CONTINUED.match(head[0]) or _progress(head[0].lstrip(), started=True):
             said.append(texts["starts_late"].format(first=head[0].strip()))
         if _progress(tail[-1], started=False):
             said.append(texts["still_building"].format(last=tail[-1]))

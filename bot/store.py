@@ -180,8 +180,8 @@ class Store:
         if not rows:
             return None
         r = rows[0]
-        return PendingPlan(id=r["id"], channel=r["channel"], thread_ts=r["thread_ts"],
-                           message_ts=r["message_ts"], request_ts=r["request_ts"], user=r["user"], plan=Plan.from_json(json.loads(r["plan"])),
+        return PendingPlan(id=r["id"], channel=r["channel"], thread_ts=r["thread_ts"], message_ts=r["message_ts"],
+                           request_ts=r["request_ts"], user=r["user"], plan=Plan.from_json(json.loads(r["plan"])),
                            state=r["state"], created_at=r["created_at"])
 
     def finish_plan(self, plan_id: int) -> None:

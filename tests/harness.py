@@ -10,7 +10,7 @@ from typing import Any
 from bot.config import Config, parse
 from bot.emulator import SlackEmulator
 from bot.services import Services
-from bot.slack.app import create_app, socket_mode_handler
+from bot.slack.app import connect, create_app, disconnect, socket_mode_handler
 
 OPS = "C0OPS"
 HUMAN = "U0HUMAN"
@@ -25,10 +25,10 @@ async def running_bot(emu: SlackEmulator, config: Config, state_dir: Path) -> As
     services = Services.open(config, state_dir)
     app = create_app(services, bot_token=emu.bot_token, api_url=emu.api_url)
     handler = socket_mode_handler(app, app_token=emu.app_token, ping_interval=0.5)
-    await handler.connect_async()
+    await connect(handler)
     await emu.wait_connected()
     try:
         yield services
     finally:
-        await handler.close_async()
+        await disconnect(handler)
         await services.close()

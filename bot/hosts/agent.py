@@ -26,7 +26,7 @@ snapshot {top=5, user=null, names=BUILD_TOOL_NAMES} -> time, meminfo (every /pro
     in bytes, HugePages_* counts as they are), loadavg [1, 5, 15], cores,
     top: the `top` largest processes by RSS [{pid, ppid, name, user, rss, start}],
     tools: every live process whose tool name is in names (owned by user, if given)
-    [{pid, ppid, name, user, rss, start, state, cmd (argv joined, <= 200 chars)}].
+    [{pid, ppid, name, user, rss, start, cmd (argv joined, <= 200 chars)}].
     Kernel threads are never listed.
 kill {roots=[[pid, start]...], names=[] (NB: no default list), user=null (= the agent's user),
       grace=3, timeout=30, settle=5} (roots or names required) ->
@@ -245,14 +245,17 @@ def read_stat(pid: int) -> Stat | None:
     return parse_stat(pid, data)
 
 
-# Warm scans keep each process's /proc/<pid>/stat open and pread() it: one syscall per process instead of
-# three, and no parsing when the text has not changed (most processes sleep). Kernel threads are left out
-# of scans (never a build tool, no RSS); for them a held statm fd, cheap to read, only tells that the pid
-# still belongs to the same thread. A dead process's held fd reads ESRCH even when its pid has been reused,
-# so a recycled pid is always opened afresh.
+# Warm scans hold each process's /proc/<pid>/stat and /proc/<pid>/statm open and pread() them: no
+# open/close per process. statm (memory counters, cheap for the kernel to produce) is read first: when it has
+# not changed since the last scan, the process's previous Stat is reused and its stat (several times dearer)
+# is not read; kill asks for full scans, which read every stat (exact ppid and state). An exec changes the
+# memory counters, and a zombie's are all zero. Kernel threads are left out of scans (never a build tool,
+# no RSS); for them the held statm fd only tells that the pid still belongs to the same thread. A dead
+# process's held fd reads ESRCH even when its pid has been reused, so a recycled pid is opened afresh.
 PF_KTHREAD = 0x00200000
 _scan_lock = threading.Lock()
-_held: dict[int, list[Any]] = {}  # pid -> [fd, is_kernel_thread, last stat text, its Stat]
+# pid -> [stat fd (-1: kernel thread), statm fd, is kernel thread, stat text, its Stat, statm text]
+_held: dict[int, list[Any]] = {}
 
 
 def _raise_fd_limit() -> tuple[int, int]:
@@ -267,9 +270,9 @@ def _raise_fd_limit() -> tuple[int, int]:
             resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))
             soft = want
         limit = 65536 if soft == resource.RLIM_INFINITY else soft
-        return original, max(0, min(limit, 65536) - 256)
+        return original, max(0, min(limit, 65536) - 256) // 2  # two fds a process
     except (ImportError, ValueError, OSError):
-        return -1, 512
+        return -1, 256
 
 
 # Set by main(): importing this module (the bot reads BUILD_TOOL_NAMES) changes no limit and holds no fds.
@@ -277,9 +280,8 @@ ORIGINAL_NOFILE = -1
 FD_BUDGET = 0
 
 
-def scan() -> list[Stat]:
-    """Every process but kernel threads, from one read of /proc/<pid>/stat each (unchanged text: the
-    previous Stat is reused)."""
+def scan(full: bool = False) -> list[Stat]:
+    """Every process but kernel threads (see above; ``full``: read every stat)."""
     out: list[Stat] = []
     append = out.append
     held = _held
@@ -292,24 +294,31 @@ def scan() -> list[Stat]:
             pid = int(name)
             live.add(pid)
             entry = held.get(pid)
-            if entry is None:
-                data = _open_new(pid, name)
-            else:
+            data = b""
+            if entry is not None:
                 try:
-                    data = pread(entry[0], 2048, 0)
+                    if entry[2]:
+                        if pread(entry[1], 256, 0):
+                            continue  # the same kernel thread
+                    else:
+                        if not full:
+                            counters = pread(entry[1], 256, 0)
+                            if counters == entry[5]:
+                                append(entry[4])
+                                continue
+                            entry[5] = counters
+                        data = pread(entry[0], 2048, 0)
                 except OSError:
                     data = b""
                 if not data:  # that process is gone; the pid may be a new one
-                    os.close(entry[0])
-                    del held[pid]
-                    data = _open_new(pid, name)
-                elif entry[1]:
-                    continue  # the same kernel thread
-                elif data == entry[2]:
-                    append(entry[3])
+                    _close_held(held.pop(pid))
+                elif data == entry[3]:
+                    append(entry[4])
                     continue
             if not data:
-                continue
+                data = _open_new(pid, name)
+                if not data:
+                    continue
             right = data.rfind(b")")
             f = data[right + 2 :].split(None, 22)
             if right < 0 or len(f) < 22 or int(f[6]) & PF_KTHREAD:
@@ -317,17 +326,33 @@ def scan() -> list[Stat]:
             st = Stat(pid, data[data.find(b"(") + 1 : right], f[0], int(f[1]), int(f[19]), int(f[21]) * PAGE_SIZE)
             append(st)
             entry = held.get(pid)
-            if entry is not None:
-                entry[2] = data
-                entry[3] = st
+            if entry is not None and not entry[2]:
+                entry[3] = data
+                entry[4] = st
         if len(held) > len(live):
             for pid in [p for p in held if p not in live]:
-                os.close(held.pop(pid)[0])
+                _close_held(held.pop(pid))
+        if not full:  # a reused Stat whose parent is gone has a new parent by now: read it again
+            for i, st in enumerate(out):
+                if st.ppid not in live and st.ppid > 0:
+                    fresh = read_stat(st.pid)
+                    if fresh is not None and fresh.start == st.start:
+                        out[i] = fresh
+                        entry = held.get(st.pid)
+                        if entry is not None:
+                            entry[4] = fresh
     return out
 
 
+def _close_held(entry: list[Any]) -> None:
+    for fd in (entry[0], entry[1]):
+        if fd >= 0:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+
 def _open_new(pid: int, name: str) -> bytes:
-    """Read a process's stat for the first time, keeping the fd (or a statm fd for a kernel thread)."""
+    """Read a process's stat for the first time, and hold its fds when the budget allows."""
     try:
         fd = os.open("/proc/" + name + "/stat", os.O_RDONLY)
     except OSError:
@@ -337,11 +362,17 @@ def _open_new(pid: int, name: str) -> bytes:
         data = os.read(fd, 2048)
         if data and len(_held) < FD_BUDGET:
             f = data[data.rfind(b")") + 2 :].split(None, 7)
-            if len(f) > 6 and int(f[6]) & PF_KTHREAD:
-                with contextlib.suppress(OSError):
-                    _held[pid] = [os.open("/proc/" + name + "/statm", os.O_RDONLY), True, b"", None]
+            kthread = len(f) > 6 and bool(int(f[6]) & PF_KTHREAD)
+            mfd = os.open("/proc/" + name + "/statm", os.O_RDONLY)
+            try:
+                counters = os.pread(mfd, 256, 0)
+            except OSError:
+                os.close(mfd)
+                raise
+            if kthread:
+                _held[pid] = [-1, mfd, True, b"", None, b""]
             else:
-                _held[pid] = [fd, False, b"", None]
+                _held[pid] = [fd, mfd, False, b"", None, counters]
                 keep = True
         return data
     except (OSError, ValueError):
@@ -684,7 +715,6 @@ def op_snapshot(req: dict[str, Any]) -> dict[str, Any]:
         if uid is None or (want_uid is not None and uid != want_uid):
             continue
         entry = _proc_entry(st, name, uid)
-        entry["state"] = st.state.decode("ascii", "replace")
         entry["cmd"] = cmd
         tools.append(entry)
 
@@ -880,7 +910,7 @@ def op_kill(req: dict[str, Any]) -> dict[str, Any]:
     denied: list[_Target] = []
     frozen: list[_Target] = []
     try:
-        procs = scan()
+        procs = scan(full=True)
         new = _collect(procs, roots, names, want_uid, protected, targets, skipped, stale)
         for _ in range(20):
             if not new:
@@ -888,7 +918,7 @@ def op_kill(req: dict[str, Any]) -> dict[str, Any]:
             for t in new:
                 if send_signal(t.pid, t.start, signal.SIGSTOP) == "sent":
                     frozen.append(t)
-            procs = scan()
+            procs = scan(full=True)
             new = _collect(procs, [], names, want_uid, protected, targets, skipped, None)
 
         # 2. SIGTERM each target and let it run again (SIGCONT) so it can act on it. Deepest first, so that no

@@ -152,6 +152,9 @@ class Host(ABC):
             pipe = await self._ensure_agent()
             try:
                 return await self._send(pipe, op, args or {}, timeout=timeout)
+            except HostTimeout:
+                await self._drop(pipe)  # a hung agent would hang every later request too
+                raise
             except AgentUnavailable:
                 if attempt == 2 or op in ("kill", "spawn"):  # never repeat an action that may have run
                     raise

@@ -84,7 +84,7 @@ class SshHost(Host):
         proc.stdin.write_eof()
         proc.close()
         with contextlib.suppress(Exception):
-            await asyncio.wait_for(proc.wait_closed(), 5.0)
+            await asyncio.wait_for(proc.wait_closed(), 2.0)
 
     async def _close_transport(self) -> None:
         conn, self._conn = self._conn, None

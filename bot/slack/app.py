@@ -30,3 +30,16 @@ def create_app(services: Services, *, bot_token: str, signing_secret: str | None
 def socket_mode_handler(app: AsyncApp, *, app_token: str, ping_interval: float = 10) -> AsyncSocketModeHandler:
     """Socket Mode over the app's own Web API client; a dropped socket is noticed within ``ping_interval``."""
     return AsyncSocketModeHandler(app, app_token, web_client=app.client, ping_interval=ping_interval)
+
+
+# bolt's handler methods carry no annotations; these give the rest of rigops typed calls.
+async def connect(handler: AsyncSocketModeHandler) -> None:
+    await handler.connect_async()  # type: ignore[no-untyped-call]
+
+
+async def serve_forever(handler: AsyncSocketModeHandler) -> None:
+    await handler.start_async()  # type: ignore[no-untyped-call]
+
+
+async def disconnect(handler: AsyncSocketModeHandler) -> None:
+    await handler.close_async()  # type: ignore[no-untyped-call]

@@ -11,7 +11,7 @@ from slack_bolt.app.async_server import AsyncSlackAppServer
 
 from bot.config import Config
 from bot.services import Services
-from bot.slack.app import create_app, socket_mode_handler
+from bot.slack.app import create_app, disconnect, serve_forever, socket_mode_handler
 
 log = logging.getLogger(__name__)
 
@@ -28,9 +28,9 @@ async def run_bot(config: Config, state_dir: Path, *, bot_token: str, app_token:
             handler = socket_mode_handler(app, app_token=app_token)
             log.info("connecting to Slack over Socket Mode")
             try:
-                await handler.start_async()
+                await serve_forever(handler)
             finally:
-                await handler.close_async()
+                await disconnect(handler)
         else:
             app = create_app(services, bot_token=bot_token, signing_secret=signing_secret, api_url=api_url)
             await serve_http(app.server(port=http_port, host=http_bind), port=http_port)

@@ -52,7 +52,7 @@ async def test_kill_by_name_stops_the_build_user_compilers_and_spares_the_decoy(
     build = start_fake_build(fake_bin, compilers=4, mb=16, user=build_user)
     decoy = start_decoy(user=build_user)
     try:
-        wait_until(lambda: len((read_stat_fields(build.pid) or [""])) > 0 and _tools_of(build.pid) >= 5,
+        wait_until(lambda: len(read_stat_fields(build.pid) or [""]) > 0 and _tools_of(build.pid) >= 5,
                    what="fake build running")
         snap = await host.snapshot(user=build_user)
         assert {"ninja", "cc1plus", "nvcc"} <= {p.name for p in snap.tools}

@@ -1,0 +1,194 @@
+"""Chat behaviour through the real bolt stack and the emulator: bad input, chatter, duplicates, threads."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from bot.emulator import SlackEmulator
+from bot.plan import ACTIONS
+from bot.services import Services
+from tests.harness import OPS, make_config, running_bot
+from tests.scenario import has_buttons, thread_text, wait_done
+
+
+def config_with_build(workdir: Path, *, confirm: bool = True, command: str = "true"):  # type: ignore[no-untyped-def]
+    return make_config({"b200": {"address": "local", "builds": {"sgl-kernel": {
+        "workdir": str(workdir), "command": command, "log_dir": str(workdir / "logs")}}},
+        "h100": {"address": "local"}}, confirm=confirm)
+
+
+async def say(emu: SlackEmulator, services: Services, text: str, **kw: object) -> dict[str, object]:
+    """Send a message and wait until the bot has dealt with it (replied or stayed silent)."""
+    before = services.activity.finished
+    event = await emu.send_message(text, channel=kw.pop("channel", OPS), **kw)  # type: ignore[arg-type]
+    await services.activity.wait_finished(before + 1)
+    return event
+
+
+@pytest.mark.parametrize(("text", "error"), [
+    ("rebuild sgl-kernel on b200 -j0", "-j0: jobs must be between 1 and 1024"),
+    ("retry sgl-kernel on b200 with -j-4", "jobs must be between 1 and 1024"),
+    ("oom-ing on b200, try -j100000", "jobs must be between 1 and 1024"),
+    ("how's memory on h200?", "unknown host 'h200'"),
+    ("free -h", "which host?"),
+])
+async def test_refused_requests_get_a_clear_reply_and_run_nothing(
+        emulator: SlackEmulator, tmp_path: Path, state_dir: Path, text: str, error: str) -> None:
+    async with running_bot(emulator, config_with_build(tmp_path), state_dir) as services:
+        event = await say(emulator, services, text)
+        replies = emulator.thread(OPS, str(event["ts"]))
+        assert len(replies) == 1 and error in replies[0].text
+        assert not has_buttons(replies[0])
+        assert services.store.audit_entries() == [] and services.store.runs() == []
+
+
+HOSTILE = [
+    "rebuild sgl-kernel on b200 -j2; rm -rf / ; touch {canary}",
+    "rebuild sgl-kernel on b200 -j2 $(touch {canary})",
+    "rebuild sgl-kernel on b200 -j2 `touch {canary}`",
+    "rebuild sgl-kernel on b200 -j2 | sh -c 'touch {canary}'",
+    "rebuild sgl-kernel on b200 -j'2; touch {canary}'",
+    'rebuild "sgl-kernel; touch {canary}" on b200 -j2',
+    "rebuild sgl-kernel on b200 -j2 && touch {canary} # MAX_JOBS=$(touch {canary})",
+]
+
+
+async def test_hostile_text_never_reaches_a_shell(emulator: SlackEmulator, tmp_path: Path, state_dir: Path) -> None:
+    canary = tmp_path / "pwned"
+    config = config_with_build(tmp_path, confirm=False, command=f"echo built-with-$MAX_JOBS >> {tmp_path}/ran")
+    async with running_bot(emulator, config, state_dir) as services:
+        for text in HOSTILE:
+            event = await say(emulator, services, text.format(canary=canary))
+            thread = thread_text(emulator, OPS, str(event["ts"]))
+            assert "canary" not in thread and "pwned" not in thread
+        await say(emulator, services, "x" * 200_000 + " rebuild -j3 $(touch " + str(canary) + ")")
+        event = await say(emulator, services, "how's memory on b200?")
+        assert "Memory on b200" in thread_text(emulator, OPS, str(event["ts"]))
+        runs = services.store.runs()
+        audit = services.store.audit_entries(100)
+    for run in runs:
+        assert run.build == "sgl-kernel" and run.host == "b200" and run.jobs is not None and 1 <= run.jobs <= 1024
+    for entry in audit:
+        assert entry["host"] in (None, "b200", "h100") and entry["build"] in (None, "sgl-kernel")
+    assert not canary.exists()
+    ran = (tmp_path / "ran").read_text().split() if (tmp_path / "ran").exists() else []
+    assert ran and set(ran) == {"built-with-2"}
+
+
+async def test_chatter_is_ignored_and_a_mention_that_is_not_understood_gets_help(
+        emulator: SlackEmulator, tmp_path: Path, state_dir: Path) -> None:
+    async with running_bot(emulator, config_with_build(tmp_path), state_dir) as services:
+        for text in ("lunch?", "I killed it at the talk yesterday", "the status meeting moved to 3"):
+            event = await say(emulator, services, text)
+            assert emulator.thread(OPS, str(event["ts"])) == []
+        event = await say(emulator, services, "free -h on b200", channel="C0RANDOM")
+        assert emulator.thread("C0RANDOM", str(event["ts"])) == []  # not an ops channel
+        before = services.activity.finished
+        mention = await emulator.send_mention("what's the weather like?", channel="C0RANDOM")
+        await services.activity.wait_finished(before + 1)
+        await emulator.wait_for(lambda: emulator.thread("C0RANDOM", str(mention["ts"])))
+        assert "/rigops help" in emulator.thread("C0RANDOM", str(mention["ts"]))[0].text
+
+
+async def test_a_mention_anywhere_is_answered_once(emulator: SlackEmulator, tmp_path: Path, state_dir: Path) -> None:
+    async with running_bot(emulator, config_with_build(tmp_path), state_dir) as services:
+        before = services.activity.finished
+        mention = await emulator.send_mention("how's memory on b200?", channel=OPS)
+        await services.activity.wait_finished(before + 2)  # Slack sends app_mention and message
+        replies = emulator.thread(OPS, str(mention["ts"]))
+        assert len(replies) == 1 and "Memory on b200" in replies[0].text
+
+
+async def test_redelivered_events_run_once(emulator: SlackEmulator, tmp_path: Path, state_dir: Path) -> None:
+    async with running_bot(emulator, config_with_build(tmp_path), state_dir) as services:
+        event = await say(emulator, services, "kill the build on b200")
+        first = list(emulator.envelopes.values())[-1].payload
+        before = services.activity.finished
+        for attempt in (1, 2):
+            await emulator.send_event(dict(event), event_id=str(first["event_id"]), retry_attempt=attempt,
+                                      retry_reason="timeout")
+        await services.activity.wait_finished(before + 2)
+        replies = emulator.thread(OPS, str(event["ts"]))
+        assert len(replies) == 1 and has_buttons(replies[0])
+        assert emulator.reactions(OPS, str(event["ts"])) == {"eyes"}
+        assert len(services.store.audit_entries()) == 0
+
+
+async def test_edits_bot_posts_and_joins_are_ignored(emulator: SlackEmulator, tmp_path: Path, state_dir: Path) -> None:
+    async with running_bot(emulator, config_with_build(tmp_path), state_dir) as services:
+        before = services.activity.finished
+        await emulator.send_event({"type": "message", "subtype": "message_changed", "channel": OPS,
+                                   "ts": "1800000001.000100", "message": {"text": "kill the build on b200",
+                                                                           "user": "U0HUMAN"}})
+        await emulator.send_event({"type": "message", "subtype": "bot_message", "bot_id": "B0OTHER", "channel": OPS,
+                                   "text": "kill the build on b200", "ts": "1800000002.000100"})
+        await emulator.send_event({"type": "message", "channel": OPS, "user": "U0OTHER", "bot_id": "B0OTHER",
+                                   "text": "free -h on b200", "ts": "1800000003.000100"})
+        await services.activity.wait_finished(before + 3)
+        assert [c.method for c in emulator.calls if c.method.startswith(("chat.", "reactions."))] == []
+
+
+async def test_a_thread_remembers_its_host_and_build(emulator: SlackEmulator, tmp_path: Path, state_dir: Path) -> None:
+    async with running_bot(emulator, config_with_build(tmp_path), state_dir) as services:
+        first = await say(emulator, services, "how's memory on b200?")
+        root = str(first["ts"])
+        await say(emulator, services, "try -j12", thread_ts=root)
+        plan_msgs = [m for m in emulator.thread(OPS, root) if has_buttons(m)]
+        assert len(plan_msgs) == 1
+        assert "*b200* · `sgl-kernel`" in plan_msgs[0].text and "-j12" in plan_msgs[0].text
+        pending = services.store.plan(1)
+        assert pending is not None and pending.plan.host == "b200" and pending.plan.build == "sgl-kernel"
+        assert {s.action for s in pending.plan.steps} <= set(ACTIONS)
+
+
+async def test_slash_commands_answer_in_the_channel(emulator: SlackEmulator, tmp_path: Path,
+                                                    state_dir: Path) -> None:
+    async with running_bot(emulator, config_with_build(tmp_path), state_dir) as services:
+        before = services.activity.finished
+        envelope = await emulator.send_slash("mem b200")
+        ack = await emulator.wait_ack(envelope)
+        assert ack["envelope_id"] == envelope
+        await services.activity.wait_finished(before + 1)
+        posted = emulator.messages(OPS)
+        assert any("Memory on b200" in m.text for m in posted)
+        await emulator.send_slash("hosts")
+        await services.activity.wait_finished(before + 2)
+        assert any("*b200* (this machine)" in m.text for m in emulator.messages(OPS))
+
+
+async def test_cancel_takes_the_buttons_away(emulator: SlackEmulator, tmp_path: Path, state_dir: Path) -> None:
+    from bot.slack.messages import CANCEL_ACTION
+
+    async with running_bot(emulator, config_with_build(tmp_path), state_dir) as services:
+        event = await say(emulator, services, "kill the build on b200")
+        plan = next(m for m in emulator.thread(OPS, str(event["ts"])) if has_buttons(m))
+        before = services.activity.finished
+        await emulator.click(plan.ts, CANCEL_ACTION, channel=OPS)
+        await services.activity.wait_finished(before + 1)
+        after = emulator.message(OPS, plan.ts)
+        assert "Cancelled by <@U0HUMAN>" in after.text and not has_buttons(after)
+        assert services.store.audit_entries() == []
+
+
+async def test_a_double_press_runs_the_plan_once(emulator: SlackEmulator, tmp_path: Path, state_dir: Path) -> None:
+    from bot.slack.messages import RUN_ACTION
+
+    async with running_bot(emulator, config_with_build(tmp_path), state_dir) as services:
+        event = await say(emulator, services, "kill the build on b200")
+        plan = next(m for m in emulator.thread(OPS, str(event["ts"])) if has_buttons(m))
+        before = services.activity.finished
+        await emulator.click(plan.ts, RUN_ACTION, channel=OPS)
+        await emulator.click(plan.ts, RUN_ACTION, channel=OPS, user="U0SECOND")
+        await services.activity.wait_finished(before + 2)
+        kills = [e for e in services.store.audit_entries() if e["what"] == "kill"]
+        assert len(kills) == 1
+        assert "This request was already running" in thread_text(emulator, OPS, str(event["ts"]))
+
+
+async def test_a_step_that_fails_marks_the_request(emulator: SlackEmulator, tmp_path: Path, state_dir: Path) -> None:
+    async with running_bot(emulator, config_with_build(tmp_path, confirm=False), state_dir) as services:
+        event = await say(emulator, services, "tail the log on b200")
+        assert await wait_done(emulator, OPS, str(event["ts"])) == "x"
+        assert "no build log yet" in thread_text(emulator, OPS, str(event["ts"]))

@@ -1,0 +1,621 @@
+"""`rigops diagnose`: the first real error in a build log, its category and the known fix.
+
+Three kinds of logs: (1) produced here by real tools (cmake, ninja, make, g++, ld, pip, python, nvcc when
+installed) from tiny failing projects, then buried in realistic noise (thousands of progress lines,
+warnings that say "error", -Werror command lines, timestamps, Docker BuildKit and pip prefixes); (2)
+excerpts in tests/data/logs/ for what this machine cannot produce (see its README); (3) logs without an
+error. Every check compares the category AND the exact line.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tomllib
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from bot.diagnose import CATEGORIES, diagnose, diagnose_file, load_rules
+from bot.errors import ConfigError
+
+DATA = Path(__file__).parent / "data" / "logs"
+EXPECTED = tomllib.loads((DATA / "expected.toml").read_text(encoding="utf-8"))
+ENV = {**os.environ, "LC_ALL": "C", "LANG": "C"}
+NEEDS_BUILD_TOOLS = pytest.mark.skipif(
+    not all(shutil.which(tool) for tool in ("cmake", "ninja", "make", "g++")),
+    reason="needs cmake, ninja, make and g++")
+GENERATORS = [pytest.param(("Ninja", "4"), id="ninja-j4"),
+              pytest.param(("Unix Makefiles", "4"), id="make-j4")]
+
+
+# --- running real tools, and burying their output in noise ----------------------------------------------
+
+def run(cmd: list[str], cwd: Path, env: dict[str, str] | None = None) -> str:
+    """A real tool's stdout and stderr together, as a build log holds them."""
+    done = subprocess.run(cmd, cwd=cwd, env=env or ENV, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          text=True, errors="replace", timeout=300, check=False)
+    return done.stdout
+
+
+def cmake_project(root: Path, cmakelists: str, sources: dict[str, str]) -> Path:
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "CMakeLists.txt").write_text(cmakelists)
+    for name, text in sources.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    return root
+
+
+def configure_and_build(root: Path, generator: tuple[str, str], *cmake_args: str) -> str:
+    """What `pip install -v` shows of a scikit-build-core build: the configure, then the parallel build."""
+    name, jobs = generator
+    log = run(["cmake", "-S", ".", "-B", "build", "-G", name, *cmake_args], root)
+    return log + run(["cmake", "--build", "build", "-j", jobs], root)
+
+
+def first(log: str, wanted: Callable[[str], bool]) -> int:
+    """Index of the first line of `log` that `wanted` picks: how a test finds the line it expects."""
+    return next(i for i, line in enumerate(log.splitlines()) if wanted(line))
+
+
+NOISE = [
+    "[{i}/5231] Building CUDA object CMakeFiles/common_ops.dir/csrc/gemm/fp8_blockwise_gemm_kernel_{i}.cu.o",
+    "[{i}/5231] Building CXX object CMakeFiles/common_ops.dir/csrc/common/error_handling_{i}.cpp.o",
+    "/root/sglang/sgl-kernel/csrc/moe/moe_align_kernel_{i}.cu(57): warning #177-D: variable \"error_code\" "
+    "was declared but never referenced",
+    "/usr/bin/c++ -O3 -Werror=return-type -Wno-error=deprecated-declarations -fPIC -c errors_{i}.cpp",
+    "/root/sglang/sgl-kernel/include/utils.h:{i}:3: warning: 'error: unchecked' is deprecated [-Wdeprecated]",
+    "In file included from /root/sglang/sgl-kernel/include/errors.h:{i},",
+    "-- Checking for errors in {i} generated files: 0 errors",
+]
+PREFIXES: dict[str, Callable[[int], str]] = {
+    "plain": lambda i: "",
+    "pip": lambda i: "  ",
+    "docker": lambda i: f"#12 {100 + i / 100:.2f} ",
+    "timestamp": lambda i: f"2025-06-01T12:{i // 6000 % 60:02d}:{i // 100 % 60:02d}.{i:07d}Z ",
+    "build": lambda i: "[build] ",
+}
+
+
+class Noisy:
+    """A real tool's output inside a long, noisy log: 3,000 noise lines before it, installer summaries
+    after it, and every line behind the same kind of prefix."""
+
+    def __init__(self, output: str, style: str) -> None:
+        before = [NOISE[i % len(NOISE)].format(i=i) for i in range(1, 3001)]
+        after = ["ninja: build stopped: subcommand failed.", "", "*** CMake build failed",
+                 "error: subprocess-exited-with-error", "ERROR: Failed building editable for sgl-kernel"]
+        self.offset = len(before)
+        prefix = PREFIXES[style]
+        self.lines = [prefix(i) + line for i, line in enumerate([*before, *output.splitlines(), *after])]
+        self.text = "\n".join(self.lines) + "\n"
+
+    def line(self, index: int) -> str:
+        """The noisy log's line for line `index` of the tool's output."""
+        return self.lines[self.offset + index]
+
+
+def assert_found(log: str, index: int, category: str, style: str = "plain") -> None:
+    """diagnose finds line `index` of `log` with `category`, alone and buried in noise of `style`."""
+    found = diagnose(log)
+    assert (found.category, found.line) == (category, log.splitlines()[index]), log
+    noisy = Noisy(log, style)
+    found = diagnose(noisy.text)
+    assert (found.category, found.line) == (category, noisy.line(index))
+    assert found.line_number == noisy.offset + index + 1
+
+
+def header_available(header: str) -> bool:
+    return subprocess.run(["g++", "-E", "-x", "c++", "-"], input=f"#include <{header}>\n", text=True,
+                          capture_output=True, check=False).returncode == 0
+
+
+# --- (1) real tools ------------------------------------------------------------------------------------
+
+@NEEDS_BUILD_TOOLS
+@pytest.mark.parametrize("generator", GENERATORS)
+def test_missing_header_from_a_real_parallel_build(tmp_path: Path, generator: tuple[str, str]) -> None:
+    header = "numa.h" if not header_available("numa.h") else "rigops_absent_header.h"
+    sources = {f"src/w{i}.cpp": f'#warning "error_handling: {i} errors"\nint w{i}() {{ return {i}; }}\n'
+               for i in range(8)}
+    sources["src/a.cpp"] = f"#include <{header}>\nint a() {{ return 1; }}\n"
+    listing = " ".join(sorted(sources))
+    root = cmake_project(tmp_path, f"cmake_minimum_required(VERSION 3.18)\nproject(demo CXX)\n"
+                                   f"add_library(demo STATIC {listing})\n", sources)
+    log = configure_and_build(root, generator)
+    index = first(log, lambda line: f"{header}: No such file or directory" in line)
+    assert_found(log, index, "missing_syshdr", "pip")
+    if header == "numa.h":
+        assert "libnuma-dev" in diagnose(log).fix and "numactl-devel" in diagnose(log).fix
+
+
+@NEEDS_BUILD_TOOLS
+@pytest.mark.parametrize("generator", GENERATORS)
+def test_compile_error_among_warnings_that_say_error(tmp_path: Path, generator: tuple[str, str]) -> None:
+    sources = {f"src/w{i}.cpp": f'#warning "error: not really, {i}"\nint w{i}() {{ return {i}; }}\n'
+               for i in range(10)}
+    sources["src/b.cpp"] = "int b() { int x = 1 return x; }\n"
+    root = cmake_project(tmp_path, "cmake_minimum_required(VERSION 3.18)\nproject(demo CXX)\n"
+                                   f"add_library(demo STATIC {' '.join(sorted(sources))})\n"
+                                   "target_compile_options(demo PRIVATE -Wno-error=cpp)\n", sources)
+    log = configure_and_build(root, generator)
+    index = first(log, lambda line: "src/b.cpp:1:" in line and ": error:" in line)
+    assert_found(log, index, "compile_error", "docker")
+
+
+@NEEDS_BUILD_TOOLS
+@pytest.mark.parametrize("generator", GENERATORS)
+def test_undefined_reference_is_reported_not_collect2(tmp_path: Path, generator: tuple[str, str]) -> None:
+    root = cmake_project(tmp_path, "cmake_minimum_required(VERSION 3.18)\nproject(demo CXX)\n"
+                                   "add_executable(demo main.cpp)\n",
+                         {"main.cpp": "int missing_fn();\nint main() { return missing_fn(); }\n"})
+    log = configure_and_build(root, generator)
+    assert "collect2: error: ld returned 1 exit status" in log
+    index = first(log, lambda line: "undefined reference to `missing_fn()'" in line)
+    assert_found(log, index, "linker_error", "timestamp")
+
+
+@NEEDS_BUILD_TOOLS
+def test_missing_library_and_multiple_definition(tmp_path: Path) -> None:
+    if subprocess.run(["g++", "-print-file-name=libnuma.so"], capture_output=True, text=True,
+                      check=False).stdout.strip() == "libnuma.so":
+        cmakelists = ("cmake_minimum_required(VERSION 3.18)\nproject(demo CXX)\n"
+                      "add_executable(demo main.cpp)\ntarget_link_libraries(demo numa)\n")
+        root = cmake_project(tmp_path / "lib", cmakelists, {"main.cpp": "int main() { return 0; }\n"})
+        log = configure_and_build(root, ("Ninja", "2"))
+        assert_found(log, first(log, lambda line: "cannot find -lnuma" in line), "missing_syshdr", "build")
+    root = cmake_project(tmp_path / "dup", "cmake_minimum_required(VERSION 3.18)\nproject(demo CXX)\n"
+                                           "add_executable(demo a.cpp b.cpp main.cpp)\n",
+                         {"a.cpp": "int f() { return 1; }\n", "b.cpp": "int f() { return 2; }\n",
+                          "main.cpp": "int f();\nint main() { return f(); }\n"})
+    log = configure_and_build(root, ("Unix Makefiles", "2"))
+    assert_found(log, first(log, lambda line: "multiple definition of `f()'" in line), "linker_error", "pip")
+
+
+@NEEDS_BUILD_TOOLS
+def test_static_library_without_fpic(tmp_path: Path) -> None:
+    (tmp_path / "s.c").write_text("int g = 3;\nint f(void) { return g; }\n")
+    (tmp_path / "m.c").write_text("int f(void);\nint h(void) { return f(); }\n")
+    (tmp_path / "Makefile").write_text("libm.so: m.c libs.a\n\tgcc -fPIC -shared m.c libs.a -o libm.so\n"
+                                       "libs.a: s.c\n\tgcc -fno-pic -c s.c -o s.o && ar rcs libs.a s.o\n")
+    log = run(["make"], tmp_path)
+    index = first(log, lambda line: "can not be used when making a shared object" in line)
+    assert_found(log, index, "linker_error")
+
+
+@NEEDS_BUILD_TOOLS
+def test_cmake_minimum_version_too_new(tmp_path: Path) -> None:
+    root = cmake_project(tmp_path, "cmake_minimum_required(VERSION 99.0)\nproject(demo CXX)\n", {})
+    log = run(["cmake", "-S", ".", "-B", "build", "-G", "Ninja"], root)
+    assert "-- Configuring incomplete, errors occurred!" in log
+    index = first(log, lambda line: "CMake 99.0 or higher is required." in line)
+    assert_found(log, index, "cmake_version", "pip")
+    assert "cmake>=99.0" in diagnose(log).fix
+
+
+@NEEDS_BUILD_TOOLS
+def test_cmake_cannot_find_packages(tmp_path: Path) -> None:
+    root = cmake_project(tmp_path / "torch", "cmake_minimum_required(VERSION 3.18)\nproject(demo CXX)\n"
+                                             "find_package(Torch REQUIRED)\n", {})
+    log = run(["cmake", "-S", ".", "-B", "build", "-G", "Ninja"], root)
+    index = first(log, lambda line: 'Could not find a package configuration file provided by "Torch"' in line)
+    assert_found(log, index, "missing_syshdr", "docker")
+    assert "torch.utils.cmake_prefix_path" in diagnose(log).fix
+    find_numa = ("find_path(NUMA_INCLUDE_DIR rigops_numa_absent.h)\n"
+                 "find_library(NUMA_LIBRARY rigops_numa_absent)\ninclude(FindPackageHandleStandardArgs)\n"
+                 "find_package_handle_standard_args(NUMA REQUIRED_VARS NUMA_LIBRARY NUMA_INCLUDE_DIR)\n")
+    root = cmake_project(tmp_path / "numa", "cmake_minimum_required(VERSION 3.18)\nproject(demo CXX)\n"
+                                            "list(APPEND CMAKE_MODULE_PATH ${CMAKE_SOURCE_DIR}/cmake)\n"
+                                            "find_package(NUMA REQUIRED)\n",
+                         {"cmake/FindNUMA.cmake": find_numa})
+    log = run(["cmake", "-S", ".", "-B", "build", "-G", "Ninja"], root)
+    assert_found(log, first(log, lambda line: "Could NOT find NUMA" in line), "missing_syshdr", "build")
+    assert "libnuma-dev" in diagnose(log).fix
+
+
+def test_python_module_missing(tmp_path: Path) -> None:
+    if subprocess.run([sys.executable, "-c", "import scikit_build_core"], capture_output=True,
+                      check=False).returncode == 0:
+        pytest.skip("scikit_build_core is installed here, so importing it cannot fail")
+    log = run([sys.executable, "-c", "import sys\nimport scikit_build_core"], tmp_path)
+    assert log.splitlines()[0] == "Traceback (most recent call last):"
+    assert_found(log, len(log.splitlines()) - 1, "missing_pymodule", "pip")
+    assert diagnose(log).fix.startswith("pip install scikit-build-core (with --no-build-isolation")
+
+
+def test_pip_without_the_build_backend(tmp_path: Path) -> None:
+    if subprocess.run([sys.executable, "-c", "import scikit_build_core"], capture_output=True,
+                      check=False).returncode == 0:
+        pytest.skip("scikit_build_core is installed here, so pip finds the backend")
+    (tmp_path / "pyproject.toml").write_text('[build-system]\nrequires = ["scikit-build-core"]\n'
+                                             'build-backend = "scikit_build_core.build"\n'
+                                             '[project]\nname = "sgl-kernel"\nversion = "0.3.0"\n')
+    log = run([sys.executable, "-m", "pip", "install", "--no-index", "--no-deps", "--no-build-isolation",
+               "--disable-pip-version-check", "-e", "."], tmp_path)
+    index = first(log, lambda line: "No module named 'scikit_build_core'" in line)
+    assert_found(log, index, "missing_pymodule", "timestamp")
+    assert "pip install scikit-build-core" in diagnose(log).fix
+
+
+def self_killing(path: Path) -> Path:
+    """An executable that kills itself with SIGKILL, as the OOM killer kills a compiler."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("#!/bin/sh\nkill -9 $$\n")
+    path.chmod(0o755)
+    return path
+
+
+@NEEDS_BUILD_TOOLS
+@pytest.mark.parametrize("generator", GENERATORS)
+def test_compiler_killed_by_signal_9(tmp_path: Path, generator: tuple[str, str]) -> None:
+    fake = self_killing(tmp_path / "fake" / "cc1plus").parent          # g++ -B runs this cc1plus
+    sources = {f"src/k{i}.cpp": f"int k{i}() {{ return {i}; }}\n" for i in range(6)}
+    root = cmake_project(tmp_path / "p", "cmake_minimum_required(VERSION 3.18)\nproject(demo CXX)\n"
+                                         f"add_library(demo STATIC {' '.join(sorted(sources))})\n"
+                                         f"target_compile_options(demo PRIVATE -B{fake}/)\n", sources)
+    log = configure_and_build(root, generator)
+    index = first(log, lambda line: "fatal error: Killed signal terminated program cc1plus" in line)
+    assert_found(log, index, "oom_compiler", "docker")
+    assert "rebuild -j" in diagnose(log).fix
+
+
+@NEEDS_BUILD_TOOLS
+def test_linker_and_make_jobs_killed(tmp_path: Path) -> None:
+    self_killing(tmp_path / "fake" / "ld")
+    (tmp_path / "main.cpp").write_text("int main() { return 0; }\n")
+    log = run(["g++", "-c", "main.cpp", "-o", "main.o"], tmp_path)
+    log += run(["g++", f"-B{tmp_path / 'fake'}/", "main.o", "-o", "main"], tmp_path)
+    assert_found(log, first(log, lambda line: "ld terminated with signal 9 [Killed]" in line), "oom_compiler")
+    self_killing(tmp_path / "cc-job")
+    (tmp_path / "Makefile").write_text("all: a.o b.o\na.o:\n\t./cc-job && touch a.o\nb.o:\n\t./cc-job\n")
+    log = run(["make", "-k", "-j2"], tmp_path)
+    assert "Error 137" in log          # the shell says "Killed", then make gives its status
+    index = first(log, lambda line: line == "Killed" or line.endswith("] Killed"))
+    assert_found(log, index, "oom_compiler", "build")
+    log = run(["make", "-k", "b.o"], tmp_path)
+    assert_found(log, first(log, lambda line: line.endswith("] Killed")), "oom_compiler", "pip")
+
+
+@NEEDS_BUILD_TOOLS
+def test_disk_full_while_compiling(tmp_path: Path) -> None:
+    """g++'s temporary files go to a 64 KiB tmpfs that is already full (mounted in a private namespace)."""
+    (tmp_path / "big.cpp").write_text("".join(f"int f{i}(int x) {{ return x * {i}; }}\n"
+                                              for i in range(3000)))
+    full = tmp_path / "full"
+    full.mkdir()
+    script = (f"mount -t tmpfs -o size=64k tmpfs {full} && head -c 60000 /dev/zero > {full}/fill; "
+              f"TMPDIR={full} g++ -c big.cpp -o big.o")
+    as_root = ["--mount"] if os.geteuid() == 0 else ["--mount", "--map-root-user"]
+    log = run(["unshare", *as_root, "sh", "-c", script], tmp_path)
+    if "No space left on device" not in log:
+        pytest.skip(f"cannot mount a tmpfs in a private mount namespace here: {log.strip()[:200]}")
+    index = first(log, lambda line: "No space left on device" in line)
+    assert_found(log, index, "disk_full", "docker")
+    assert "TMPDIR" in diagnose(log).fix
+
+
+@NEEDS_BUILD_TOOLS
+def test_nvcc_not_on_path(tmp_path: Path) -> None:
+    (tmp_path / "Makefile").write_text("all: a.o b.o\na.o:\n\tnvcc -c k.cu -o a.o && echo built\n"
+                                       "b.o:\n\tnvcc -c k.cu\n")
+    env = {**ENV, "PATH": "/usr/bin:/bin"}
+    log = run(["make", "-k", "a.o"], tmp_path, env)
+    assert_found(log, first(log, lambda line: line.endswith("nvcc: not found")), "missing_syshdr", "pip")
+    log = run(["make", "-k", "b.o"], tmp_path, env)
+    assert_found(log, first(log, lambda line: "nvcc: No such file" in line), "missing_syshdr")
+    assert "CUDA toolkit" in diagnose(log).fix
+
+
+@NEEDS_BUILD_TOOLS
+def test_colored_gcc_output_is_returned_verbatim(tmp_path: Path) -> None:
+    (tmp_path / "b.cpp").write_text("int b() { return undefined_name; }\n")
+    log = run(["g++", "-fdiagnostics-color=always", "-c", "b.cpp"], tmp_path)
+    assert "\x1b[" in log
+    found = diagnose(log)
+    assert found.category == "compile_error"
+    index = first(log, lambda line: "undefined_name" in line and "error" in line)
+    assert found.line == log.splitlines()[index]
+
+
+NEEDS_NVCC = pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not installed")
+
+
+def cuda_home() -> Path | None:
+    """The toolkit directory of the nvcc on PATH, seeing through a wrapper script."""
+    nvcc = Path(shutil.which("nvcc") or "nvcc").resolve()
+    if nvcc.stat().st_size < 4096:
+        wrapped = re.search(r"(/\S+/bin/nvcc)\b", nvcc.read_text(errors="replace"))
+        nvcc = Path(wrapped.group(1)).resolve() if wrapped else nvcc
+    home = nvcc.parent.parent
+    return home if (home / "bin" / "nvcc.profile").exists() else None
+
+
+@NEEDS_NVCC
+@NEEDS_BUILD_TOOLS
+def test_real_nvcc_errors(tmp_path: Path) -> None:
+    (tmp_path / "k.cu").write_text("__global__ void k(float* x) { x[threadIdx.x] = undefined_thing; }\n")
+    (tmp_path / "ok.cu").write_text("__global__ void k(float* x) { x[threadIdx.x] = 1.0f; }\n")
+    log = run(["nvcc", "-c", "k.cu", "-o", "k.o"], tmp_path)
+    assert_found(log, first(log, lambda line: line.startswith("k.cu(1): error")), "compile_error", "pip")
+    log = run(["nvcc", "-gencode=arch=compute_999a,code=sm_999a", "-c", "ok.cu", "-o", "ok.o"], tmp_path)
+    index = first(log, lambda line: "Unsupported gpu architecture" in line)
+    assert_found(log, index, "unsupported_arch", "docker")
+    assert "compute_999a" in diagnose(log).fix
+    log = run(["nvcc", "-Xcompiler", "-U__GNUC__,-D__GNUC__=99", "-c", "ok.cu", "-o", "ok.o"], tmp_path)
+    index = first(log, lambda line: "error: #error -- unsupported GNU version!" in line)
+    assert_found(log, index, "hostcc_mismatch", "timestamp")
+
+
+@NEEDS_NVCC
+@NEEDS_BUILD_TOOLS
+def test_cmake_cuda_arch_check_fails_inside_a_cmake_error_block(tmp_path: Path) -> None:
+    root = cmake_project(tmp_path, "cmake_minimum_required(VERSION 3.18)\nproject(x LANGUAGES CXX CUDA)\n",
+                         {})
+    log = run(["cmake", "-S", ".", "-B", "build", "-G", "Ninja", "-DCMAKE_CUDA_ARCHITECTURES=35"], root)
+    if "is not able to compile a simple test program" not in log:
+        pytest.skip("this nvcc still supports sm_35")
+    index = first(log, lambda line: "Unsupported gpu architecture 'compute_35'" in line)
+    assert_found(log, index, "unsupported_arch", "pip")
+
+
+@NEEDS_NVCC
+@NEEDS_BUILD_TOOLS
+def test_cicc_killed_under_ninja(tmp_path: Path) -> None:
+    """nvcc from a copy of the toolkit whose cicc kills itself: what nvcc prints when the OOM killer
+    takes cicc (CUDA 13 prints only the shell's "Killed"; CUDA 12's wording is in the data logs)."""
+    home = cuda_home()
+    if home is None:
+        pytest.skip("cannot find the CUDA toolkit (bin/nvcc.profile) behind nvcc")
+    fake = tmp_path / "cuda"
+    (fake / "bin").mkdir(parents=True)
+    for tool in (home / "bin").iterdir():
+        if tool.name not in ("nvcc", "nvcc.profile"):
+            (fake / "bin" / tool.name).symlink_to(tool)
+    try:
+        os.link(home / "bin" / "nvcc", fake / "bin" / "nvcc")
+    except OSError:
+        shutil.copy2(home / "bin" / "nvcc", fake / "bin" / "nvcc")
+    profile = (home / "bin" / "nvcc.profile").read_text()
+    profile = profile.replace("$(TOP)/nvvm/bin", str(fake / "nvvm" / "bin"))
+    (fake / "bin" / "nvcc.profile").write_text(profile.replace("$(_HERE_)/..", str(home)))
+    self_killing(fake / "nvvm" / "bin" / "cicc")
+    for i in range(3):
+        (tmp_path / f"k{i}.cu").write_text(f"__global__ void k{i}(float* x) {{ x[threadIdx.x] = {i}; }}\n")
+    (tmp_path / "build.ninja").write_text(f"rule nvcc\n  command = {fake}/bin/nvcc -c $in -o $out\n"
+                                          + "".join(f"build k{i}.o: nvcc k{i}.cu\n" for i in range(3)))
+    log = run(["ninja", "-j3"], tmp_path)
+    killed = [i for i, line in enumerate(log.splitlines())
+              if "Killed" in line or "died due to signal 9" in line]
+    assert killed, log
+    assert_found(log, killed[0], "oom_compiler", "docker")
+
+
+# --- (2) excerpts of what cannot be produced here ------------------------------------------------------
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_known_log(name: str) -> None:
+    found = diagnose_file(DATA / f"{name}.log")
+    assert (found.category, found.line) == (EXPECTED[name]["category"], EXPECTED[name]["line"])
+    assert found.to_json() == {"category": found.category, "line": found.line, "fix": found.fix}
+    assert found.fix and not re.search(r"\{\w*\}", found.fix)
+
+
+def test_every_data_log_has_an_expectation() -> None:
+    assert {path.stem for path in DATA.glob("*.log")} == set(EXPECTED)
+
+
+@pytest.mark.parametrize(("text", "category", "line"), [
+    ("x.cu(12): error: identifier \"foo\" is undefined\n", "compile_error",
+     'x.cu(12): error: identifier "foo" is undefined'),
+    ("foo.cpp:3:5: error: 'bar' was not declared\r\ncollect2: error: ld returned 1 exit status\r\n",
+     "compile_error", "foo.cpp:3:5: error: 'bar' was not declared"),
+    ("error: expected ';' before '}' token\n", "compile_error", "error: expected ';' before '}' token"),
+    ("main.o: in function `main':\nmain.cpp:(.text+0x9): undefined reference to `foo'\n"
+     "collect2: error: ld returned 1 exit status\n", "linker_error",
+     "main.cpp:(.text+0x9): undefined reference to `foo'"),
+    ("collect2: error: ld returned 1 exit status\nninja: build stopped: subcommand failed.\n",
+     "linker_error", "collect2: error: ld returned 1 exit status"),
+    ("/usr/bin/ld: cannot find crt1.o: No such file or directory\n", "linker_error",
+     "/usr/bin/ld: cannot find crt1.o: No such file or directory"),
+    ("[5/9] Building CXX object a.o\nKilled\nmake[2]: *** [CMakeFiles/a.dir/build.make:76: a.o] Error 137\n",
+     "oom_compiler", "Killed"),
+    ("nvcc error   : 'cicc' died due to signal 9 (Kill signal)\nx.cu(3): error: expected a \";\"\n",
+     "oom_compiler", "nvcc error   : 'cicc' died due to signal 9 (Kill signal)"),
+    ("a.cpp:1:2: error: stray '#'\nKilled\nmake: *** [Makefile:2: all] Error 137\n", "compile_error",
+     "a.cpp:1:2: error: stray '#'"),
+    ("[3/9] Building CXX object b.o\nKilled\n", "oom_compiler", "Killed"),
+    ("big.cpp:300:4: fatal error: error writing to /tmp/ccXYZ.s: No space left on device\n", "disk_full",
+     "big.cpp:300:4: fatal error: error writing to /tmp/ccXYZ.s: No space left on device"),
+    ("ImportError: cannot import name 'Extension' from 'setuptools_scm' (/x.py)\n", "missing_pymodule",
+     "ImportError: cannot import name 'Extension' from 'setuptools_scm' (/x.py)"),
+    ("CMake Error at CMakeLists.txt:9 (add_library):\n  Cannot find source file:\n\n    csrc/gone.cu\n\n",
+     "compile_error", "  Cannot find source file:"),
+    ("CMake Error: CMake was unable to find a build program corresponding to \"Ninja\".  "
+     "CMAKE_MAKE_PROGRAM is not set.\n", "missing_syshdr",
+     "CMake Error: CMake was unable to find a build program corresponding to \"Ninja\".  "
+     "CMAKE_MAKE_PROGRAM is not set."),
+    ("Traceback (most recent call last):\n  File \"setup.py\", line 3, in <module>\n"
+     "    raise RuntimeError(\"x\")\nRuntimeError: sgl-kernel needs CUDA 12.4+\n", "compile_error",
+     "RuntimeError: sgl-kernel needs CUDA 12.4+"),
+])
+def test_line_semantics(text: str, category: str, line: str) -> None:
+    found = diagnose(text)
+    assert (found.category, found.line) == (category, line)
+
+
+def test_fix_names_the_package_and_the_target() -> None:
+    assert diagnose("ModuleNotFoundError: No module named 'yaml'").fix.startswith("pip install PyYAML ")
+    assert diagnose("ModuleNotFoundError: No module named 'torch.utils'").fix.startswith("pip install torch ")
+    cmake4 = diagnose("  Compatibility with CMake < 3.5 has been removed from CMake.").fix
+    assert "CMAKE_POLICY_VERSION_MINIMUM=3.5" in cmake4
+    assert 'env = { CMAKE_POLICY_VERSION_MINIMUM = "3.5" }' in cmake4
+    only_ninja = diagnose("[7/9] Building CUDA object x.cu.o\nFAILED: CMakeFiles/x.dir/x.cu.o\n"
+                          "ninja: build stopped: subcommand failed.\n")
+    assert (only_ninja.category, only_ninja.line) == ("unknown", "")
+    assert "CMakeFiles/x.dir/x.cu.o" in only_ninja.fix and "rebuild -j1" in only_ninja.fix
+
+
+# --- (3) logs without an error -------------------------------------------------------------------------
+
+@NEEDS_BUILD_TOOLS
+def test_clean_build_and_warnings_only(tmp_path: Path) -> None:
+    sources = {f"src/w{i}.cpp": f'#warning "error_handling.h: 0 errors"\nint w{i}() {{ return {i}; }}\n'
+               for i in range(4)}
+    root = cmake_project(tmp_path, "cmake_minimum_required(VERSION 3.18)\nproject(demo CXX)\n"
+                                   f"add_library(demo STATIC {' '.join(sorted(sources))})\n"
+                                   "target_compile_options(demo PRIVATE -Wno-error)\n", sources)
+    log = configure_and_build(root, ("Ninja", "4"))
+    assert "warning: #warning" in log and "error" in log
+    clean = diagnose(log + "Successfully installed sgl-kernel-0.3.0\n")
+    assert (clean.category, clean.line, clean.line_number) == ("unknown", "", None)
+    assert "looks successful" in clean.fix
+    warnings = diagnose("\n".join(line for line in log.splitlines() if ": warning:" in line or " | " in line))
+    assert (warnings.category, warnings.line) == ("unknown", "")
+    assert warnings.fix.startswith("Only warnings here")
+
+
+def test_log_cut_at_both_ends() -> None:
+    log = "\n".join(f"[{i}/5231] Building CUDA object CMakeFiles/common_ops.dir/csrc/k{i}.cu.o"
+                    for i in range(2345, 2400))
+    found = diagnose(log)
+    assert (found.category, found.line) == ("unknown", "")
+    assert "starts in the middle of the build" in found.fix and "[2345/5231]" in found.fix
+    assert "still going" in found.fix
+
+
+def test_empty_log() -> None:
+    found = diagnose("\n\n")
+    assert (found.category, found.line) == ("unknown", "")
+    assert "empty" in found.fix
+
+
+# --- rules files ---------------------------------------------------------------------------------------
+
+def test_user_rules_replace_and_add(tmp_path: Path) -> None:
+    user = tmp_path / "my-rules.toml"
+    user.write_text('''
+triggers = ["BROKE"]
+
+[packages]
+mymod = "my-package"
+
+[[rule]]
+name = "numa-missing"
+category = "missing_syshdr"
+patterns = ['numa\\.h: No such file']
+keywords = ["numa.h: No such"]
+fix = "ask the lab admins: dnf install numactl-devel"
+
+[[rule]]
+name = "vendor-sdk"
+category = "missing_syshdr"
+patterns = ['fatal error: (?P<header>acme/[\\w.]+): No such file']
+keywords = [": No such file"]
+fix = "install the ACME SDK for {header}"
+
+[[rule]]
+name = "lab-gate"
+category = "compile_error"
+patterns = ['^BUILD-BROKE: (?P<why>.+)']
+keywords = ["BUILD-BROKE"]
+fix = "the lab gate stopped the build: {why}"
+''')
+    rules = load_rules(user)
+    numa = diagnose("a.cpp:1:10: fatal error: numa.h: No such file or directory\n", rules=rules)
+    assert (numa.category, numa.fix) == ("missing_syshdr", "ask the lab admins: dnf install numactl-devel")
+    acme = diagnose("x.cpp:2:10: fatal error: acme/sdk.h: No such file or directory\n", rules=rules)
+    assert acme.fix == "install the ACME SDK for acme/sdk.h"
+    gate = diagnose("[1/2] Building CXX object a.o\n#3 1.2 BUILD-BROKE: quota\n", rules=rules)
+    assert (gate.category, gate.line, gate.fix) == ("compile_error", "#3 1.2 BUILD-BROKE: quota",
+                                                    "the lab gate stopped the build: quota")
+    assert diagnose("No module named 'mymod'", rules=rules).fix.startswith("pip install my-package ")
+    assert "BUILD-BROKE" not in str(load_rules().rules_of)        # the built-in rules are untouched
+
+
+BAD_RULES = [
+    ("[[rule]\nname = 'x'", "not valid TOML"),
+    ("[[rule]]\nname = 'oops'\ncategory = 'kaboom'\npatterns = ['x']\nkeywords = ['x']\nfix = 'f'",
+     "category 'kaboom' is not one of"),
+    ("[[rule]]\nname = 'regex'\ncategory = 'compile_error'\npatterns = ['(unclosed']\nkeywords = ['x']\n"
+     "fix = 'f'", "not a valid regular expression"),
+    ("[[rule]]\nname = 'group'\ncategory = 'compile_error'\npatterns = ['(?P<a>x)']\nkeywords = ['x']\n"
+     "fix = 'use {b}'", "{b}"),
+    ("[[rule]]\nname = 'nokw'\ncategory = 'compile_error'\npatterns = ['x']\nfix = 'f'", "needs keywords"),
+    ("[[rule]]\nname = 'typo'\ncategory = 'compile_error'\npattern = ['x']\nkeywords = ['x']\nfix = 'f'",
+     "unknown key"),
+    ("[[rule]]\nname = 'prio'\ncategory = 'compile_error'\npatterns = ['x']\nkeywords = ['x']\nfix = 'f'\n"
+     "priority = 'high'", "priority must be a whole number"),
+    ("[[rule]]\nname = 'd'\ncategory = 'unknown'\npatterns = ['x']\nkeywords = ['x']\nfix = 'f'\n"
+     "[[rule]]\nname = 'd'\ncategory = 'unknown'\npatterns = ['y']\nkeywords = ['y']\nfix = 'g'",
+     "two rules"),
+]
+
+
+@pytest.mark.parametrize(("text", "problem"), BAD_RULES)
+def test_bad_rules_file_names_file_rule_and_problem(tmp_path: Path, text: str, problem: str) -> None:
+    path = tmp_path / "bad-rules.toml"
+    path.write_text(text)
+    with pytest.raises(ConfigError) as error:
+        load_rules(path)
+    message = str(error.value)
+    assert str(path) in message and problem in message
+    if "name = '" in text and "not valid TOML" not in problem:
+        rule = text.split("name = '")[1].split("'")[0]
+        assert f"rule {rule}" in message
+
+
+def test_missing_rules_file_is_a_config_error(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="cannot read rules file"):
+        load_rules(tmp_path / "nowhere.toml")
+
+
+# --- properties ----------------------------------------------------------------------------------------
+
+@settings(max_examples=300, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.text() | st.lists(st.sampled_from([*NOISE, *(e["line"] for e in EXPECTED.values()), "Killed", "",
+                                             "CMake Error at CMakeLists.txt:1 (project):", "  ", "\x1b[31m"]))
+                            .map("\n".join))
+def test_never_raises_and_always_answers_in_the_contract(text: str) -> None:
+    found = diagnose(text)
+    assert found.category in CATEGORIES
+    assert (found.line == "") == (found.category == "unknown")
+    if found.line_number is not None:
+        assert text.split("\n")[found.line_number - 1].rstrip("\r") == found.line
+    assert found.fix
+
+
+ERRORS = [(EXPECTED[name]["category"], EXPECTED[name]["line"])
+          for name in ("journal-oom-kill-only", "ptxas-gpu-name", "gcc-ice-killed")] + [
+    ("compile_error", "src/b.cpp:1:21: error: expected ',' or ';' before 'return'"),
+    ("missing_pymodule", "ModuleNotFoundError: No module named 'scikit_build_core'"),
+    ("linker_error", "main.cpp:(.text+0x13): undefined reference to `missing_fn()'"),
+]
+
+
+@settings(max_examples=200, deadline=None, database=None)
+@given(st.lists(st.sampled_from(NOISE), max_size=40), st.lists(st.sampled_from(NOISE), max_size=40),
+       st.sampled_from(ERRORS), st.sampled_from(sorted(PREFIXES)), st.sampled_from(["\n", "\r\n"]))
+def test_noise_never_changes_the_answer(before: list[str], after: list[str], error: tuple[str, str],
+                                        style: str, newline: str) -> None:
+    category, line = error
+    lines = [*(noise.format(i=i + 2) for i, noise in enumerate(before)), line,
+             *(noise.format(i=i) for i, noise in enumerate(after))]
+    prefixed = [PREFIXES[style](i) + text for i, text in enumerate(lines)]
+    found = diagnose(newline.join(prefixed))
+    assert (found.category, found.line) == (category, prefixed[len(before)])
+
+
+def test_reads_files_with_bad_utf8(tmp_path: Path) -> None:
+    path = tmp_path / "build.log"
+    path.write_bytes(b"[1/2] Building \xff\xfe object\n"
+                     b"/src/a.cpp:3:1: error: stray '\\302' in program \xc3\n")
+    found = diagnose_file(path)
+    line = "/src/a.cpp:3:1: error: stray '\\302' in program \ufffd"
+    assert (found.category, found.line) == ("compile_error", line)

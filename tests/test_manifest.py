@@ -1,0 +1,33 @@
+"""The Slack app manifest validates against Slack's schema and asks for what the listeners use."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SCHEMAS = sorted((ROOT.parent / "shared" / "slack").glob("manifest.schema.*.json"))
+MANIFEST = json.loads((ROOT / "manifests" / "rigops.json").read_text())
+
+
+@pytest.mark.skipif(not SCHEMAS, reason="Slack's manifest schema is not beside this checkout (../shared/slack)")
+@pytest.mark.parametrize("schema", SCHEMAS, ids=lambda p: p.name)
+def test_manifest_validates_against_slacks_schema(schema: Path) -> None:
+    validator = jsonschema.Draft7Validator(json.loads(schema.read_text()),
+                                           format_checker=jsonschema.Draft7Validator.FORMAT_CHECKER)
+    errors = [f"{list(e.path)}: {e.message}" for e in validator.iter_errors(MANIFEST)]
+    assert errors == []
+
+
+def test_manifest_asks_for_what_rigops_uses_and_no_more() -> None:
+    settings = MANIFEST["settings"]
+    assert settings["socket_mode_enabled"] and settings["interactivity"]["is_enabled"]
+    assert set(settings["event_subscriptions"]["bot_events"]) == {"app_mention", "message.channels",
+                                                                   "message.groups"}
+    assert [c["command"] for c in MANIFEST["features"]["slash_commands"]] == ["/rigops"]
+    scopes = set(MANIFEST["oauth_config"]["scopes"]["bot"])
+    assert scopes == {"app_mentions:read", "channels:history", "groups:history", "chat:write", "commands",
+                      "reactions:write", "files:write"}
