@@ -192,3 +192,37 @@ async def test_a_step_that_fails_marks_the_request(emulator: SlackEmulator, tmp_
         event = await say(emulator, services, "tail the log on b200")
         assert await wait_done(emulator, OPS, str(event["ts"])) == "x"
         assert "no build log yet" in thread_text(emulator, OPS, str(event["ts"]))
+
+
+async def test_slack_rate_limits_are_retried(emulator: SlackEmulator, tmp_path: Path, state_dir: Path) -> None:
+    emulator.fail_next("chat.postMessage", status=429, retry_after=1)
+    async with running_bot(emulator, config_with_build(tmp_path, confirm=False), state_dir) as services:
+        event = await say(emulator, services, "how's memory on b200?")
+        assert "Memory on b200" in thread_text(emulator, OPS, str(event["ts"]))
+        statuses = [c.status for c in emulator.calls if c.method == "chat.postMessage"]
+        assert statuses[:2] == [429, 200]
+
+
+async def test_rebuild_stops_the_running_build_first_and_warns_above_the_core_count(
+        emulator: SlackEmulator, tmp_path: Path, state_dir: Path) -> None:
+    import os
+
+    from tests.fakes.tools import kill_session, read_stat_fields
+
+    jobs = (os.cpu_count() or 1) + 6
+    config = config_with_build(tmp_path, confirm=False, command="echo started; exec sleep 600")
+    async with running_bot(emulator, config, state_dir) as services:
+        await say(emulator, services, "rebuild sgl-kernel on b200 -j1")
+        first = services.store.runs(live=True)[0]
+        event = await say(emulator, services, f"retry sgl-kernel on b200 with {jobs} jobs")
+        text = thread_text(emulator, OPS, str(event["ts"]))
+        runs = services.store.runs()
+    try:
+        assert [r.state for r in runs] == ["running", "stopped"]
+        assert runs[1].id == first.id and runs[0].jobs == jobs
+        assert "first stopped" in text and "1 × sleep" in text  # the shell exec'd into sleep
+        assert f"-j{jobs} is more than the {os.cpu_count()} cores of b200" in text
+    finally:
+        fields = read_stat_fields(runs[0].pid)
+        if fields is not None:
+            kill_session(int(fields[3]))

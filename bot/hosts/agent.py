@@ -212,9 +212,10 @@ def _read_all(path: str) -> bytes:
 class Stat:
     """The fields of /proc/<pid>/stat the agent uses."""
 
-    __slots__ = ("comm", "pid", "ppid", "rss", "start", "state")
+    __slots__ = ("comm", "pid", "ppid", "rss", "start", "state", "tool")
 
     def __init__(self, pid: int, comm: bytes, state: bytes, ppid: int, start: int, rss: int) -> None:
+        self.tool: str | None = None  # the tool name, once known
         self.pid = pid
         self.comm = comm
         self.state = state
@@ -437,7 +438,7 @@ BOOT_ID = read_boot_id()
 _cache_lock = threading.Lock()
 _user_names: dict[int, str] = {}
 _name_cache: dict[bytes, str] = {}  # comms shorter than 15 characters
-_long_name_cache: dict[tuple[int, int], str] = {}  # (pid, start) of 15-character comms
+_long_name_cache: dict[tuple[int, int, bytes], str] = {}  # (pid, start, comm) of 15-character comms
 
 
 def user_name(uid: int | None) -> str | None:
@@ -464,7 +465,11 @@ def user_uid(name: str) -> int:
 
 
 def stat_tool_name(st: Stat) -> str:
-    """Tool name of a scanned process; reads cmdline only for 15-character comms (cached by identity)."""
+    """Tool name of a scanned process; reads cmdline only for 15-character comms (cached by identity once
+    the process is a second old: younger ones may still be between fork and exec)."""
+    name = st.tool
+    if name is not None:
+        return name
     comm = st.comm
     if len(comm) != TASK_COMM_LEN:
         name = _name_cache.get(comm)
@@ -474,17 +479,29 @@ def stat_tool_name(st: Stat) -> str:
                 if len(_name_cache) > 4096:
                     _name_cache.clear()
                 _name_cache[comm] = name
+        st.tool = name
         return name
-    key = (st.pid, st.start)
+    key = (st.pid, st.start, comm)
     name = _long_name_cache.get(key)
     if name is None:
         argv = read_argv(st.pid)
         name = tool_name(comm.decode("utf-8", "replace"), argv[0] if argv else None)
+        if _uptime() - st.start / CLOCK_TICKS <= 1.0:
+            return name
         with _cache_lock:
             if len(_long_name_cache) > 4096:
                 _long_name_cache.clear()
             _long_name_cache[key] = name
+    st.tool = name
     return name
+
+
+def _uptime() -> float:
+    try:
+        return time.clock_gettime(time.CLOCK_BOOTTIME)
+    except (AttributeError, OSError):
+        data = _read("/proc/uptime", 64)
+        return float(data.split()[0]) if data else 0.0
 
 
 def command_line(pid: int, comm: bytes) -> str:
@@ -518,7 +535,7 @@ def _prune_caches(procs: list[Stat]) -> None:
     with _cache_lock:
         for key in [k for k in _meta if (k[0], k[1]) not in live]:
             _meta.pop(key, None)
-        for long_key in [k for k in _long_name_cache if k not in live]:
+        for long_key in [k for k in _long_name_cache if (k[0], k[1]) not in live]:
             _long_name_cache.pop(long_key, None)
 
 
@@ -1379,10 +1396,13 @@ class Server:
             return
         with self.busy:
             self.in_flight += 1
-        if op == "ping":
-            self.handle(rid, op, req)
-            return
-        threading.Thread(target=self.handle, args=(rid, op, req), name=f"{op}-{rid}", daemon=True).start()
+        if op != "ping":
+            try:
+                threading.Thread(target=self.handle, args=(rid, op, req), name=f"{op}-{rid}", daemon=True).start()
+                return
+            except RuntimeError:  # no thread to be had (a host out of memory): answer it here instead
+                log(f"no thread for {op}; handling it inline")
+        self.handle(rid, op, req)
 
     def serve(self, inp: Any) -> None:
         while True:

@@ -111,7 +111,8 @@ def kill_summary(result: KillResult) -> str:
         return "nothing was running"
     gone = "" if not result.survivors else f"; {len(result.survivors)} would not die"
     how = f"{result.termed} on SIGTERM" + (f", {result.killed} needed SIGKILL" if result.killed else "")
-    return (f"stopped {len(result.targets)} processes ({_counts(result.counts)}) in {duration(result.stop_elapsed)}"
+    n = len(result.targets)
+    return (f"stopped {n} process{'es' if n != 1 else ''} ({_counts(result.counts)}) in {duration(result.stop_elapsed)}"
             f" ({how}){gone}; available memory {human(result.before.available)} → {human(result.after.available)}"
             f", settled after {duration(result.elapsed)}")
 
