@@ -15,7 +15,7 @@ import logging
 import zlib
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
 from typing import Any
@@ -38,13 +38,31 @@ def agent_bootstrap() -> str:
     return f"import base64,zlib;exec(zlib.decompress(base64.b64decode('{packed}')))"
 
 
+STDERR_KEEP = 16 * 1024  # the end of what the agent said on stderr, for error messages
+
+
 @dataclass
 class AgentPipe:
     """The transport to one running agent: whatever the subclass opened."""
 
     writer: Any  # has write(bytes)
     reader: Any  # has async readline() -> bytes
+    errors: Any  # has async read(n) -> bytes; always drained, or a chatty agent would block
     handle: Any  # closed by the subclass
+    stderr: bytearray = field(default_factory=bytearray)
+    drain: asyncio.Task[None] | None = None
+
+    async def drain_errors(self) -> None:
+        while chunk := await self.errors.read(4096):
+            self.stderr += chunk
+            del self.stderr[:-STDERR_KEEP]
+
+    async def stderr_text(self) -> str:
+        """What the agent said on stderr; waits briefly for a dying agent to finish saying it."""
+        if self.drain is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(asyncio.shield(self.drain), 2.0)
+        return self.stderr.decode(errors="replace")
 
 
 class Host(ABC):
@@ -66,10 +84,6 @@ class Host(ABC):
         """Start the agent and return its pipe. Raises HostError."""
 
     @abstractmethod
-    async def _agent_stderr(self, pipe: AgentPipe) -> str:
-        """What the agent printed on stderr before dying (best effort)."""
-
-    @abstractmethod
     async def _close_agent(self, pipe: AgentPipe) -> None:
         """Close the agent's channel."""
 
@@ -87,12 +101,13 @@ class Host(ABC):
             if self._pipe is not None:
                 return self._pipe
             pipe = await self._open_agent()
+            pipe.drain = asyncio.create_task(pipe.drain_errors(), name=f"agent-stderr-{self.name}")
             self._pipe = pipe
             self._reader_task = asyncio.create_task(self._read_answers(pipe), name=f"agent-reader-{self.name}")
             try:
                 hello = await self._send(pipe, "hello", {}, timeout=HELLO_TIMEOUT)
             except HostError:
-                stderr = await self._agent_stderr(pipe)
+                stderr = await pipe.stderr_text()
                 await self._drop(pipe)
                 raise AgentUnavailable(_agent_start_problem(stderr, self.config.python), host=self.name,
                                        stderr=stderr) from None
@@ -167,10 +182,11 @@ class Host(ABC):
         with contextlib.suppress(Exception):
             await self._close_agent(pipe)
         task, self._reader_task = self._reader_task, None
-        if task is not None and task is not asyncio.current_task():
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
+        for t in (task, pipe.drain):
+            if t is not None and t is not asyncio.current_task():
+                t.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await t
 
     async def close(self) -> None:
         if self._pipe is not None:

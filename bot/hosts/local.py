@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import sys
 
 from bot.errors import AgentUnavailable
@@ -22,15 +21,7 @@ class LocalHost(Host):
             )
         except OSError as exc:
             raise AgentUnavailable(f"cannot start the rigops agent: {exc}", host=self.name) from exc
-        return AgentPipe(writer=proc.stdin, reader=proc.stdout, handle=proc)
-
-    async def _agent_stderr(self, pipe: AgentPipe) -> str:
-        proc: asyncio.subprocess.Process = pipe.handle
-        if proc.stderr is None:
-            return ""
-        with contextlib.suppress(Exception):
-            return (await asyncio.wait_for(proc.stderr.read(65536), 2.0)).decode(errors="replace")
-        return ""
+        return AgentPipe(writer=proc.stdin, reader=proc.stdout, errors=proc.stderr, handle=proc)
 
     async def _close_agent(self, pipe: AgentPipe) -> None:
         proc: asyncio.subprocess.Process = pipe.handle

@@ -70,14 +70,7 @@ class SshHost(Host):
         except (asyncssh.Error, OSError) as exc:
             self._conn = None
             raise AgentUnavailable(f"cannot open a channel for the agent: {exc}", host=self.name) from exc
-        return AgentPipe(writer=proc.stdin, reader=proc.stdout, handle=proc)
-
-    async def _agent_stderr(self, pipe: AgentPipe) -> str:
-        proc: asyncssh.SSHClientProcess[bytes] = pipe.handle
-        with contextlib.suppress(Exception):
-            data = await asyncio.wait_for(proc.stderr.read(65536), 2.0)
-            return data.decode(errors="replace")
-        return ""
+        return AgentPipe(writer=proc.stdin, reader=proc.stdout, errors=proc.stderr, handle=proc)
 
     async def _close_agent(self, pipe: AgentPipe) -> None:
         proc: asyncssh.SSHClientProcess[bytes] = pipe.handle
