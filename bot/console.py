@@ -103,6 +103,7 @@ async def run_console(config: Config, state_dir: Path, *, yes: bool, user: str, 
         try:
             await connect(handler)
             await emu.wait_connected()
+            await app.start()
             if interactive:
                 print("rigops console — type a message as in the ops channel, or /rigops help. Ctrl-D quits.",
                       file=out, flush=True)
@@ -112,6 +113,7 @@ async def run_console(config: Config, state_dir: Path, *, yes: bool, user: str, 
             await emu.wait_for(lambda: all(emu.ack_for(e) for e in emu.envelopes), timeout=10)
         finally:
             await disconnect(handler)
+            await app.close()
             await services.close()
     return 0
 

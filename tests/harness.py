@@ -10,7 +10,7 @@ from typing import Any
 from bot.config import Config, parse
 from bot.emulator import SlackEmulator
 from bot.services import Services
-from bot.slack.app import connect, create_app, disconnect, socket_mode_handler
+from bot.slack.app import RigopsApp, connect, create_app, disconnect, socket_mode_handler
 
 OPS = "C0OPS"
 HUMAN = "U0HUMAN"
@@ -21,14 +21,24 @@ def make_config(hosts: dict[str, Any], *, confirm: bool = True, **extra: Any) ->
 
 
 @asynccontextmanager
-async def running_bot(emu: SlackEmulator, config: Config, state_dir: Path) -> AsyncIterator[Services]:
+async def running_app(emu: SlackEmulator, config: Config, state_dir: Path, *, poll: float = 0.2,
+                      card_interval: float = 0.5) -> AsyncIterator[RigopsApp]:
+    """The whole bot, following builds quickly (polls every 0.2 s) so tests need not wait long."""
     services = Services.open(config, state_dir)
-    app = create_app(services, bot_token=emu.bot_token, api_url=emu.api_url)
+    app = create_app(services, bot_token=emu.bot_token, api_url=emu.api_url, poll=poll, card_interval=card_interval)
     handler = socket_mode_handler(app, app_token=emu.app_token, ping_interval=0.5)
     await connect(handler)
     await emu.wait_connected()
+    await app.start()
     try:
-        yield services
+        yield app
     finally:
         await disconnect(handler)
+        await app.close()
         await services.close()
+
+
+@asynccontextmanager
+async def running_bot(emu: SlackEmulator, config: Config, state_dir: Path) -> AsyncIterator[Services]:
+    async with running_app(emu, config, state_dir) as app:
+        yield app.follower.services

@@ -1271,6 +1271,38 @@ def op_tail(req: dict[str, Any]) -> dict[str, Any]:
     return {"lines": lines, "size": size, "truncated": truncated, "bytes_read": bytes_read}
 
 
+def op_read(req: dict[str, Any]) -> dict[str, Any]:
+    """Bytes of a growing file from ``offset``, ending at a line break unless one line fills the chunk.
+
+    A follower calls it repeatedly with the returned ``offset``: the cost is the new bytes, not the file.
+    """
+    path = arg_path(req, "path")
+    offset = arg_int(req, "offset", 0, 0, 1 << 62)
+    max_bytes = arg_int(req, "max_bytes", 1 << 20, 1, 64 << 20)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except FileNotFoundError:
+        raise AgentError("not_found", f"{path} does not exist") from None
+    except OSError as e:
+        raise AgentError("unreadable", f"cannot open {path}: {e.strerror}") from None
+    try:
+        st = os.fstat(fd)
+        if not stat_is_reg(st.st_mode):
+            raise AgentError("not_a_file", f"{path} is not a regular file")
+        size = st.st_size
+        if offset > size:  # truncated or replaced: start again
+            offset = 0
+        data = os.pread(fd, min(max_bytes, size - offset), offset) if size > offset else b""
+    finally:
+        os.close(fd)
+    cut = max(data.rfind(b"\n"), data.rfind(b"\r"))
+    if cut >= 0:
+        data = data[: cut + 1]
+    elif len(data) < max_bytes:
+        data = b""  # a line still being written: wait for its end
+    return {"data": data.decode("utf-8", "replace"), "offset": offset + len(data), "size": size}
+
+
 GPU_QUERY = (
     "--query-gpu=index,name,uuid,utilization.gpu,memory.used,memory.total,temperature.gpu,power.draw",
     "--format=csv,noheader,nounits",
@@ -1313,6 +1345,7 @@ OPS = {
     "spawn": op_spawn,
     "status": op_status,
     "tail": op_tail,
+    "read": op_read,
     "gpu": op_gpu,
 }
 

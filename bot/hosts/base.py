@@ -23,7 +23,7 @@ from typing import Any
 from bot.config import HostConfig
 from bot.errors import ActionFailed, AgentUnavailable, HostError, HostTimeout
 from bot.hosts.agent import BUILD_TOOL_NAMES
-from bot.hosts.models import AgentInfo, GpuReport, KillResult, RunStatus, Snapshot, Spawned, Tail
+from bot.hosts.models import AgentInfo, GpuReport, KillResult, LogChunk, RunStatus, Snapshot, Spawned, Tail
 
 log = logging.getLogger(__name__)
 HELLO_TIMEOUT = 15.0
@@ -225,6 +225,11 @@ class Host(ABC):
         d = await self.request("tail", {"path": path, "lines": lines})
         return Tail(path=path, lines=tuple(str(x) for x in d.get("lines", ())), size=int(d.get("size") or 0),
                     truncated=bool(d.get("truncated")))
+
+    async def read(self, path: str, *, offset: int, max_bytes: int = 1 << 20) -> LogChunk:
+        """The log's text from ``offset`` on, up to ``max_bytes``; costs the new bytes, not the file."""
+        d = await self.request("read", {"path": path, "offset": offset, "max_bytes": max_bytes})
+        return LogChunk(data=str(d.get("data", "")), offset=int(d.get("offset") or 0), size=int(d.get("size") or 0))
 
     async def gpu(self) -> GpuReport:
         from bot.gpu import parse_gpu_report  # parsing lives with its canned-text tests

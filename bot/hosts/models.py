@@ -148,6 +148,15 @@ class Tail:
 
 
 @dataclass(frozen=True)
+class LogChunk:
+    """New text of a growing log: ``data`` ends at a line break; read on from ``offset``."""
+
+    data: str
+    offset: int
+    size: int
+
+
+@dataclass(frozen=True)
 class Gpu:
     index: str
     name: str

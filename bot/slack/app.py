@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 
 from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
 from slack_bolt.async_app import AsyncApp
@@ -10,26 +11,44 @@ from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetry
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.services import Services
+from bot.slack.follow import CARD_INTERVAL, POLL_INTERVAL, Follower
 from bot.slack.listeners import register
 
 log = logging.getLogger(__name__)
 RATE_LIMIT_RETRIES = 3
 
 
+@dataclass
+class RigopsApp:
+    """The bolt app and the build follower that posts into its threads."""
+
+    bolt: AsyncApp
+    follower: Follower
+
+    async def start(self) -> None:
+        """Pick up the builds rigops left running (after a restart)."""
+        await self.follower.resume()
+
+    async def close(self) -> None:
+        await self.follower.close()
+
+
 def create_app(services: Services, *, bot_token: str, signing_secret: str | None = None,
-               api_url: str | None = None) -> AsyncApp:
-    """An AsyncApp with rigops' listeners; ``api_url`` points the Web API elsewhere (the emulator)."""
+               api_url: str | None = None, poll: float = POLL_INTERVAL,
+               card_interval: float = CARD_INTERVAL) -> RigopsApp:
+    """rigops on bolt; ``api_url`` points the Web API elsewhere (the emulator)."""
     client = AsyncWebClient(token=bot_token, base_url=api_url or AsyncWebClient.BASE_URL)
     client.retry_handlers.append(AsyncRateLimitErrorRetryHandler(max_retry_count=RATE_LIMIT_RETRIES))
     app = AsyncApp(client=client, signing_secret=signing_secret or "", process_before_response=False,
                    request_verification_enabled=signing_secret is not None)
-    register(app, services)
-    return app
+    follower = Follower(services, client, poll=poll, card_interval=card_interval)
+    register(app, services, follower)
+    return RigopsApp(bolt=app, follower=follower)
 
 
-def socket_mode_handler(app: AsyncApp, *, app_token: str, ping_interval: float = 10) -> AsyncSocketModeHandler:
+def socket_mode_handler(app: RigopsApp, *, app_token: str, ping_interval: float = 10) -> AsyncSocketModeHandler:
     """Socket Mode over the app's own Web API client; a dropped socket is noticed within ``ping_interval``."""
-    return AsyncSocketModeHandler(app, app_token, web_client=app.client, ping_interval=ping_interval)
+    return AsyncSocketModeHandler(app.bolt, app_token, web_client=app.bolt.client, ping_interval=ping_interval)
 
 
 # bolt's handler methods carry no annotations; these give the rest of rigops typed calls.

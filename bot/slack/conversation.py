@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import replace
 
 from bot.actions import Requester
@@ -18,12 +19,16 @@ from bot.services import Services
 from bot.slack import messages, render
 from bot.slack.render import StepLine
 from bot.slack.thread import Thread
+from bot.store import BuildRun
 
 log = logging.getLogger(__name__)
 
 
+BuildStarted = Callable[[BuildRun], None]
+
+
 async def handle_plan(services: Services, thread: Thread, plan: Plan, *, requester: Requester,
-                      request_ts: str | None) -> None:
+                      request_ts: str | None, on_build: BuildStarted | None = None) -> None:
     """Answer a parsed request: refuse, confirm, or run it."""
     if plan.error:
         await thread.post(messages.plan_refused(plan))
@@ -34,7 +39,7 @@ async def handle_plan(services: Services, thread: Thread, plan: Plan, *, request
     if plan.destructive and services.config.confirm:
         await ask_confirmation(services, thread, plan, requester=requester, request_ts=request_ts)
         return
-    await execute(services, thread, plan, requester=requester, request_ts=request_ts)
+    await execute(services, thread, plan, requester=requester, request_ts=request_ts, on_build=on_build)
 
 
 async def ask_confirmation(services: Services, thread: Thread, plan: Plan, *, requester: Requester,
@@ -52,7 +57,8 @@ async def ask_confirmation(services: Services, thread: Thread, plan: Plan, *, re
 
 
 async def execute(services: Services, thread: Thread, plan: Plan, *, requester: Requester,
-                  request_ts: str | None = None, status_ts: str | None = None, note: str = "") -> None:
+                  request_ts: str | None = None, status_ts: str | None = None, note: str = "",
+                  on_build: BuildStarted | None = None) -> None:
     """Run the plan's steps in order, editing one status message; stop at the first failure."""
     requester = replace(requester, channel=thread.channel, thread_ts=thread.thread_ts)
     lines = [StepLine(s, "waiting") for s in plan.steps]
@@ -71,7 +77,7 @@ async def execute(services: Services, thread: Thread, plan: Plan, *, requester: 
             lines[i] = StepLine(step, "running")
             await show()
             try:
-                summary = await _run_one(services, thread, plan, i, requester)
+                summary = await _run_one(services, thread, plan, i, requester, on_build)
                 lines[i] = StepLine(step, "done", summary)
             except RigopsError as exc:
                 lines[i] = StepLine(step, "failed", str(exc))
@@ -97,7 +103,8 @@ class _nothing:
         return None
 
 
-async def _run_one(services: Services, thread: Thread, plan: Plan, index: int, requester: Requester) -> str:
+async def _run_one(services: Services, thread: Thread, plan: Plan, index: int, requester: Requester,
+                   on_build: BuildStarted | None) -> str:
     step = plan.steps[index]
     if step.action == "help":
         await thread.post(messages.HELP)
@@ -111,6 +118,8 @@ async def _run_one(services: Services, thread: Thread, plan: Plan, index: int, r
                              thread_ts=requester.thread_ts, host=plan.host, build=plan.build,
                              detail=step.to_json())
     result = await run_step(ctx, step)
+    if isinstance(result, RebuildResult) and on_build is not None:
+        on_build(result.run)
     return await _show_result(thread, result)
 
 

@@ -13,29 +13,36 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot import intents
 from bot.actions import Requester
+from bot.plan import Plan, Step
 from bot.services import Services
 from bot.slack import messages
 from bot.slack.conversation import execute, handle_plan
+from bot.slack.follow import Follower
 from bot.slack.thread import Thread
 
 log = logging.getLogger(__name__)
 # Message subtypes that are still a person writing; edits, joins, bot posts and deletions are not.
 HUMAN_SUBTYPES = frozenset({None, "thread_broadcast", "file_share"})
+SHOW_LOG_LINES = 80
 
 
-def register(app: AsyncApp, services: Services) -> None:
-    listeners = Listeners(services)
+def register(app: AsyncApp, services: Services, follower: Follower) -> None:
+    listeners = Listeners(services, follower)
     app.event("message")(listeners.on_message)
     app.event("app_mention")(listeners.on_mention)
     app.command("/rigops")(listeners.on_command)
     app.action(messages.RUN_ACTION)(listeners.on_run)
     app.action(messages.CANCEL_ACTION)(listeners.on_cancel)
+    app.action(messages.RETRY_ACTION)(listeners.on_retry)
+    app.action(messages.RETRY_HALF_ACTION)(listeners.on_retry)
+    app.action(messages.SHOW_LOG_ACTION)(listeners.on_show_log)
     app.error(listeners.on_error)
 
 
 class Listeners:
-    def __init__(self, services: Services) -> None:
+    def __init__(self, services: Services, follower: Follower) -> None:
         self.services = services
+        self.follower = follower
 
     def _first_delivery(self, body: dict[str, Any]) -> bool:
         event_id = body.get("event_id")
@@ -72,7 +79,8 @@ class Listeners:
             if addressed:
                 await thread.post(messages.NOT_UNDERSTOOD)
             return
-        await handle_plan(self.services, thread, plan, requester=Requester(user=str(event["user"])), request_ts=ts)
+        await handle_plan(self.services, thread, plan, requester=Requester(user=str(event["user"])), request_ts=ts,
+                          on_build=self.follower.follow)
 
     async def on_command(self, ack: AsyncAck, command: dict[str, Any], client: AsyncWebClient) -> None:
         await ack()
@@ -80,7 +88,7 @@ class Listeners:
             thread = Thread(client, str(command["channel_id"]), None)
             plan = intents.parse_command(command.get("text") or "", config=self.services.config)
             await handle_plan(self.services, thread, plan, requester=Requester(user=str(command["user_id"])),
-                              request_ts=None)
+                              request_ts=None, on_build=self.follower.follow)
 
     async def on_run(self, ack: AsyncAck, body: dict[str, Any], client: AsyncWebClient) -> None:
         await ack()
@@ -93,7 +101,7 @@ class Listeners:
             thread = Thread(client, pending.channel, pending.thread_ts)
             await execute(self.services, thread, pending.plan, requester=Requester(user=pending.user),
                           request_ts=pending.request_ts, status_ts=pending.message_ts,
-                          note=messages.approved_by(user))
+                          note=messages.approved_by(user), on_build=self.follower.follow)
             self.services.store.finish_plan(plan_id)
 
     async def on_cancel(self, ack: AsyncAck, body: dict[str, Any], client: AsyncWebClient) -> None:
@@ -109,6 +117,32 @@ class Listeners:
                 text = messages.CANCELLED.format(user=user)
                 await thread.update(pending.message_ts, text,
                                     blocks=[{"type": "section", "text": {"type": "mrkdwn", "text": text}}])
+
+    async def on_retry(self, ack: AsyncAck, body: dict[str, Any], client: AsyncWebClient) -> None:
+        """Retry (or Retry at half the jobs) under a build's result: start it again, in the same thread."""
+        await ack()
+        async with self.services.activity.track():
+            user, run_id = _pressed(body)
+            run = self.services.store.run(run_id)
+            if run is None or not run.channel:
+                return
+            halve = body["actions"][0]["action_id"] == messages.RETRY_HALF_ACTION
+            jobs = max(1, (run.jobs or 2) // 2) if halve else run.jobs
+            plan = Plan(host=run.host, build=run.build, steps=(Step("rebuild", jobs=jobs),))
+            thread = Thread(client, run.channel, run.thread_ts)
+            await execute(self.services, thread, plan, requester=Requester(user=user),
+                          note=messages.retried_by(user), on_build=self.follower.follow)
+
+    async def on_show_log(self, ack: AsyncAck, body: dict[str, Any], client: AsyncWebClient) -> None:
+        await ack()
+        async with self.services.activity.track():
+            user, run_id = _pressed(body)
+            run = self.services.store.run(run_id)
+            if run is None or not run.channel:
+                return
+            plan = Plan(host=run.host, build=run.build, steps=(Step("log", lines=SHOW_LOG_LINES),))
+            await execute(self.services, Thread(client, run.channel, run.thread_ts), plan,
+                          requester=Requester(user=user))
 
     async def _stale(self, body: dict[str, Any], client: AsyncWebClient, plan_id: int) -> None:
         known = self.services.store.plan(plan_id)

@@ -6,6 +6,9 @@ from bot.plan import Plan
 
 RUN_ACTION = "rigops_run"
 CANCEL_ACTION = "rigops_cancel"
+RETRY_ACTION = "rigops_retry"
+RETRY_HALF_ACTION = "rigops_retry_half"
+SHOW_LOG_ACTION = "rigops_show_log"
 
 HELP = """*rigops* stops runaway builds, shows memory and restarts builds at the parallelism you ask for.
 Say it in the ops channel or mention me, e.g. _oom-ing pretty bad, try -j20_, _free -h_, _kill the build_, \
@@ -34,6 +37,10 @@ def plan_refused(plan: Plan) -> str:
 
 def confirm_prompt(user: str) -> str:
     return f"<@{user}> wants this — press *Run* to go ahead."
+
+
+def retried_by(user: str) -> str:
+    return f"Retry pressed by <@{user}>."
 
 
 def approved_by(user: str) -> str:

@@ -11,11 +11,14 @@ from bot.actions.log import LogTail
 from bot.actions.rebuild import RebuildResult
 from bot.actions.status import StatusReport
 from bot.config import Config
+from bot.diagnose import Diagnosis
 from bot.hosts.models import GpuReport, KillResult, Proc, Snapshot
 from bot.memory import human
 from bot.plan import Plan, Step
+from bot.progress import Progress
 from bot.redact import redact
-from bot.slack.messages import CANCEL_ACTION, RUN_ACTION
+from bot.slack.messages import CANCEL_ACTION, RETRY_ACTION, RETRY_HALF_ACTION, RUN_ACTION, SHOW_LOG_ACTION
+from bot.store import BuildRun
 
 StepState = Literal["waiting", "running", "done", "failed", "skipped"]
 STATE_ICON: dict[StepState, str] = {"waiting": ":white_small_square:", "running": ":hourglass_flowing_sand:",
@@ -204,3 +207,68 @@ def hosts_text(config: Config) -> str:
         builds = ", ".join(f"`{b}`" for b in host.builds) or "no builds"
         rows.append(f"• *{host.name}* ({where}) — {builds}")
     return "\n".join(rows)
+
+
+MEMORY_CATEGORIES = frozenset({"oom_compiler", "oom_kernel"})
+RESULT_ICON = {"succeeded": ":white_check_mark:", "failed": ":x:", "stopped": ":octagonal_sign:",
+               "lost": ":grey_question:", "running": ":hourglass_flowing_sand:"}
+
+
+def build_card(run: BuildRun, progress: Progress, *, eta: float | None, peak_used: int, peak_tools: int,
+               total_memory: int, final: str | None) -> str:
+    """The live status card of a build, edited in place while it runs."""
+    state = final or "running"
+    elapsed = (run.ended_at if final and run.ended_at else time.time()) - run.started_at
+    rows = [f"{RESULT_ICON.get(state, '')} `{run.build}` on *{run.host}* — {state} · {duration(elapsed)} · "
+            f"-j{run.jobs} · run {run.id}"]
+    parts = []
+    if progress.done is not None and progress.total:
+        parts.append(f"[{progress.done}/{progress.total}]")
+    if progress.percent is not None:
+        parts.append(f"{progress.percent:.0f}%")
+    if eta is not None and not final:
+        parts.append(f"ETA {duration(eta)}")
+    if progress.phase:
+        parts.append(progress.phase)
+    if parts:
+        rows.append(" · ".join(parts))
+    if total_memory:
+        rows.append(f"peak memory used {human(peak_used)} of {human(total_memory)}"
+                    + (f" (build tools {human(peak_tools)})" if peak_tools else ""))
+    if progress.last_line and not final:
+        rows.append(f"`{progress.last_line[:150]}`")
+    return redact("\n".join(rows))
+
+
+def build_result(run: BuildRun, diagnosis: Diagnosis | None) -> tuple[str, list[dict[str, Any]]]:
+    """The message that says how a build ended, with the first real error, its fix and what to do next."""
+    who = f" <@{run.started_by}>" if run.started_by else ""
+    took = duration((run.ended_at or time.time()) - run.started_at)
+    if run.state == "succeeded":
+        text = f":white_check_mark: `{run.build}` on *{run.host}* succeeded in {took} (-j{run.jobs}).{who}"
+        return text, [{"type": "section", "text": {"type": "mrkdwn", "text": text}}]
+    if run.state == "lost":
+        text = (f":grey_question: `{run.build}` on *{run.host}* is lost: it is gone and left no exit status "
+                f"(the host rebooted, or the build was killed with its supervisor).{who}")
+    else:
+        text = f":x: `{run.build}` on *{run.host}* failed after {took} (exit {run.exit_status}, -j{run.jobs}).{who}"
+    if diagnosis is not None and diagnosis.line:
+        line = _clip(diagnosis.line, 1500)
+        text += f"\n*First error* (`{diagnosis.category}`):\n```{line}```\n*Fix:* {diagnosis.fix}"
+    elif diagnosis is not None:
+        text += f"\nNo error line found. {diagnosis.fix}"
+    text = redact(text)
+    buttons = [_button("Retry", RETRY_ACTION, run.id, primary=True)]
+    if diagnosis is not None and diagnosis.category in MEMORY_CATEGORIES and (run.jobs or 0) > 1:
+        buttons.append(_button(f"Retry at -j{max(1, (run.jobs or 2) // 2)}", RETRY_HALF_ACTION, run.id))
+    buttons.append(_button("Show log", SHOW_LOG_ACTION, run.id))
+    return text, [{"type": "section", "text": {"type": "mrkdwn", "text": _clip(text)}},
+                  {"type": "actions", "block_id": f"run-{run.id}", "elements": buttons}]
+
+
+def _button(label: str, action_id: str, run_id: int, *, primary: bool = False) -> dict[str, Any]:
+    button: dict[str, Any] = {"type": "button", "action_id": action_id, "value": str(run_id),
+                              "text": {"type": "plain_text", "text": label}}
+    if primary:
+        button["style"] = "primary"
+    return button

@@ -27,13 +27,19 @@ async def run_bot(config: Config, state_dir: Path, *, bot_token: str, app_token:
             app = create_app(services, bot_token=bot_token, api_url=api_url)
             handler = socket_mode_handler(app, app_token=app_token)
             log.info("connecting to Slack over Socket Mode")
+            await app.start()
             try:
                 await serve_forever(handler)
             finally:
                 await disconnect(handler)
+                await app.close()
         else:
             app = create_app(services, bot_token=bot_token, signing_secret=signing_secret, api_url=api_url)
-            await serve_http(app.server(port=http_port, host=http_bind), port=http_port)
+            await app.start()
+            try:
+                await serve_http(app.bolt.server(port=http_port, host=http_bind), port=http_port)
+            finally:
+                await app.close()
     finally:
         await services.close()
 

@@ -34,11 +34,13 @@ class Thread:
             self.thread_ts = ts
         return ts
 
-    async def update(self, ts: str, text: str, *, blocks: list[dict[str, Any]] | None = None) -> None:
+    async def update(self, ts: str, text: str, *, blocks: list[dict[str, Any]] | None = None) -> bool:
         try:
             await self.client.chat_update(channel=self.channel, ts=ts, text=redact(text), blocks=blocks or [])
         except SlackApiError as exc:
             log.error("chat.update of %s failed: %s", ts, exc.response.get("error"))
+            return False
+        return True
 
     async def react(self, ts: str | None, name: str) -> None:
         if ts is None:

@@ -1,0 +1,202 @@
+"""Following a build in its thread until it ends: a live status card, then the result with a diagnosis.
+
+One task per run. It polls the host's agent (status, the new log bytes, memory) every few seconds, edits
+one card at most every few seconds (backing off when Slack rate-limits), and on the end posts success or
+the first real error with its known fix and buttons. On start the bot resumes every run it left running.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from dataclasses import dataclass, field
+
+from slack_sdk.web.async_client import AsyncWebClient
+
+from bot.diagnose import Diagnosis, diagnose
+from bot.errors import HostError
+from bot.progress import ProgressTracker
+from bot.services import Services
+from bot.slack import render
+from bot.slack.thread import Thread
+from bot.store import BuildRun, RunState
+
+log = logging.getLogger(__name__)
+POLL_INTERVAL = 2.0
+CARD_INTERVAL = 5.0
+MAX_CARD_INTERVAL = 60.0
+READ_CHUNK = 4 << 20
+LOG_HEAD = 16 << 20  # what is kept for the diagnosis: the start and the end of a long log
+LOG_TAIL = 16 << 20
+
+
+@dataclass
+class LogKeeper:
+    """The text of a log read so far, bounded: its first LOG_HEAD and last LOG_TAIL characters."""
+
+    head: list[str] = field(default_factory=list)
+    head_size: int = 0
+    tail: list[str] = field(default_factory=list)
+    tail_size: int = 0
+
+    def add(self, text: str) -> None:
+        if self.head_size < LOG_HEAD:
+            take = text[: LOG_HEAD - self.head_size]
+            self.head.append(take)
+            self.head_size += len(take)
+            text = text[len(take):]
+        if text:
+            self.tail.append(text)
+            self.tail_size += len(text)
+            while self.tail_size - len(self.tail[0]) >= LOG_TAIL:
+                self.tail_size -= len(self.tail.pop(0))
+
+    def text(self) -> str:
+        return "".join(self.head) + "".join(self.tail)
+
+
+@dataclass
+class Following:
+    run: BuildRun
+    thread: Thread | None
+    tracker: ProgressTracker = field(default_factory=ProgressTracker)
+    keeper: LogKeeper = field(default_factory=LogKeeper)
+    offset: int = 0
+    card_ts: str | None = None
+    card_due: float = 0.0
+    card_interval: float = CARD_INTERVAL
+    peak_used: int = 0
+    peak_tools: int = 0
+    total_memory: int = 0
+
+
+class Follower:
+    def __init__(self, services: Services, client: AsyncWebClient, *, poll: float = POLL_INTERVAL,
+                 card_interval: float = CARD_INTERVAL) -> None:
+        self.services = services
+        self.client = client
+        self.poll = poll
+        self.card_interval = card_interval
+        self._tasks: dict[int, asyncio.Task[None]] = {}
+
+    def follow(self, run: BuildRun) -> None:
+        """Start following a run (once; a second call for the same run does nothing)."""
+        if run.id in self._tasks and not self._tasks[run.id].done():
+            return
+        self._tasks[run.id] = asyncio.create_task(self._follow(run), name=f"follow-run-{run.id}")
+
+    async def resume(self) -> None:
+        """Follow every run the state says is still running (after a restart of the bot)."""
+        for run in self.services.store.runs(live=True, limit=1000):
+            if run.host in self.services.config.hosts:
+                self.follow(run)
+
+    async def wait(self, run_id: int) -> None:
+        task = self._tasks.get(run_id)
+        if task is not None:
+            await asyncio.shield(task)
+
+    async def close(self) -> None:
+        tasks = list(self._tasks.values())
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+
+    async def _follow(self, run: BuildRun) -> None:
+        thread = Thread(self.client, run.channel, run.thread_ts) if run.channel else None
+        state = Following(run=run, thread=thread, card_interval=self.card_interval)
+        failures = 0
+        while True:
+            try:
+                ended = await self._tick(state)
+                failures = 0
+            except HostError as exc:
+                failures += 1
+                log.warning("following run %d on %s: %s", run.id, run.host, exc)
+                if failures == 3 and thread is not None:
+                    await thread.post(f":warning: lost contact with {run.host} while following `{run.build}`: "
+                                      f"{exc.reason}. I keep trying.")
+                ended = False
+            except Exception:
+                log.exception("following run %d failed", run.id)
+                return
+            if ended:
+                return
+            await asyncio.sleep(self.poll * min(2 ** failures, 30))
+
+    async def _tick(self, state: Following) -> bool:
+        """One look at the run; True when it has ended and was reported."""
+        run = state.run
+        host = self.services.hosts[run.host]
+        (status,), boot_id = await host.run_status([(run.pid, run.start, run.exit_file, run.log)])
+        await self._read_log(state)
+        if run.boot_id and boot_id and boot_id != run.boot_id:
+            await self._finish(state, "lost", None)
+            return True
+        if not status.alive:
+            await self._read_log(state)
+            if status.finished:
+                code = status.exit_status if status.exit_status is not None else 128 + (status.signal or 0)
+                await self._finish(state, "succeeded" if code == 0 else "failed", code, ended=status.ended)
+            else:
+                await self._finish(state, "lost", None)
+            return True
+        snap = await host.snapshot(user=self.services.config.hosts[run.host].user, top=0)
+        state.total_memory = snap.memory.total
+        state.peak_used = max(state.peak_used, snap.memory.used)
+        state.peak_tools = max(state.peak_tools, sum(p.rss for p in snap.tools))
+        await self._card(state, final=None)
+        return False
+
+    async def _read_log(self, state: Following) -> None:
+        host = self.services.hosts[state.run.host]
+        while True:
+            chunk = await host.read(state.run.log, offset=state.offset, max_bytes=READ_CHUNK)
+            if chunk.offset < state.offset:  # the log was truncated or replaced
+                state.tracker, state.keeper = ProgressTracker(), LogKeeper()
+            state.offset = chunk.offset
+            if chunk.data:
+                state.tracker.feed(chunk.data, now=time.time())
+                state.keeper.add(chunk.data)
+            if len(chunk.data) < READ_CHUNK // 2:
+                return
+
+    async def _card(self, state: Following, *, final: str | None) -> None:
+        if state.thread is None:
+            return
+        now = time.monotonic()
+        if final is None and now < state.card_due:
+            return
+        text = render.build_card(state.run, state.tracker.progress(), eta=state.tracker.eta(time.time()),
+                                 peak_used=state.peak_used, peak_tools=state.peak_tools,
+                                 total_memory=state.total_memory, final=final)
+        ok = True
+        if state.card_ts is None:
+            state.card_ts = await state.thread.post(text)
+            ok = state.card_ts is not None
+        else:
+            ok = await state.thread.update(state.card_ts, text)
+        # Slack rate-limits chat.update; when an edit fails even after retries, edit less often
+        state.card_interval = self.card_interval if ok else min(state.card_interval * 2, MAX_CARD_INTERVAL)
+        state.card_due = now + state.card_interval
+
+    async def _finish(self, state: Following, result: RunState, code: int | None, *,
+                      ended: float | None = None) -> None:
+        run = state.run
+        current = self.services.store.run(run.id)
+        stopped_by_us = current is not None and current.state == "stopped"
+        if not stopped_by_us:
+            self.services.store.finish_run(run.id, state=result, exit_status=code, ended_at=ended)
+        final = self.services.store.run(run.id) or run
+        await self._card(state, final=final.state)
+        if state.thread is None or stopped_by_us:
+            return
+        diagnosis: Diagnosis | None = None
+        if final.state == "failed":
+            diagnosis = await asyncio.to_thread(diagnose, state.keeper.text())
+        text, blocks = render.build_result(final, diagnosis)
+        await state.thread.post(text, blocks=blocks)

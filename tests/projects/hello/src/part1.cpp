@@ -1,0 +1,1 @@
+int part1() { return 1; }

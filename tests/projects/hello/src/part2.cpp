@@ -1,0 +1,1 @@
+int part2() { return 2; }

@@ -1,0 +1,1 @@
+int part3() { return 3; }

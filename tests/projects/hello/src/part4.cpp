@@ -1,0 +1,1 @@
+int part4() { return 4; }

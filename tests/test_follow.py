@@ -1,0 +1,157 @@
+"""Builds followed in their thread: a live card, the result with the first real error and its fix, buttons,
+and picking up where the bot left off after a restart — real cmake + ninja builds, real processes."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from bot.config import Config
+from bot.emulator import Message, SlackEmulator
+from bot.slack.messages import RETRY_ACTION, RETRY_HALF_ACTION, SHOW_LOG_ACTION
+from tests.harness import OPS, make_config, running_app
+from tests.scenario import has_buttons, thread_text, wait_until
+
+PROJECT = Path(__file__).parent / "projects" / "hello"
+BUILD = "cmake -S . -B out -G Ninja && cmake --build out --parallel {jobs}"
+pytestmark = pytest.mark.skipif(not (shutil.which("cmake") and shutil.which("ninja") and shutil.which("g++")),
+                                reason="needs cmake, ninja and g++")
+
+
+def project(tmp_path: Path, *, break_with: str | None = None) -> Path:
+    src = tmp_path / "hello"
+    shutil.copytree(PROJECT, src)
+    if break_with is not None:
+        (src / "src" / "part3.cpp").write_text(break_with)
+    return src
+
+
+def config(workdir: Path, *, command: str = BUILD) -> Config:
+    return make_config({"b200": {"address": "local", "builds": {"hello": {
+        "workdir": str(workdir), "command": command, "jobs": 2, "log_dir": str(workdir / "logs")}}}},
+        confirm=False)
+
+
+def result_message(emu: SlackEmulator, root: str) -> Message | None:
+    return next((m for m in emu.thread(OPS, root) if "on *b200* succeeded" in m.text or "on *b200* failed" in m.text
+                 or "is lost" in m.text), None)
+
+
+async def start_build(emu: SlackEmulator, text: str = "rebuild -j2") -> str:
+    event = await emu.send_message(text, channel=OPS)
+    return str(event["ts"])
+
+
+async def wait_result(emu: SlackEmulator, root: str, *, after: int = 0, timeout: float = 90) -> Message:
+    def found() -> Message | None:
+        results = [m for m in emu.thread(OPS, root) if "on *b200* succeeded" in m.text
+                   or "on *b200* failed" in m.text or "is lost" in m.text]
+        return results[after] if len(results) > after else None
+
+    message: Message = await emu.wait_for(found, timeout=timeout)
+    return message
+
+
+async def test_a_build_that_succeeds_is_reported_with_its_duration(
+        emulator: SlackEmulator, tmp_path: Path, state_dir: Path) -> None:
+    async with running_app(emulator, config(project(tmp_path)), state_dir) as app:
+        root = await start_build(emulator)
+        result = await wait_result(emulator, root)
+        runs = app.follower.services.store.runs()
+    assert "succeeded in" in result.text and "<@U0HUMAN>" in result.text and not has_buttons(result)
+    card = next(m for m in emulator.thread(OPS, root) if "`hello` on *b200* —" in m.text)
+    assert "succeeded" in card.text and "[7/7]" in card.text
+    assert runs[0].state == "succeeded" and runs[0].exit_status == 0
+    assert (tmp_path / "hello" / "out" / "hello").exists()
+
+
+async def test_a_failed_build_shows_the_first_real_error_and_its_fix(
+        emulator: SlackEmulator, tmp_path: Path, state_dir: Path) -> None:
+    broken = project(tmp_path, break_with="#include <numa.h>\nint part3() { return 3; }\n")
+    async with running_app(emulator, config(broken), state_dir) as app:
+        root = await start_build(emulator)
+        result = await wait_result(emulator, root)
+        assert "failed after" in result.text and "(exit 1, -j2)" in result.text
+        assert "missing_syshdr" in result.text and "fatal error: numa.h: No such file or directory" in result.text
+        assert "libnuma-dev" in result.text and "<@U0HUMAN>" in result.text
+        assert "[Retry]" in thread_text(emulator, OPS, root) and RETRY_HALF_ACTION not in str(result.blocks)
+        services = app.follower.services
+        before = services.activity.finished
+        await emulator.click(result.ts, SHOW_LOG_ACTION, channel=OPS)
+        await services.activity.wait_finished(before + 1)
+        assert "ninja: build stopped" in thread_text(emulator, OPS, root)
+        await emulator.click(result.ts, RETRY_ACTION, channel=OPS, user="U0OTHER")
+        second = await wait_result(emulator, root, after=1)
+        assert "failed after" in second.text and "<@U0OTHER>" in second.text
+        assert [r.state for r in services.store.runs()] == ["failed", "failed"]
+
+
+async def test_a_compiler_killed_for_memory_offers_half_the_jobs(
+        emulator: SlackEmulator, tmp_path: Path, state_dir: Path) -> None:
+    killer = tmp_path / "killer"
+    killer.mkdir()
+    (killer / "cc1plus").write_text("#!/bin/sh\nkill -9 $$\n")
+    (killer / "cc1plus").chmod(0o755)
+    command = f"CXXFLAGS=-B{killer} {BUILD}"
+    async with running_app(emulator, config(project(tmp_path), command=command), state_dir) as app:
+        root = await start_build(emulator, "rebuild -j4")
+        result = await wait_result(emulator, root)
+        assert "oom_compiler" in result.text and "Killed signal terminated program cc1plus" in result.text
+        await emulator.click(result.ts, RETRY_HALF_ACTION, channel=OPS)
+        await wait_result(emulator, root, after=1)
+        assert [r.jobs for r in app.follower.services.store.runs()] == [2, 4]
+
+
+async def test_the_card_survives_rate_limits(emulator: SlackEmulator, tmp_path: Path, state_dir: Path) -> None:
+    gate = tmp_path / "go"
+    command = f"echo '[1/4] Building CXX object a.o'; while [ ! -f {gate} ]; do sleep 0.05; done; echo '[4/4] Linking'"
+    emulator.fail_next("chat.update", status=429, retry_after=1, count=2)
+    async with running_app(emulator, config(tmp_path, command=command), state_dir):
+        root = await start_build(emulator)
+        await emulator.wait_for(lambda: any("[1/4]" in m.text for m in emulator.thread(OPS, root)), timeout=30)
+        gate.touch()
+        await wait_result(emulator, root)
+    card = next(m for m in emulator.thread(OPS, root) if "`hello` on *b200* —" in m.text)
+    assert "succeeded" in card.text
+    assert [c.status for c in emulator.calls if c.method == "chat.update"].count(429) == 2
+
+
+async def test_after_a_restart_the_bot_reports_builds_that_ended_while_it_was_away(
+        emulator: SlackEmulator, tmp_path: Path, state_dir: Path) -> None:
+    gate = tmp_path / "go"
+    command = f"echo started; while [ ! -f {gate} ]; do sleep 0.05; done; echo 'error: gave up'; exit 3"
+    cfg = config(tmp_path, command=command)
+    async with running_app(emulator, cfg, state_dir) as app:
+        root = await start_build(emulator)
+        await emulator.wait_for(lambda: app.follower.services.store.runs(live=True), timeout=30)
+        run = app.follower.services.store.runs()[0]
+    # the bot is down; the build goes on and ends
+    assert not Path(run.exit_file).exists()
+    gate.touch()
+    wait_until(lambda: Path(run.exit_file).exists(), timeout=30, what="the build to end")
+    async with running_app(emulator, cfg, state_dir) as app:
+        result = await wait_result(emulator, root)
+        again = app.follower.services.store.run(run.id)
+    assert "failed after" in result.text and "(exit 3, -j2)" in result.text and "error: gave up" in result.text
+    assert again is not None and again.state == "failed" and again.exit_status == 3
+
+
+async def test_a_run_that_vanished_without_an_exit_status_is_lost(
+        emulator: SlackEmulator, tmp_path: Path, state_dir: Path) -> None:
+    import os
+    import signal
+
+    command = "echo started; exec sleep 600"
+    cfg = config(tmp_path, command=command)
+    async with running_app(emulator, cfg, state_dir) as app:
+        root = await start_build(emulator)
+        await emulator.wait_for(lambda: app.follower.services.store.runs(live=True), timeout=30)
+        run = app.follower.services.store.runs()[0]
+    assert run.supervisor_pid is not None
+    os.kill(run.supervisor_pid, signal.SIGKILL)  # as if the host went down under the build
+    os.kill(run.pid, signal.SIGKILL)
+    async with running_app(emulator, cfg, state_dir):
+        result = await wait_result(emulator, root)
+    assert "is lost" in result.text
