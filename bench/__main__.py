@@ -10,7 +10,7 @@ import time
 
 from bench.common import ROOT, machine
 
-BENCHES = ("bench.bench_probe", "bench.bench_seed", "bench.bench_diagnose")
+BENCHES = ("bench.bench_probe", "bench.bench_seed", "bench.bench_diagnose", "bench.bench_tail")
 
 
 def main() -> int:

@@ -155,3 +155,75 @@ async def test_a_run_that_vanished_without_an_exit_status_is_lost(
     async with running_app(emulator, cfg, state_dir):
         result = await wait_result(emulator, root)
     assert "is lost" in result.text
+
+
+@pytest.mark.parametrize(("breakage", "category", "line"), [
+    ({"src/part3.cpp": "int missing_fn();\nint part3() { return missing_fn(); }\n"}, "linker_error",
+     "undefined reference to `missing_fn()'"),
+    ({"CMakeLists.txt": "cmake_minimum_required(VERSION 99.0)\nproject(hello CXX)\n"}, "cmake_version",
+     "CMake 99.0 or higher is required."),
+    ({"src/part3.cpp": "int part3() { return 3 }\n"}, "compile_error", "part3.cpp:1:23: error: expected"),
+])
+async def test_each_failure_kind_is_diagnosed_from_the_real_log(
+        emulator: SlackEmulator, tmp_path: Path, state_dir: Path, breakage: dict[str, str], category: str,
+        line: str) -> None:
+    src = project(tmp_path)
+    for name, text in breakage.items():
+        (src / name).write_text(text)
+    async with running_app(emulator, config(src), state_dir):
+        root = await start_build(emulator)
+        result = await wait_result(emulator, root)
+    assert f"(`{category}`)" in result.text and line in result.text
+
+
+async def test_a_missing_python_build_module_is_diagnosed(emulator: SlackEmulator, tmp_path: Path,
+                                                          state_dir: Path) -> None:
+    command = "python3 -c 'import scikit_build_core_not_installed'"
+    async with running_app(emulator, config(tmp_path, command=command), state_dir):
+        root = await start_build(emulator)
+        result = await wait_result(emulator, root)
+    assert "(`missing_pymodule`)" in result.text
+    assert "No module named 'scikit_build_core_not_installed'" in result.text
+
+
+async def test_a_run_from_before_a_host_reboot_is_lost(emulator: SlackEmulator, tmp_path: Path,
+                                                       state_dir: Path) -> None:
+    import sqlite3
+
+    from tests.fakes.tools import kill_session, read_stat_fields
+
+    cfg = config(tmp_path, command="echo started; exec sleep 600")
+    async with running_app(emulator, cfg, state_dir) as app:
+        root = await start_build(emulator)
+        await emulator.wait_for(lambda: app.follower.services.store.runs(live=True), timeout=30)
+        run = app.follower.services.store.runs()[0]
+    try:
+        with sqlite3.connect(state_dir / "rigops.sqlite3") as db:  # recorded under another boot
+            db.execute("UPDATE runs SET boot_id = 'a-boot-before-the-reboot' WHERE id = ?", (run.id,))
+        async with running_app(emulator, cfg, state_dir) as app:
+            result = await wait_result(emulator, root)
+            assert "is lost" in result.text
+            assert (app.follower.services.store.run(run.id) or run).state == "lost"
+    finally:
+        fields = read_stat_fields(run.pid)
+        if fields is not None:
+            kill_session(int(fields[3]))
+
+
+async def test_a_long_log_tail_goes_up_as_a_file_with_secrets_redacted(
+        emulator: SlackEmulator, tmp_path: Path, state_dir: Path) -> None:
+    command = ("echo HF_TOKEN=hf_abcdefghijklmnopqrstuvwxyz012345; "
+               "for i in $(seq 1 600); do echo \"[$i/600] Building CXX object obj$i.o\"; done")
+    async with running_app(emulator, config(tmp_path, command=command), state_dir) as app:
+        root = await start_build(emulator)
+        await wait_result(emulator, root)
+        services = app.follower.services
+        before = services.activity.finished
+        await emulator.send_message("show me the last 700 lines", channel=OPS, thread_ts=root)
+        await services.activity.wait_finished(before + 1)
+    uploads = [f for f in emulator.files.values()]
+    assert len(uploads) == 1
+    content = uploads[0].text
+    assert "[600/600] Building CXX object obj600.o" in content and "[redacted]" in content
+    assert "hf_abcdefghijklmnopqrstuvwxyz" not in content
+    assert "attached as a file" in thread_text(emulator, OPS, root)
