@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
 from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
 from slack_bolt.async_app import AsyncApp
@@ -11,11 +12,14 @@ from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetry
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.services import Services
+from bot.slack.extension import Extension
 from bot.slack.follow import CARD_INTERVAL, POLL_INTERVAL, Follower
 from bot.slack.listeners import register
 
 log = logging.getLogger(__name__)
 RATE_LIMIT_RETRIES = 3
+# Features that bring their own subcommands and listeners; each is built with the bolt app and the services.
+EXTENSIONS: list[Callable[[AsyncApp, Services], Extension]] = []
 
 
 @dataclass
@@ -24,12 +28,17 @@ class RigopsApp:
 
     bolt: AsyncApp
     follower: Follower
+    extensions: list[Extension] = field(default_factory=list)
 
     async def start(self) -> None:
-        """Pick up the builds rigops left running (after a restart)."""
+        """Pick up the builds rigops left running (after a restart) and start the extensions."""
         await self.follower.resume()
+        for extension in self.extensions:
+            await extension.start()
 
     async def close(self) -> None:
+        for extension in reversed(self.extensions):
+            await extension.close()
         await self.follower.close()
 
 
@@ -42,8 +51,10 @@ def create_app(services: Services, *, bot_token: str, signing_secret: str | None
     app = AsyncApp(client=client, signing_secret=signing_secret or "", process_before_response=False,
                    request_verification_enabled=signing_secret is not None)
     follower = Follower(services, client, poll=poll, card_interval=card_interval)
-    register(app, services, follower)
-    return RigopsApp(bolt=app, follower=follower)
+    extensions: list[Extension] = [make(app, services) for make in EXTENSIONS]
+    subcommands = {word: handler for ext in extensions for word, handler in ext.subcommands.items()}
+    register(app, services, follower, subcommands)
+    return RigopsApp(bolt=app, follower=follower, extensions=extensions)
 
 
 def socket_mode_handler(app: RigopsApp, *, app_token: str, ping_interval: float = 10) -> AsyncSocketModeHandler:

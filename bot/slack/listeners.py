@@ -6,6 +6,7 @@ Each listener counts itself in ``services.activity`` so the console can wait for
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from typing import Any
 
 from slack_bolt.async_app import AsyncAck, AsyncApp
@@ -17,6 +18,7 @@ from bot.plan import Plan, Step
 from bot.services import Services
 from bot.slack import messages
 from bot.slack.conversation import execute, handle_plan
+from bot.slack.extension import CommandContext, Subcommand
 from bot.slack.follow import Follower
 from bot.slack.thread import Thread
 
@@ -26,8 +28,9 @@ HUMAN_SUBTYPES = frozenset({None, "thread_broadcast", "file_share"})
 SHOW_LOG_LINES = 80
 
 
-def register(app: AsyncApp, services: Services, follower: Follower) -> None:
-    listeners = Listeners(services, follower)
+def register(app: AsyncApp, services: Services, follower: Follower,
+             subcommands: Mapping[str, Subcommand] | None = None) -> None:
+    listeners = Listeners(services, follower, subcommands or {})
     app.event("message")(listeners.on_message)
     app.event("app_mention")(listeners.on_mention)
     app.command("/rigops")(listeners.on_command)
@@ -40,9 +43,10 @@ def register(app: AsyncApp, services: Services, follower: Follower) -> None:
 
 
 class Listeners:
-    def __init__(self, services: Services, follower: Follower) -> None:
+    def __init__(self, services: Services, follower: Follower, subcommands: Mapping[str, Subcommand]) -> None:
         self.services = services
         self.follower = follower
+        self.subcommands = subcommands
 
     def _first_delivery(self, body: dict[str, Any]) -> bool:
         event_id = body.get("event_id")
@@ -86,7 +90,13 @@ class Listeners:
         await ack()
         async with self.services.activity.track():
             thread = Thread(client, str(command["channel_id"]), None)
-            plan = intents.parse_command(command.get("text") or "", config=self.services.config)
+            text = str(command.get("text") or "")
+            word, _, rest = text.strip().partition(" ")
+            if (handler := self.subcommands.get(word.lower())) is not None:
+                await handler(CommandContext(user=str(command["user_id"]), channel=thread.channel,
+                                             args=rest.strip(), thread=thread))
+                return
+            plan = intents.parse_command(text, config=self.services.config)
             await handle_plan(self.services, thread, plan, requester=Requester(user=str(command["user_id"])),
                               request_ts=None, on_build=self.follower.follow)
 
