@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from bot.errors import ConfigError
+from bot.policy_config import PolicyConfig, parse_policy
 
 DEFAULT_CONFIG_NAME = "rigops.toml"
 DEFAULT_STATE_DIR = "~/.local/state/rigops"
@@ -26,6 +27,8 @@ DEFAULT_KILL_GRACE = 3.0
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$")
 ENV_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 CHANNEL_RE = re.compile(r"^[CGD][A-Z0-9]{2,}$")
+DEFAULT_TIMEZONE = "UTC"
+ALL_HOSTS = "all"
 
 
 @dataclass(frozen=True)
@@ -67,11 +70,24 @@ class SlackConfig:
 
 
 @dataclass(frozen=True)
+class ScheduleConfig:
+    """A ``[[schedules]]`` entry: post a status digest of ``hosts`` (None: every host) to ``channel``."""
+
+    cron: str  # a crontab line, or "every 30m", "hourly", "daily at 09:00", "weekdays at 09:00"
+    channel: str
+    hosts: tuple[str, ...] | None = None
+    timezone: str = DEFAULT_TIMEZONE
+    only_changes: bool = False  # skip a post when nothing changed since the last one
+
+
+@dataclass(frozen=True)
 class Config:
     path: Path | None = None
     confirm: bool = True
     slack: SlackConfig = SlackConfig()
     hosts: Mapping[str, HostConfig] = field(default_factory=dict)
+    policy: PolicyConfig | None = None  # None: no [policy] table (everyone is a viewer in Slack)
+    schedules: tuple[ScheduleConfig, ...] = ()
 
     @property
     def default_host(self) -> str | None:
@@ -138,7 +154,11 @@ def parse(data: Mapping[str, Any], *, path: Path | None = None) -> Config:
     hosts = {name: _host(r, name, raw) for name, raw in hosts_raw.items()}
     if not hosts:
         hosts = dict(local_only().hosts)
-    return Config(path=path, confirm=confirm, slack=SlackConfig(ops_channels=channels), hosts=hosts)
+    policy = parse_policy(r.table(data, "policy"), hosts=set(hosts), fail=r.fail) if "policy" in data else None
+    schedules = tuple(_schedule(r, f"schedules[{i}]", raw, hosts) for i, raw in
+                      enumerate(r.get(data, "schedules", list, [])))
+    return Config(path=path, confirm=confirm, slack=SlackConfig(ops_channels=channels), hosts=hosts,
+                  policy=policy, schedules=schedules)
 
 
 def _host(r: _Reader, name: str, raw: Any) -> HostConfig:
@@ -199,6 +219,36 @@ def _build(r: _Reader, key: str, name: str, raw: Any) -> BuildConfig:
         env={k: str(v).lower() if isinstance(v, bool) else str(v) for k, v in env.items()},
         jobs=jobs, log_dir=r.get(raw, "log_dir", str, None, prefix=key),
     )
+
+
+def _schedule(r: _Reader, key: str, raw: Any, hosts: Mapping[str, HostConfig]) -> ScheduleConfig:
+    from bot.errors import PlanError
+    from bot.scheduler import parse_when, zone  # the words /rigops schedule add accepts; apscheduler loads late
+
+    if not isinstance(raw, dict):
+        r.fail(key, "expected a table ([[schedules]])")
+    r.no_unknown(raw, {"cron", "channel", "hosts", "timezone", "only_changes"}, key)
+    cron = r.get(raw, "cron", str, None, prefix=key)
+    channel = r.get(raw, "channel", str, None, prefix=key)
+    if not cron:
+        r.fail(f"{key}.cron", "required")
+    if not channel or not CHANNEL_RE.match(channel):
+        r.fail(f"{key}.channel", f"expected a Slack channel id like C0123ABCD, got {channel!r}")
+    names = raw.get("hosts", ALL_HOSTS)
+    names = [names] if isinstance(names, str) and names != ALL_HOSTS else names
+    if names != ALL_HOSTS and not (isinstance(names, list) and all(isinstance(n, str) for n in names)):
+        r.fail(f"{key}.hosts", f'expected a host name, a list of host names or "all", got {names!r}')
+    for name in names if isinstance(names, list) else ():
+        if name not in hosts:
+            r.fail(f"{key}.hosts", f"unknown host {name!r} (known: {', '.join(hosts)})")
+    timezone = r.get(raw, "timezone", str, DEFAULT_TIMEZONE, prefix=key)
+    for where, check in (("timezone", lambda: zone(timezone)), ("cron", lambda: parse_when(cron, timezone=timezone))):
+        try:
+            check()
+        except PlanError as exc:
+            r.fail(f"{key}.{where}", str(exc))
+    return ScheduleConfig(cron=cron, channel=channel, hosts=tuple(names) if isinstance(names, list) else None,
+                          timezone=timezone, only_changes=r.get(raw, "only_changes", bool, False, prefix=key))
 
 
 def _resolve_local(build: BuildConfig, base: Path) -> BuildConfig:

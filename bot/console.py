@@ -95,7 +95,7 @@ async def run_console(config: Config, state_dir: Path, *, yes: bool, user: str, 
     config = dataclasses.replace(config, slack=SlackConfig(ops_channels=channels))
     interactive = sys.stdin.isatty()
     async with SlackEmulator() as emu:
-        services = Services.open(config, state_dir)
+        services = Services.open(config, state_dir, console_admin=user)
         app = create_app(services, bot_token=emu.bot_token, api_url=emu.api_url)
         handler = socket_mode_handler(app, app_token=emu.app_token)
         printer = Printer(out)

@@ -278,6 +278,7 @@ class SlackEmulator:
         self.on_call: list[Callable[[ApiCall], None]] = []
         self.envelopes: dict[str, Envelope] = {}
         self.acks: list[Ack] = []
+        self.usergroups: dict[str, set[str]] = {}
         self.client_messages: list[dict[str, Any]] = []  # non-ack frames the client sent
         self.views: list[dict[str, Any]] = []  # modals opened with views.open
         self.home_views: dict[str, dict[str, Any]] = {}  # user id -> published App Home
@@ -381,6 +382,10 @@ class SlackEmulator:
             "context_team_id": self.team_id,
         }
         self._history.setdefault(channel_id, [])
+
+    def add_usergroup(self, group_id: str, members: list[str]) -> None:
+        """A user group (S…) and its members, as usergroups.users.list returns them."""
+        self.usergroups[group_id] = set(members)
 
     def add_user(
         self,
@@ -733,6 +738,7 @@ class SlackEmulator:
             "reactions.remove": self._reactions_remove,
             "conversations.info": self._conversations_info,
             "users.info": self._users_info,
+            "usergroups.users.list": self._usergroup_users,
             "views.publish": self._views_publish,
             "views.open": self._views_open,
             "files.getUploadURLExternal": self._get_upload_url,
@@ -825,6 +831,12 @@ class SlackEmulator:
 
     def _conversations_info(self, params: dict[str, Any]) -> JSON:
         return {"channel": dict(self._channels[self._channel(str(params.get("channel", "")), create=False)])}
+
+    def _usergroup_users(self, params: dict[str, Any]) -> JSON:
+        group = self.usergroups.get(str(params.get("usergroup", "")))
+        if group is None:
+            raise _ApiError("no_such_subteam")
+        return {"users": sorted(group)}
 
     def _users_info(self, params: dict[str, Any]) -> JSON:
         user = self._users.get(str(params.get("user", "")))

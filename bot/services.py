@@ -13,6 +13,7 @@ from bot.config import Config
 from bot.errors import PlanError
 from bot.hosts import Hosts
 from bot.plan import Plan
+from bot.policy import Policy
 from bot.store import Store
 
 
@@ -42,12 +43,15 @@ class Services:
     config: Config
     store: Store
     hosts: Hosts
+    policy: Policy
     activity: Activity = field(default_factory=Activity)
+    holders: dict[tuple[str, str | None], str] = field(default_factory=dict)  # who runs the destructive action
     _locks: dict[tuple[str, str | None], asyncio.Lock] = field(default_factory=dict)
 
     @classmethod
-    def open(cls, config: Config, state_dir: Path) -> Services:
-        return cls(config=config, store=Store.open(state_dir), hosts=Hosts(config))
+    def open(cls, config: Config, state_dir: Path, *, console_admin: str | None = None) -> Services:
+        return cls(config=config, store=Store.open(state_dir), hosts=Hosts(config),
+                   policy=Policy(config, console_admin=console_admin))
 
     async def close(self) -> None:
         await self.hosts.close()

@@ -16,7 +16,13 @@ OPS = "C0OPS"
 HUMAN = "U0HUMAN"
 
 
+OPERATORS = [HUMAN, "U0OTHER", "U0SECOND"]
+ADMIN = "U0ADMIN"
+
+
 def make_config(hosts: dict[str, Any], *, confirm: bool = True, **extra: Any) -> Config:
+    """A config with an ops channel and, unless given, a policy where the usual test users are operators."""
+    extra.setdefault("policy", {"operators": OPERATORS, "admins": [ADMIN]})
     return parse({"confirm": confirm, "slack": {"ops_channels": [OPS]}, "hosts": hosts, **extra})
 
 

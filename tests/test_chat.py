@@ -19,6 +19,11 @@ def config_with_build(workdir: Path, *, confirm: bool = True, command: str = "tr
         "h100": {"address": "local"}}, confirm=confirm)
 
 
+def actions_run(services: Services) -> list[dict[str, object]]:
+    """Audit entries of actions that ran (each is written before its action runs)."""
+    return [e for e in services.store.audit_entries(500) if e["what"] == "action"]
+
+
 async def say(emu: SlackEmulator, services: Services, text: str, **kw: object) -> dict[str, object]:
     """Send a message and wait until the bot has dealt with it (replied or stayed silent)."""
     before = services.activity.finished
@@ -41,7 +46,7 @@ async def test_refused_requests_get_a_clear_reply_and_run_nothing(
         replies = emulator.thread(OPS, str(event["ts"]))
         assert len(replies) == 1 and error in replies[0].text
         assert not has_buttons(replies[0])
-        assert services.store.audit_entries() == [] and services.store.runs() == []
+        assert actions_run(services) == [] and services.store.runs() == []
 
 
 HOSTILE = [
@@ -113,7 +118,8 @@ async def test_redelivered_events_run_once(emulator: SlackEmulator, tmp_path: Pa
         replies = emulator.thread(OPS, str(event["ts"]))
         assert len(replies) == 1 and has_buttons(replies[0])
         assert emulator.reactions(OPS, str(event["ts"])) == {"eyes"}
-        assert len(services.store.audit_entries()) == 0
+        assert actions_run(services) == []
+        assert [e["what"] for e in services.store.audit_entries()] == ["request"]
 
 
 async def test_edits_bot_posts_and_joins_are_ignored(emulator: SlackEmulator, tmp_path: Path, state_dir: Path) -> None:
@@ -169,7 +175,7 @@ async def test_cancel_takes_the_buttons_away(emulator: SlackEmulator, tmp_path: 
         await services.activity.wait_finished(before + 1)
         after = emulator.message(OPS, plan.ts)
         assert "Cancelled by <@U0HUMAN>" in after.text and not has_buttons(after)
-        assert services.store.audit_entries() == []
+        assert actions_run(services) == []
 
 
 async def test_a_double_press_runs_the_plan_once(emulator: SlackEmulator, tmp_path: Path, state_dir: Path) -> None:
@@ -182,7 +188,7 @@ async def test_a_double_press_runs_the_plan_once(emulator: SlackEmulator, tmp_pa
         await emulator.click(plan.ts, RUN_ACTION, channel=OPS)
         await emulator.click(plan.ts, RUN_ACTION, channel=OPS, user="U0SECOND")
         await services.activity.wait_finished(before + 2)
-        kills = [e for e in services.store.audit_entries() if e["what"] == "kill"]
+        kills = [e for e in actions_run(services) if '"action": "kill"' in e["detail"]]
         assert len(kills) == 1
         assert "This request was already running" in thread_text(emulator, OPS, str(event["ts"]))
 

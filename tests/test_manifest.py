@@ -30,4 +30,4 @@ def test_manifest_asks_for_what_rigops_uses_and_no_more() -> None:
     assert [c["command"] for c in MANIFEST["features"]["slash_commands"]] == ["/rigops"]
     scopes = set(MANIFEST["oauth_config"]["scopes"]["bot"])
     assert scopes == {"app_mentions:read", "channels:history", "groups:history", "chat:write", "commands",
-                      "reactions:write", "files:write"}
+                      "reactions:write", "files:write", "usergroups:read"}

@@ -42,8 +42,7 @@ async def reconcile(ctx: ActionContext, runs: list[BuildRun]) -> dict[int, RunSt
         elif status.finished:
             code = status.exit_status if status.exit_status is not None else 128 + (status.signal or 0)
             ctx.store.finish_run(run.id, state=finished_state(status), exit_status=code, ended_at=status.ended)
-        elif not status.alive:
-            ctx.store.finish_run(run.id, state="lost", exit_status=None)
+        # gone without an exit status: the follower decides "lost" once the supervisor had time to write it
     return by_id
 
 

@@ -14,6 +14,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot.services import Services
 from bot.slack.extension import Extension
 from bot.slack.follow import CARD_INTERVAL, POLL_INTERVAL, Follower
+from bot.slack.groups import SlackGroups
 from bot.slack.listeners import register
 
 log = logging.getLogger(__name__)
@@ -50,6 +51,7 @@ def create_app(services: Services, *, bot_token: str, signing_secret: str | None
     client.retry_handlers.append(AsyncRateLimitErrorRetryHandler(max_retry_count=RATE_LIMIT_RETRIES))
     app = AsyncApp(client=client, signing_secret=signing_secret or "", process_before_response=False,
                    request_verification_enabled=signing_secret is not None)
+    services.policy.members = SlackGroups(client).members
     follower = Follower(services, client, poll=poll, card_interval=card_interval)
     extensions: list[Extension] = [make(app, services) for make in EXTENSIONS]
     subcommands = {word: handler for ext in extensions for word, handler in ext.subcommands.items()}

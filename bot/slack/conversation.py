@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import Callable
 from dataclasses import replace
@@ -16,7 +17,7 @@ from bot.hosts.models import GpuReport, KillResult, Snapshot
 from bot.memory import human
 from bot.plan import Plan
 from bot.services import Services
-from bot.slack import messages, render
+from bot.slack import audit, messages, render
 from bot.slack.render import StepLine
 from bot.slack.thread import Thread
 from bot.store import BuildRun
@@ -29,14 +30,22 @@ BuildStarted = Callable[[BuildRun], None]
 
 async def handle_plan(services: Services, thread: Thread, plan: Plan, *, requester: Requester,
                       request_ts: str | None, on_build: BuildStarted | None = None) -> None:
-    """Answer a parsed request: refuse, confirm, or run it."""
+    """Answer a parsed request: refuse it, ask for a Run, or run it — after the policy said yes."""
     if plan.error:
+        await audit.record(services, thread, "refused", user=requester.user, plan=plan, detail={"why": plan.error})
         await thread.post(messages.plan_refused(plan))
+        return
+    decision = await services.policy.decide(plan, requester.user, channel=thread.channel)
+    await audit.record(services, thread, "request", user=requester.user, plan=plan,
+                       detail={"role": decision.role, "allowed": decision.allowed})
+    if not decision.allowed:
+        await audit.record(services, thread, "denied", user=requester.user, plan=plan, detail={"why": decision.reason})
+        await thread.post(messages.denied(decision.reason))
         return
     await thread.react(request_ts, "eyes")
     if thread.thread_ts and plan.host:
         services.store.remember_thread(thread.channel, thread.thread_ts, host=plan.host, build=plan.build)
-    if plan.destructive and services.config.confirm:
+    if plan.destructive and services.config.confirm and not decision.auto_approved:
         await ask_confirmation(services, thread, plan, requester=requester, request_ts=request_ts)
         return
     await execute(services, thread, plan, requester=requester, request_ts=request_ts, on_build=on_build)
@@ -45,7 +54,7 @@ async def handle_plan(services: Services, thread: Thread, plan: Plan, *, request
 async def ask_confirmation(services: Services, thread: Thread, plan: Plan, *, requester: Requester,
                            request_ts: str | None) -> None:
     lines = [StepLine(s, "waiting") for s in plan.steps]
-    note = messages.confirm_prompt(requester.user)
+    note = messages.confirm_prompt(requester.user, minutes=services.policy.confirm_timeout() / 60)
     plan_id = services.store.add_plan(channel=thread.channel, thread_ts=thread.thread_ts or "",
                                       request_ts=request_ts, user=requester.user, plan=plan)
     ts = await thread.post(render.plan_text(plan, lines, note=note),
@@ -59,8 +68,19 @@ async def ask_confirmation(services: Services, thread: Thread, plan: Plan, *, re
 async def execute(services: Services, thread: Thread, plan: Plan, *, requester: Requester,
                   request_ts: str | None = None, status_ts: str | None = None, note: str = "",
                   on_build: BuildStarted | None = None) -> None:
-    """Run the plan's steps in order, editing one status message; stop at the first failure."""
+    """Run the plan's steps in order, editing one status message; stop at the first failure.
+
+    A destructive plan runs alone on its host and build: a second one is told who is already at it.
+    """
     requester = replace(requester, channel=thread.channel, thread_ts=thread.thread_ts)
+    key = (plan.host or "", plan.build)
+    if plan.destructive and services.lock(plan).locked():
+        text = messages.already_running(services.holders.get(key, "someone"))
+        if status_ts is not None:
+            await thread.update(status_ts, text, blocks=[])
+        else:
+            await thread.post(text)
+        return
     lines = [StepLine(s, "waiting") for s in plan.steps]
     needs_status = plan.destructive or len(plan.steps) > 1 or status_ts is not None
     if needs_status and status_ts is None:
@@ -73,10 +93,14 @@ async def execute(services: Services, thread: Thread, plan: Plan, *, requester: 
 
     ok = True
     async with services.lock(plan) if plan.destructive else _nothing():
+        if plan.destructive:
+            services.holders[key] = requester.user
         for i, step in enumerate(plan.steps):
             lines[i] = StepLine(step, "running")
             await show()
             try:
+                await audit.record(services, thread, "action", user=requester.user, plan=plan,
+                                   detail={"step": step.to_json()})
                 summary = await _run_one(services, thread, plan, i, requester, on_build)
                 lines[i] = StepLine(step, "done", summary)
             except RigopsError as exc:
@@ -86,11 +110,16 @@ async def execute(services: Services, thread: Thread, plan: Plan, *, requester: 
                 log.exception("step %s of plan %s failed", step.action, plan)
                 lines[i] = StepLine(step, "failed", messages.GENERIC_FAILURE)
                 ok = False
+            with contextlib.suppress(RigopsError):
+                services.store.audit("result", user=requester.user, channel=thread.channel,
+                                     thread_ts=thread.thread_ts, host=plan.host, build=plan.build,
+                                     detail={"step": step.to_json(), "ok": ok, "summary": lines[i].summary[:500]})
             if not ok:
                 lines[i + 1:] = [StepLine(s, "skipped") for s in plan.steps[i + 1:]]
                 if status_ts is None:
                     await thread.post(f":x: {lines[i].summary}")
                 break
+        services.holders.pop(key, None)
     await show()
     await thread.react(request_ts, "white_check_mark" if ok else "x")
 
@@ -113,10 +142,6 @@ async def _run_one(services: Services, thread: Thread, plan: Plan, index: int, r
         await thread.post(render.hosts_text(services.config))
         return ""
     ctx = services.context(plan, requester)
-    if step.action in ("kill", "rebuild"):
-        services.store.audit(step.action, user=requester.user, channel=requester.channel,
-                             thread_ts=requester.thread_ts, host=plan.host, build=plan.build,
-                             detail=step.to_json())
     result = await run_step(ctx, step)
     if isinstance(result, RebuildResult) and on_build is not None:
         on_build(result.run)

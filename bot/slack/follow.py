@@ -28,6 +28,8 @@ POLL_INTERVAL = 2.0
 CARD_INTERVAL = 5.0
 MAX_CARD_INTERVAL = 60.0
 READ_CHUNK = 4 << 20
+LOST_AFTER_TICKS = 5  # a run gone without an exit status for this long is lost
+LOST_AFTER_MIN = 1.0
 LOG_HEAD = 16 << 20  # what is kept for the diagnosis: the start and the end of a long log
 LOG_TAIL = 16 << 20
 
@@ -70,6 +72,7 @@ class Following:
     peak_used: int = 0
     peak_tools: int = 0
     total_memory: int = 0
+    gone_since: float | None = None
 
 
 class Follower:
@@ -137,14 +140,18 @@ class Follower:
         if run.boot_id and boot_id and boot_id != run.boot_id:
             await self._finish(state, "lost", None)
             return True
-        if not status.alive:
+        if status.finished:
             await self._read_log(state)
-            if status.finished:
-                code = status.exit_status if status.exit_status is not None else 128 + (status.signal or 0)
-                await self._finish(state, "succeeded" if code == 0 else "failed", code, ended=status.ended)
-            else:
-                await self._finish(state, "lost", None)
+            code = status.exit_status if status.exit_status is not None else 128 + (status.signal or 0)
+            await self._finish(state, "succeeded" if code == 0 else "failed", code, ended=status.ended)
             return True
+        if not status.alive:
+            # the supervisor writes the exit status just after the build ends: give it a moment
+            state.gone_since = state.gone_since or time.monotonic()
+            if time.monotonic() - state.gone_since > max(LOST_AFTER_TICKS * self.poll, LOST_AFTER_MIN):
+                await self._finish(state, "lost", None)
+                return True
+            return False
         snap = await host.snapshot(user=self.services.config.hosts[run.host].user, top=0)
         state.total_memory = snap.memory.total
         state.peak_used = max(state.peak_used, snap.memory.used)

@@ -6,6 +6,7 @@ Each listener counts itself in ``services.activity`` so the console can wait for
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -16,7 +17,7 @@ from bot import intents
 from bot.actions import Requester
 from bot.plan import Plan, Step
 from bot.services import Services
-from bot.slack import messages
+from bot.slack import audit, messages
 from bot.slack.conversation import execute, handle_plan
 from bot.slack.extension import CommandContext, Subcommand
 from bot.slack.follow import Follower
@@ -83,6 +84,8 @@ class Listeners:
             if addressed:
                 await thread.post(messages.NOT_UNDERSTOOD)
             return
+        if await self._over_limit(str(event["user"]), thread):
+            return
         await handle_plan(self.services, thread, plan, requester=Requester(user=str(event["user"])), request_ts=ts,
                           on_build=self.follower.follow)
 
@@ -92,6 +95,12 @@ class Listeners:
             thread = Thread(client, str(command["channel_id"]), None)
             text = str(command.get("text") or "")
             word, _, rest = text.strip().partition(" ")
+            user = str(command["user_id"])
+            if await self._over_limit(user, thread):
+                return
+            if word.lower() == "audit":
+                await self._audit(user, rest.strip(), thread)
+                return
             if (handler := self.subcommands.get(word.lower())) is not None:
                 await handler(CommandContext(user=str(command["user_id"]), channel=thread.channel,
                                              args=rest.strip(), thread=thread))
@@ -104,15 +113,39 @@ class Listeners:
         await ack()
         async with self.services.activity.track():
             user, plan_id = _pressed(body)
-            pending = self.services.store.claim_plan(plan_id, "running")
-            if pending is None:
+            pending = self.services.store.plan(plan_id)
+            if pending is None or pending.state != "pending":
                 await self._stale(body, client, plan_id)
                 return
             thread = Thread(client, pending.channel, pending.thread_ts)
+            policy = self.services.policy
+            if time.time() - pending.created_at > policy.confirm_timeout():
+                await self._expire(thread, pending.id, pending.message_ts, user=user, plan=pending.plan)
+                return
+            if not await policy.may_press_run(user, host=pending.plan.host, channel=pending.channel):
+                await audit.record(self.services, thread, "denied", user=user, plan=pending.plan,
+                                   detail={"why": "pressed Run without the operator role"})
+                await thread.ephemeral(user, messages.NOT_YOURS.format(host=pending.plan.host))
+                return
+            if self.services.store.claim_plan(plan_id, "running") is None:
+                await self._stale(body, client, plan_id)
+                return
+            await audit.record(self.services, thread, "approved", user=user, plan=pending.plan,
+                               detail={"requested_by": pending.user})
             await execute(self.services, thread, pending.plan, requester=Requester(user=pending.user),
                           request_ts=pending.request_ts, status_ts=pending.message_ts,
                           note=messages.approved_by(user), on_build=self.follower.follow)
             self.services.store.finish_plan(plan_id)
+
+    async def _expire(self, thread: Thread, plan_id: int, message_ts: str | None, *, user: str, plan: Plan) -> None:
+        if self.services.store.claim_plan(plan_id, "expired") is None:
+            return
+        await audit.record(self.services, thread, "expired", user=user, plan=plan)
+        if message_ts:
+            await thread.update(message_ts, messages.EXPIRED,
+                                blocks=[{"type": "section", "text": {"type": "mrkdwn", "text": messages.EXPIRED}}])
+        else:
+            await thread.post(messages.EXPIRED)
 
     async def on_cancel(self, ack: AsyncAck, body: dict[str, Any], client: AsyncWebClient) -> None:
         await ack()
@@ -140,6 +173,12 @@ class Listeners:
             jobs = max(1, (run.jobs or 2) // 2) if halve else run.jobs
             plan = Plan(host=run.host, build=run.build, steps=(Step("rebuild", jobs=jobs),))
             thread = Thread(client, run.channel, run.thread_ts)
+            decision = await self.services.policy.decide(plan, user, channel=run.channel)
+            await audit.record(self.services, thread, "request", user=user, plan=plan,
+                               detail={"role": decision.role, "allowed": decision.allowed, "via": "retry button"})
+            if not decision.allowed:
+                await thread.ephemeral(user, messages.denied(decision.reason))
+                return
             await execute(self.services, thread, plan, requester=Requester(user=user),
                           note=messages.retried_by(user), on_build=self.follower.follow)
 
@@ -161,6 +200,24 @@ class Listeners:
         thread_ts = (body.get("container") or {}).get("message_ts")
         if channel:
             await Thread(client, str(channel), thread_ts).post(text)
+
+    async def _over_limit(self, user: str, thread: Thread) -> bool:
+        """Count the request; say so once when the user goes over the per-minute limit."""
+        policy = self.services.policy
+        if not policy.over_rate_limit(user):
+            return False
+        limit = policy.rules.rate_limit if policy.rules else 30
+        if policy.requests_in_window(user) == limit + 1:
+            await thread.post(messages.SLOW_DOWN.format(limit=limit))
+        return True
+
+    async def _audit(self, user: str, args: str, thread: Thread) -> None:
+        """`/rigops audit [N]`: the last N audit entries, for admins."""
+        if not await self.services.policy.is_admin(user):
+            await thread.ephemeral(user, messages.ADMINS_ONLY)
+            return
+        count = int(args) if args.isdigit() and 0 < int(args) <= 200 else 20
+        await thread.post(audit.render_entries(self.services.store.audit_entries(count)))
 
     async def on_error(self, error: Exception, body: dict[str, Any]) -> None:
         log.error("unhandled error in a listener", exc_info=error)

@@ -35,8 +35,23 @@ def plan_refused(plan: Plan) -> str:
     return f":no_entry: {plan.error}"
 
 
-def confirm_prompt(user: str) -> str:
-    return f"<@{user}> wants this — press *Run* to go ahead."
+def confirm_prompt(user: str, *, minutes: float = 10) -> str:
+    return (f"<@{user}> wants this — press *Run* to go ahead (the requester or an operator; "
+            f"the button expires in {minutes:g} min).")
+
+
+def denied(reason: str) -> str:
+    return f":no_entry: Not allowed: {reason}."
+
+
+def already_running(user: str) -> str:
+    return f":hourglass_flowing_sand: Already in progress, started by <@{user}>; try again when it is done."
+
+
+EXPIRED = ":timer_clock: This request expired before anyone pressed Run; ask again if it is still needed."
+NOT_YOURS = "Only the requester or an operator of {host} can run this."
+SLOW_DOWN = ":snail: Slow down: you sent more than {limit} requests in a minute. I'm ignoring the rest for now."
+ADMINS_ONLY = "Only rigops admins can read the audit log."
 
 
 def retried_by(user: str) -> str:

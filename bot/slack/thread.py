@@ -34,6 +34,14 @@ class Thread:
             self.thread_ts = ts
         return ts
 
+    async def ephemeral(self, user: str, text: str) -> None:
+        """A message only ``user`` sees (in the thread when there is one)."""
+        try:
+            await self.client.chat_postEphemeral(channel=self.channel, user=user, text=redact(text),
+                                                  thread_ts=self.thread_ts)
+        except SlackApiError as exc:
+            log.error("chat.postEphemeral failed: %s", exc.response.get("error"))
+
     async def update(self, ts: str, text: str, *, blocks: list[dict[str, Any]] | None = None) -> bool:
         try:
             await self.client.chat_update(channel=self.channel, ts=ts, text=redact(text), blocks=blocks or [])
