@@ -93,7 +93,8 @@ def _run(args: argparse.Namespace) -> int:
         raise RigopsError("SLACK_SIGNING_SECRET is not set: HTTP mode verifies every request with it")
     asyncio.run(run_bot(cfg, config_mod.state_dir(args.state_dir), bot_token=bot_token,
                         app_token=os.environ.get("SLACK_APP_TOKEN"), http_port=args.http,
-                        signing_secret=os.environ.get("SLACK_SIGNING_SECRET"), http_bind=args.bind))
+                        signing_secret=os.environ.get("SLACK_SIGNING_SECRET"), http_bind=args.bind,
+                        api_url=os.environ.get("SLACK_API_URL")))
     return 0
 
 

@@ -18,6 +18,7 @@ from bot.errors import StateError
 from bot.plan import Plan, ThreadContext
 
 DB_NAME = "rigops.sqlite3"
+BUSY_TIMEOUT = 5.0  # seconds to wait for another writer before giving up
 EVENT_RETENTION = 7 * 24 * 3600
 RunState = Literal["running", "succeeded", "failed", "stopped", "lost"]
 PlanState = Literal["pending", "running", "done", "cancelled", "expired"]
@@ -97,7 +98,7 @@ class Store:
         try:
             state_dir.mkdir(parents=True, exist_ok=True)
             path = state_dir / DB_NAME
-            db = sqlite3.connect(path, timeout=5.0, isolation_level=None, check_same_thread=False)
+            db = sqlite3.connect(path, timeout=BUSY_TIMEOUT, isolation_level=None, check_same_thread=False)
             db.row_factory = sqlite3.Row
             db.execute("PRAGMA journal_mode=WAL")
             db.execute("PRAGMA synchronous=NORMAL")

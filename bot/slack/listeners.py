@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from slack_bolt.async_app import AsyncAck, AsyncApp
@@ -15,6 +15,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot import intents
 from bot.actions import Requester
+from bot.errors import StateError
 from bot.plan import Plan, Step
 from bot.services import Services
 from bot.slack import audit, messages
@@ -63,15 +64,30 @@ class Listeners:
             bot_user = context.get("bot_user_id")
             if bot_user and f"<@{bot_user}>" in (event.get("text") or ""):
                 return  # the app_mention event answers it
-            if self._first_delivery(body):
-                await self._answer(event, client, addressed=False)
+            await self._guarded(client, event, lambda: self._answer_once(body, event, client, addressed=False))
 
     async def on_mention(self, body: dict[str, Any], event: dict[str, Any], client: AsyncWebClient) -> None:
         async with self.services.activity.track():
             if event.get("bot_id") or not event.get("user"):
                 return
-            if self._first_delivery(body):
-                await self._answer(event, client, addressed=True)
+            await self._guarded(client, event, lambda: self._answer_once(body, event, client, addressed=True))
+
+    async def _answer_once(self, body: dict[str, Any], event: dict[str, Any], client: AsyncWebClient, *,
+                           addressed: bool) -> None:
+        if self._first_delivery(body):
+            await self._answer(event, client, addressed=addressed)
+
+    async def _guarded(self, client: AsyncWebClient, where: dict[str, Any],
+                       work: Callable[[], Awaitable[None]]) -> None:
+        """Run the work; when the state database fails, say so in the thread: nothing was run."""
+        try:
+            await work()
+        except StateError as exc:
+            log.error("state failure: %s", exc)
+            channel = where.get("channel") or where.get("channel_id")
+            if channel:
+                ts = where.get("thread_ts") or where.get("ts")
+                await Thread(client, str(channel), str(ts) if ts else None).post(messages.state_failed(str(exc)))
 
     async def _answer(self, event: dict[str, Any], client: AsyncWebClient, *, addressed: bool) -> None:
         channel, ts = str(event["channel"]), str(event["ts"])
@@ -92,50 +108,58 @@ class Listeners:
     async def on_command(self, ack: AsyncAck, command: dict[str, Any], client: AsyncWebClient) -> None:
         await ack()
         async with self.services.activity.track():
-            thread = Thread(client, str(command["channel_id"]), None)
-            text = str(command.get("text") or "")
-            word, _, rest = text.strip().partition(" ")
-            user = str(command["user_id"])
-            if await self._over_limit(user, thread):
-                return
-            if word.lower() == "audit":
-                await self._audit(user, rest.strip(), thread)
-                return
-            if (handler := self.subcommands.get(word.lower())) is not None:
-                await handler(CommandContext(user=str(command["user_id"]), channel=thread.channel,
-                                             args=rest.strip(), thread=thread))
-                return
-            plan = intents.parse_command(text, config=self.services.config)
-            await handle_plan(self.services, thread, plan, requester=Requester(user=str(command["user_id"])),
-                              request_ts=None, on_build=self.follower.follow)
+            await self._guarded(client, command, lambda: self._command(command, client))
+
+    async def _command(self, command: dict[str, Any], client: AsyncWebClient) -> None:
+        thread = Thread(client, str(command["channel_id"]), None)
+        text = str(command.get("text") or "")
+        word, _, rest = text.strip().partition(" ")
+        user = str(command["user_id"])
+        if await self._over_limit(user, thread):
+            return
+        if word.lower() == "audit":
+            await self._audit(user, rest.strip(), thread)
+            return
+        if (handler := self.subcommands.get(word.lower())) is not None:
+            await handler(CommandContext(user=str(command["user_id"]), channel=thread.channel,
+                                         args=rest.strip(), thread=thread))
+            return
+        plan = intents.parse_command(text, config=self.services.config)
+        await handle_plan(self.services, thread, plan, requester=Requester(user=str(command["user_id"])),
+                          request_ts=None, on_build=self.follower.follow)
 
     async def on_run(self, ack: AsyncAck, body: dict[str, Any], client: AsyncWebClient) -> None:
         await ack()
         async with self.services.activity.track():
-            user, plan_id = _pressed(body)
-            pending = self.services.store.plan(plan_id)
-            if pending is None or pending.state != "pending":
-                await self._stale(body, client, plan_id)
-                return
-            thread = Thread(client, pending.channel, pending.thread_ts)
-            policy = self.services.policy
-            if time.time() - pending.created_at > policy.confirm_timeout():
-                await self._expire(thread, pending.id, pending.message_ts, user=user, plan=pending.plan)
-                return
-            if not await policy.may_press_run(user, host=pending.plan.host, channel=pending.channel):
-                await audit.record(self.services, thread, "denied", user=user, plan=pending.plan,
-                                   detail={"why": "pressed Run without the operator role"})
-                await thread.ephemeral(user, messages.NOT_YOURS.format(host=pending.plan.host))
-                return
-            if self.services.store.claim_plan(plan_id, "running") is None:
-                await self._stale(body, client, plan_id)
-                return
-            await audit.record(self.services, thread, "approved", user=user, plan=pending.plan,
-                               detail={"requested_by": pending.user})
-            await execute(self.services, thread, pending.plan, requester=Requester(user=pending.user),
-                          request_ts=pending.request_ts, status_ts=pending.message_ts,
-                          note=messages.approved_by(user), on_build=self.follower.follow)
-            self.services.store.finish_plan(plan_id)
+            where = {"channel": (body.get("channel") or {}).get("id"),
+                     "thread_ts": (body.get("message") or {}).get("thread_ts")}
+            await self._guarded(client, where, lambda: self._run(body, client))
+
+    async def _run(self, body: dict[str, Any], client: AsyncWebClient) -> None:
+        user, plan_id = _pressed(body)
+        pending = self.services.store.plan(plan_id)
+        if pending is None or pending.state != "pending":
+            await self._stale(body, client, plan_id)
+            return
+        thread = Thread(client, pending.channel, pending.thread_ts)
+        policy = self.services.policy
+        if time.time() - pending.created_at > policy.confirm_timeout():
+            await self._expire(thread, pending.id, pending.message_ts, user=user, plan=pending.plan)
+            return
+        if not await policy.may_press_run(user, host=pending.plan.host, channel=pending.channel):
+            await audit.record(self.services, thread, "denied", user=user, plan=pending.plan,
+                               detail={"why": "pressed Run without the operator role"})
+            await thread.ephemeral(user, messages.NOT_YOURS.format(host=pending.plan.host))
+            return
+        if self.services.store.claim_plan(plan_id, "running") is None:
+            await self._stale(body, client, plan_id)
+            return
+        await audit.record(self.services, thread, "approved", user=user, plan=pending.plan,
+                           detail={"requested_by": pending.user})
+        await execute(self.services, thread, pending.plan, requester=Requester(user=pending.user),
+                      request_ts=pending.request_ts, status_ts=pending.message_ts,
+                      note=messages.approved_by(user), on_build=self.follower.follow)
+        self.services.store.finish_plan(plan_id)
 
     async def _expire(self, thread: Thread, plan_id: int, message_ts: str | None, *, user: str, plan: Plan) -> None:
         if self.services.store.claim_plan(plan_id, "expired") is None:

@@ -60,3 +60,7 @@ def retried_by(user: str) -> str:
 
 def approved_by(user: str) -> str:
     return f"Approved by <@{user}>."
+
+
+def state_failed(problem: str) -> str:
+    return f":warning: rigops cannot use its state right now ({problem}); nothing was run. Try again shortly."

@@ -1,0 +1,52 @@
+"""No chat text reaches a shell: for any text, the plan and every command sent to a host are built only from
+config values and bounded integers."""
+
+from __future__ import annotations
+
+import re
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from bot import intents
+from bot.actions.rebuild import build_command, build_env, log_path
+from bot.config import parse
+from bot.plan import ACTIONS, MAX_JOBS, MIN_JOBS
+
+CONFIG = parse({"hosts": {
+    "b200": {"address": "b200.lab.example", "builds": {"sgl-kernel": {
+        "workdir": "/root/sglang/sgl-kernel", "command": "uv pip install -e . --no-build-isolation -v -j{jobs}",
+        "env": {"CMAKE_POLICY_VERSION_MINIMUM": "3.5"}, "jobs": 32}}},
+    "h100": {"address": "h100.lab.example"}}})
+HOSTILE = st.sampled_from(["; rm -rf /", "$(reboot)", "`id`", "| sh", "' \"", "&& curl x | sh", "\n", "${IFS}",
+                           "-j20", "try -j", "kill", "rebuild", "b200", "sgl-kernel", "MAX_JOBS=", "oom"])
+TEXT = st.lists(st.one_of(st.text(max_size=40), HOSTILE), max_size=12).map(" ".join)
+ALLOWED_COMMAND = re.compile(r"^uv pip install -e \. --no-build-isolation -v -j\d{1,4}$")
+
+
+@settings(max_examples=400, deadline=None)
+@given(TEXT, st.booleans())
+def test_any_text_gives_a_plan_of_config_names_and_bounded_numbers(text: str, addressed: bool) -> None:
+    plan = intents.parse(text, config=CONFIG, addressed=addressed)
+    assert plan.host in (None, *CONFIG.hosts)
+    assert plan.build in (None, "sgl-kernel")
+    for step in plan.steps:
+        assert step.action in ACTIONS
+        assert step.jobs is None or MIN_JOBS <= step.jobs <= MAX_JOBS
+        if step.action == "rebuild" and plan.build and plan.host and not plan.error:
+            build = CONFIG.hosts[plan.host].builds[plan.build]
+            jobs = step.jobs or build.jobs or 1
+            command = build_command(build, jobs)
+            assert ALLOWED_COMMAND.match(command), command
+            env = build_env(build, jobs)
+            assert set(env) == {"CMAKE_POLICY_VERSION_MINIMUM", "MAX_JOBS", "CMAKE_BUILD_PARALLEL_LEVEL", "MAKEFLAGS"}
+            assert env["MAX_JOBS"] == str(jobs) and env["MAKEFLAGS"] == f"-j{jobs}"
+            assert re.fullmatch(r"~/\.local/state/rigops/logs/sgl-kernel-\d{8}-\d{6}\.log", log_path(build, now=0))
+
+
+@settings(max_examples=200, deadline=None)
+@given(TEXT)
+def test_slash_command_arguments_never_become_names(text: str) -> None:
+    plan = intents.parse_command(text, config=CONFIG)
+    assert plan.host in (None, *CONFIG.hosts) and plan.build in (None, "sgl-kernel")
+    assert all(s.action in ACTIONS for s in plan.steps)
