@@ -41,6 +41,13 @@ def wrong_known_hosts(tmp_path: Path, port: int) -> Path:
     return path
 
 
+def stranger_key(tmp_path: Path) -> Path:
+    """A client key the server has never seen."""
+    path = tmp_path / "stranger_ed25519"
+    keygen(path, "stranger")
+    return path
+
+
 def closed_port() -> int:
     port = free_port()
     with socket.socket() as s:  # make sure nothing listens there
@@ -63,6 +70,7 @@ async def test_faulty_hosts_get_clear_replies_and_do_not_block_others(
         "hang": sshd.host_table(port=silent_port, connect_timeout=3),
         "nopython": sshd.host_table(user=build_user, python="/nonexistent/python3"),
         "nokeyfile": sshd.host_table(user=build_user, known_hosts=str(tmp_path / "missing_known_hosts")),
+        "badauth": sshd.host_table(user=build_user, key=str(stranger_key(tmp_path))),
     }
     async with running_bot(emulator, make_config(hosts, confirm=False), state_dir):
         hang = await ask(emulator, "how's memory on hang?")
@@ -75,11 +83,15 @@ async def test_faulty_hosts_get_clear_replies_and_do_not_block_others(
             "badkey": "host key for 127.0.0.1",
             "nopython": "'/nonexistent/python3' is not installed on the host",
             "nokeyfile": "no known_hosts file",
+            "badauth": "SSH authentication to 127.0.0.1",
         }
         asked = {name: await ask(emulator, f"how's memory on {name}?") for name in expected}
         for name, phrase in expected.items():
             assert await wait_done(emulator, OPS, asked[name]) == "x"
             assert phrase in thread_text(emulator, OPS, asked[name]), name
+        retry = await ask(emulator, "how's memory on down?")  # asked again at once: backing off, says when
+        assert await wait_done(emulator, OPS, retry) == "x"
+        assert "next try in" in thread_text(emulator, OPS, retry)
         assert await wait_done(emulator, OPS, hang) == "x"
         assert "no answer from 127.0.0.1" in thread_text(emulator, OPS, hang)
         # and the good host still answers after all that
@@ -107,3 +119,28 @@ async def test_a_stopped_agent_times_out_and_is_restarted(
             assert (await services.hosts["slow"].info()).pid != info.pid
         finally:
             os.kill(info.pid, signal.SIGKILL)
+
+
+async def test_a_link_that_stops_mid_command_times_out_and_the_host_comes_back(
+        emulator: SlackEmulator, sshd: SshServer, build_user: str, state_dir: Path) -> None:
+    import os
+    import signal
+
+    from tests.fakes.tools import read_stat_fields
+
+    hosts = {"flaky": sshd.host_table(user=build_user, command_timeout=3)}
+    async with running_bot(emulator, make_config(hosts, confirm=False), state_dir) as services:
+        first = await ask(emulator, "free -h")
+        assert await wait_done(emulator, OPS, first) == "white_check_mark"
+        agent = (await services.hosts["flaky"].info()).pid
+        session = int((read_stat_fields(agent) or ["", "0"])[1])  # the sshd process serving our connection
+        os.kill(session, signal.SIGSTOP)  # from here on nothing gets through: like packets dropped mid-command
+        try:
+            stuck = await ask(emulator, "free -h")
+            assert await wait_done(emulator, OPS, stuck) == "x"
+            assert "no answer to snapshot within 3 s" in thread_text(emulator, OPS, stuck)
+        finally:
+            os.kill(session, signal.SIGCONT)
+        after = await ask(emulator, "free -h")  # a new connection, a new agent
+        assert await wait_done(emulator, OPS, after) == "white_check_mark"
+        assert (await services.hosts["flaky"].info()).pid != agent

@@ -168,7 +168,8 @@ class Host(ABC):
             try:
                 return await self._send(pipe, op, args or {}, timeout=timeout)
             except HostTimeout:
-                await self._drop(pipe)  # a hung agent would hang every later request too
+                await self._drop(pipe)  # a hung agent (or link) would hang every later request too
+                await self._close_transport()
                 raise
             except AgentUnavailable:
                 if attempt == 2 or op in ("kill", "spawn"):  # never repeat an action that may have run

@@ -8,26 +8,45 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import shlex
+import time
 from pathlib import Path
 from typing import Any
 
 import asyncssh
 
-from bot.errors import AgentUnavailable, HostKeyError, HostUnreachable
+from bot.errors import AgentUnavailable, HostError, HostKeyError, HostUnreachable
 from bot.hosts.base import AgentPipe, Host, agent_bootstrap
 
 DEFAULT_KNOWN_HOSTS = "~/.ssh/known_hosts"
 KEEPALIVE_INTERVAL = 15
 KEEPALIVE_COUNT_MAX = 3
+BACKOFF_BASE = 1.0  # seconds before retrying a host that failed, doubling to BACKOFF_MAX
+BACKOFF_MAX = 60.0
+CLOSE_TIMEOUT = 2.0
 
 
 class SshHost(Host):
     _conn: asyncssh.SSHClientConnection | None = None
+    _failures: int = 0
+    _retry_at: float = 0.0
+    _last_error: HostError | None = None
 
     async def _connection(self) -> asyncssh.SSHClientConnection:
+        """The host's one connection, opened on first use; after failures, retried with backoff."""
         if self._conn is not None and not self._conn.is_closed():
             return self._conn
-        self._conn = await self._connect()
+        now = time.monotonic()
+        if self._last_error is not None and now < self._retry_at:
+            wait = self._retry_at - now
+            raise type(self._last_error)(f"{self._last_error.reason} (next try in {wait:.0f} s)", host=self.name)
+        try:
+            self._conn = await self._connect()
+        except HostError as exc:
+            self._failures += 1
+            self._last_error = exc
+            self._retry_at = time.monotonic() + min(BACKOFF_BASE * 2 ** (self._failures - 1), BACKOFF_MAX)
+            raise
+        self._failures, self._last_error = 0, None
         return self._conn
 
     async def _connect(self) -> asyncssh.SSHClientConnection:
@@ -83,5 +102,7 @@ class SshHost(Host):
         conn, self._conn = self._conn, None
         if conn is not None:
             conn.close()
-            with contextlib.suppress(Exception):
-                await conn.wait_closed()
+            try:  # a peer that stopped reading never lets a polite close finish
+                await asyncio.wait_for(conn.wait_closed(), CLOSE_TIMEOUT)
+            except Exception:
+                conn.abort()
