@@ -83,6 +83,12 @@ def test_relative_workdir_of_a_local_build_is_next_to_the_config(tmp_path: Path)
     ("[slack]\nops_channels = ['#ops']", "expected a Slack channel id"),
     ("[hosts.'b 200']\naddress = 'x'", "host names are letters"),
     ("confirm = true\nconfirm = false", "not valid TOML"),
+    ("[policy]\noperators = ['bob']", "key 'policy.operators': 'bob' is not a Slack user id"),
+    ("[policy]\nadmins = 'U0ADMIN01'", "key 'policy.admins': expected a list"),
+    ("[policy]\nauto_approve = ['root']", "key 'policy.auto_approve': expected a list of roles"),
+    ("[policy]\nconfirm_timeout = 0", "key 'policy.confirm_timeout': expected a positive number"),
+    ("[hosts.b200]\naddress = 'x'\n[policy.hosts.b300]\noperators = []", "key 'policy.hosts.b300': no such host"),
+    ("[policy]\nviewers = []", "key 'policy.viewers': unknown key"),
 ])
 def test_errors_name_the_file_the_key_and_the_problem(tmp_path: Path, text: str, message: str) -> None:
     path = tmp_path / "bad.toml"

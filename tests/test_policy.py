@@ -18,6 +18,7 @@ from tests.harness import OPS, make_config, running_bot
 from tests.scenario import has_buttons, thread_text, wait_until
 
 VIEWER, OPERATOR, HOST_OP, ADMIN, GROUPIE = "U0VIEWER", "U0OPERATOR", "U0HOSTOP", "U0ADMIN", "U0GROUPIE"
+CHANNEL_OP = "U0CHANOP"
 
 
 def hosts(tmp_path: Path, **b200: Any) -> dict[str, Any]:
@@ -28,7 +29,7 @@ def hosts(tmp_path: Path, **b200: Any) -> dict[str, Any]:
 
 def policy(**extra: Any) -> dict[str, Any]:
     return {"operators": [OPERATOR, "S0GPUTEAM"], "admins": [ADMIN],
-            "hosts": {"b200": {"operators": [HOST_OP]}}, **extra}
+            "hosts": {"b200": {"operators": [HOST_OP]}}, "channels": {OPS: {"operators": [CHANNEL_OP]}}, **extra}
 
 
 async def say(emu: SlackEmulator, services: Services, text: str, *, user: str, thread_ts: str | None = None) -> str:
@@ -66,7 +67,7 @@ async def test_without_a_policy_slack_users_are_viewers(emulator: SlackEmulator,
 
 @pytest.mark.parametrize(("user", "host", "allowed"), [
     (VIEWER, "b200", False), (OPERATOR, "b200", True), (HOST_OP, "b200", True), (HOST_OP, "h100", False),
-    (ADMIN, "h100", True), (GROUPIE, "h100", True),
+    (ADMIN, "h100", True), (GROUPIE, "h100", True), (CHANNEL_OP, "h100", True),
 ])
 async def test_roles_decide_who_may_kill_where(emulator: SlackEmulator, tmp_path: Path, state_dir: Path,
                                                user: str, host: str, allowed: bool) -> None:
