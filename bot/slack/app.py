@@ -6,6 +6,7 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+import aiohttp
 from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
 from slack_bolt.async_app import AsyncApp
 from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetryHandler
@@ -16,11 +17,13 @@ from bot.slack.extension import Extension
 from bot.slack.follow import CARD_INTERVAL, POLL_INTERVAL, Follower
 from bot.slack.groups import SlackGroups
 from bot.slack.listeners import register
+from bot.slack.schedules import make_schedules
 
 log = logging.getLogger(__name__)
 RATE_LIMIT_RETRIES = 3
 # Features that bring their own subcommands and listeners; each is built with the bolt app and the services.
 EXTENSIONS: list[Callable[[AsyncApp, Services], Extension]] = []
+EXTENSIONS.append(make_schedules)
 
 
 @dataclass
@@ -30,6 +33,7 @@ class RigopsApp:
     bolt: AsyncApp
     follower: Follower
     extensions: list[Extension] = field(default_factory=list)
+    session: aiohttp.ClientSession | None = None
 
     async def start(self) -> None:
         """Pick up the builds rigops left running (after a restart) and start the extensions."""
@@ -41,13 +45,17 @@ class RigopsApp:
         for extension in reversed(self.extensions):
             await extension.close()
         await self.follower.close()
+        if self.session is not None:
+            await self.session.close()
 
 
 def create_app(services: Services, *, bot_token: str, signing_secret: str | None = None,
                api_url: str | None = None, poll: float = POLL_INTERVAL,
                card_interval: float = CARD_INTERVAL) -> RigopsApp:
     """rigops on bolt; ``api_url`` points the Web API elsewhere (the emulator)."""
-    client = AsyncWebClient(token=bot_token, base_url=api_url or AsyncWebClient.BASE_URL)
+    # one HTTP session for every Web API call: without it slack_sdk opens a connection per call
+    session = aiohttp.ClientSession()
+    client = AsyncWebClient(token=bot_token, base_url=api_url or AsyncWebClient.BASE_URL, session=session)
     client.retry_handlers.append(AsyncRateLimitErrorRetryHandler(max_retry_count=RATE_LIMIT_RETRIES))
     app = AsyncApp(client=client, signing_secret=signing_secret or "", process_before_response=False,
                    request_verification_enabled=signing_secret is not None)
@@ -56,7 +64,7 @@ def create_app(services: Services, *, bot_token: str, signing_secret: str | None
     extensions: list[Extension] = [make(app, services) for make in EXTENSIONS]
     subcommands = {word: handler for ext in extensions for word, handler in ext.subcommands.items()}
     register(app, services, follower, subcommands)
-    return RigopsApp(bolt=app, follower=follower, extensions=extensions)
+    return RigopsApp(bolt=app, follower=follower, extensions=extensions, session=session)
 
 
 def socket_mode_handler(app: RigopsApp, *, app_token: str, ping_interval: float = 10) -> AsyncSocketModeHandler:
