@@ -87,11 +87,21 @@ class Config:
     slack: SlackConfig = SlackConfig()
     hosts: Mapping[str, HostConfig] = field(default_factory=dict)
     policy: PolicyConfig | None = None  # None: no [policy] table (everyone is a viewer in Slack)
+    groups: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # [groups] a100 = ["n1", "n2"]
     schedules: tuple[ScheduleConfig, ...] = ()
 
     @property
     def default_host(self) -> str | None:
         return next(iter(self.hosts)) if len(self.hosts) == 1 else None
+
+    def members(self, name: str) -> tuple[str, ...]:
+        """The hosts a name stands for: a group's members, every host for "all", else the host itself."""
+        if name == ALL_HOSTS:
+            return tuple(self.hosts)
+        return self.groups.get(name, (name,))
+
+    def is_group(self, name: str | None) -> bool:
+        return name == ALL_HOSTS or name in self.groups
 
     def host(self, name: str) -> HostConfig:
         try:
@@ -154,11 +164,12 @@ def parse(data: Mapping[str, Any], *, path: Path | None = None) -> Config:
     hosts = {name: _host(r, name, raw) for name, raw in hosts_raw.items()}
     if not hosts:
         hosts = dict(local_only().hosts)
+    groups = _groups(r, r.table(data, "groups"), hosts)
     policy = parse_policy(r.table(data, "policy"), hosts=set(hosts), fail=r.fail) if "policy" in data else None
     schedules = tuple(_schedule(r, f"schedules[{i}]", raw, hosts) for i, raw in
                       enumerate(r.get(data, "schedules", list, [])))
     return Config(path=path, confirm=confirm, slack=SlackConfig(ops_channels=channels), hosts=hosts,
-                  policy=policy, schedules=schedules)
+                  policy=policy, schedules=schedules, groups=groups)
 
 
 def _host(r: _Reader, name: str, raw: Any) -> HostConfig:
@@ -221,9 +232,26 @@ def _build(r: _Reader, key: str, name: str, raw: Any) -> BuildConfig:
     )
 
 
+def _groups(r: _Reader, raw: Mapping[str, Any], hosts: Mapping[str, HostConfig]) -> dict[str, tuple[str, ...]]:
+    groups = {}
+    for name, members in raw.items():
+        key = f"groups.{name}"
+        if not NAME_RE.match(name) or name == ALL_HOSTS:
+            r.fail(key, f"group names are letters, digits, '.', '_' and '-', and not {ALL_HOSTS!r}")
+        if name in hosts:
+            r.fail(key, f"{name!r} is already a host name")
+        if not isinstance(members, list) or not members or not all(isinstance(m, str) for m in members):
+            r.fail(key, "expected a non-empty list of host names")
+        for member in members:
+            if member not in hosts:
+                r.fail(key, f"unknown host {member!r} (known: {', '.join(hosts)})")
+        groups[name] = tuple(dict.fromkeys(members))
+    return groups
+
+
 def _schedule(r: _Reader, key: str, raw: Any, hosts: Mapping[str, HostConfig]) -> ScheduleConfig:
     from bot.errors import PlanError
-    from bot.scheduler import parse_when, zone  # the words /rigops schedule add accepts; apscheduler loads late
+    from bot.schedule_text import parse_when, zone  # the words /rigops schedule add accepts; loaded when used
 
     if not isinstance(raw, dict):
         r.fail(key, "expected a table ([[schedules]])")

@@ -24,13 +24,14 @@ import re
 from dataclasses import dataclass, field
 
 from bot import intents_words as w
-from bot.config import NAME_RE, Config
+from bot.config import ALL_HOSTS, NAME_RE, Config
 from bot.plan import ACTIONS, MAX_JOBS, MAX_LOG_LINES, MIN_JOBS, Action, Plan, Step, ThreadContext
 
 __all__ = ["SUBCOMMANDS", "parse", "parse_command"]
 
 HOST_FREE_ACTIONS: frozenset[str] = frozenset({"hosts", "help"})
 BUILD_DEFAULT_ACTIONS: frozenset[str] = frozenset({"kill", "rebuild", "log"})  # others keep build null
+ONE_HOST_ACTIONS: frozenset[str] = frozenset({"kill", "rebuild", "log"})
 RELATIVE_JOBS_WARNING = (
     "rigops cannot tell the current -j from chat, so the rebuild uses the build's configured jobs; "
     "name a number (e.g. 'try -j16') to pick one"
@@ -291,7 +292,9 @@ def _resolve(
     host = build = None
     if actions - HOST_FREE_ACTIONS:
         host = _resolve_host(names, config, context, errors)
-        if host is not None:
+        if host is not None and config.is_group(host):
+            build = _resolve_group(host, names, config, actions, errors)
+        elif host is not None:
             build = _resolve_build(host, names, config, context, actions, errors)
     elif names.hosts and len(names.hosts) == 1:
         host = names.hosts[0]
@@ -318,6 +321,16 @@ def _resolve_host(
         return ctx_host or config.default_host
     errors.append(f"which host? known: {known}")
     return None
+
+
+def _resolve_group(host: str, names: w.Names, config: Config, actions: set[str], errors: list[str]) -> str | None:
+    """A group (or "all") is for looking: kill, rebuild and log name one host."""
+    one_host_only = sorted(actions & ONE_HOST_ACTIONS)
+    if one_host_only:
+        members = ", ".join(config.members(host))
+        errors.append(f"{' and '.join(one_host_only)} can only target one host at a time: name one "
+                      f"({host}: {members})")
+    return names.builds[0] if len(names.builds) == 1 else None
 
 
 def _host_of_build(build: str, config: Config, ctx_host: str | None, errors: list[str]) -> str | None:
@@ -366,7 +379,9 @@ def _command_args(
     number: w.Number | None = None
     errors: list[str] = []
     for arg in args:
-        if arg in host_map:
+        if arg == ALL_HOSTS:
+            hosts.append(ALL_HOSTS)
+        elif arg in host_map:
             hosts.append(host_map[arg])
         elif arg in build_map:
             builds.append(build_map[arg])

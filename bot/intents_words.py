@@ -14,7 +14,7 @@ import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
 
-from bot.config import Config
+from bot.config import ALL_HOSTS, Config
 
 MAX_RAW = 16_384  # raw characters looked at (markup and code blocks are removed from these)
 MAX_SCAN = 4_096  # normalised characters searched for intent
@@ -380,6 +380,22 @@ class Names:
     masked: str = ""
 
 
+ALL_HOSTS_RE = re.compile(
+    r"\b(?P<every>(?:all|every|each)\s+(?:the\s+|of\s+the\s+)?"
+    r"(?:hosts?|machines?|boxes|box|nodes?|servers?|rigs?))\b"
+    r"|\b(?:on|for|across)\s+(?P<on>all|everything)\b"
+    r"|^\s*(?:status|mem|memory|ram|gpus?|nvidia-smi|free(?:\s+-h)?)\s+(?P<bare>all)\s*[?.!]*\s*$")
+
+
+def _mask_all(m: re.Match[str]) -> str:
+    """Replace only the words that mean "every host", keeping the verb around them."""
+    name = next(g for g in ("every", "on", "bare") if m.group(g) is not None)
+    start, end = m.span(name)
+    whole_start, whole_end = m.span()
+    text = m.group(0)
+    return text[: start - whole_start] + "HOST" + text[end - whole_start:whole_end - whole_start]
+
+
 @lru_cache(maxsize=64)
 def _name_regex(names: tuple[str, ...]) -> re.Pattern[str] | None:
     if not names:
@@ -390,7 +406,7 @@ def _name_regex(names: tuple[str, ...]) -> re.Pattern[str] | None:
 
 def config_names(config: Config) -> tuple[dict[str, str], dict[str, str]]:
     """Lower-case → canonical maps of host names and build names (a name that is both is a host)."""
-    hosts = {h.lower(): h for h in config.hosts}
+    hosts = {h.lower(): h for h in config.hosts} | {g.lower(): g for g in config.groups}
     builds = {b.lower(): b for hc in config.hosts.values() for b in hc.builds if b.lower() not in hosts}
     return hosts, builds
 
@@ -410,6 +426,9 @@ def find_names(text: str, config: Config) -> Names:
 
     rx = _name_regex(tuple(host_map) + tuple(build_map))
     masked = rx.sub(known, text) if rx else text
+    if ALL_HOSTS_RE.search(masked):  # "status all", "memory on all hosts", "every box"
+        found_hosts.append(ALL_HOSTS)
+        masked = ALL_HOSTS_RE.sub(_mask_all, masked)
     masked, unknown = _mask_unknown_hosts(masked)
     return Names(unique(found_hosts), unique(found_builds), unique(unknown), masked)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Iterator, Mapping
 
 from bot.config import Config, HostConfig
@@ -30,6 +31,13 @@ class Hosts:
 
     def __iter__(self) -> Iterator[Host]:
         return iter(self._hosts.values())
+
+    async def close_idle(self, max_idle: float) -> list[str]:
+        """Close the connections of hosts nobody asked anything for ``max_idle`` seconds; they reopen on use."""
+        now = time.monotonic()
+        idle = [h for h in self._hosts.values() if h.connected and now - h.last_used > max_idle]
+        await asyncio.gather(*(h.close() for h in idle), return_exceptions=True)
+        return [h.name for h in idle]
 
     async def close(self) -> None:
         await asyncio.gather(*(h.close() for h in self._hosts.values()), return_exceptions=True)

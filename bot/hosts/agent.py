@@ -52,6 +52,21 @@ tail {path, lines=40, max_bytes=1 MiB} -> lines [str], size, truncated (max_byte
     lines were found: the first line may be partial), bytes_read. Reads backwards from the end.
 gpu {timeout=10} -> {available: true, gpus_csv, apps_csv} (nvidia-smi's CSV, unparsed) or
     {available: false, reason}.
+pause / resume {targets: [[pid, start]...], user=null (= the agent's user)} -> SIGSTOP / SIGCONT each target
+    (not its children), owned by user: signalled, skipped (each with reason "protected"|"other_user"), denied
+    (EPERM), all [{pid, ppid, name, user, rss, start}]; stale [[pid, start]...]. Same identity rules as kill.
+sample {roots=[] ([pid, start] of the build's trees), user=null (the build user), cgroup=true} -> time,
+    mem_total, mem_available, swap_total, swap_free, psi ({some,full}_{avg10,avg60,total} from
+    /proc/pressure/memory) | null, classes {driver|compiler|linker: {count, rss, max_rss}} over the processes
+    in the trees or owned by user (drivers: ninja make gmake cmake; linkers: ld ld.gold ld.lld collect2;
+    compilers: COMPILER_NAMES), top_compilers (5 by RSS) [{pid, ppid, name, user, rss, start}],
+    ended [{pid, start, name, peak_rss}] (compilers gone since this build's last sample: the highest RSS seen),
+    oom_kill (/proc/vmstat; null before Linux 4.13), cgroup {version 1|2, path, current, limit|null,
+    oom (v2)|null, oom_kill|null, exclusive (every process in it is in the trees)} | null (no live root,
+    cgroup=false or unreadable), kernel [{victim_pid, victim_name, user, cgroup (task_memcg), oom_cgroup,
+    in_tree (victim was in the trees at this or the last sample), line}] (OOM kills logged since this build's
+    last sample; [] on its first) | null (neither /dev/kmsg nor dmesg readable), tree (process count),
+    stale_roots. Per-build state is kept for the last 32 (roots, user) pairs.
 """
 
 from __future__ import annotations
@@ -1337,6 +1352,503 @@ def op_gpu(req: dict[str, Any]) -> dict[str, Any]:
     return {"available": True, "gpus_csv": outputs[0], "apps_csv": outputs[1]}
 
 
+# ---------------------------------------------------------------------------------------------------------
+# pause, resume: stop and continue chosen processes (e.g. the heaviest compilers), identity-checked
+
+
+def _signal_targets(req: dict[str, Any], sig: int) -> dict[str, Any]:
+    raw = req.get("targets")
+    if not isinstance(raw, list) or not raw:
+        raise AgentError("bad_request", "targets must be a non-empty list of [pid, start] pairs")
+    targets = [arg_identity(t, "targets") for t in raw]
+    user = arg_opt_str(req, "user")
+    want_uid = user_uid(user) if user is not None else MY_UID
+    if want_uid != MY_UID and MY_EUID != 0:
+        raise AgentError("forbidden", f"the agent runs as {user_name(MY_UID)} and cannot signal processes of {user}")
+    protected = {0, 1, 2, MY_PID} | ancestors(MY_PID)
+    signalled: list[dict[str, Any]] = []
+    skipped: list[dict[str, Any]] = []
+    denied: list[dict[str, Any]] = []
+    stale: list[list[int]] = []
+    for pid, start in targets:
+        st = read_stat(pid)
+        uid = read_uid(pid) if st is not None else None
+        if st is None or uid is None or st.start != start or st.dead:
+            stale.append([pid, start])
+            continue
+        entry = _proc_entry(st, stat_tool_name(st), uid)
+        reason = "protected" if pid in protected or st.ppid == 2 else "other_user" if uid != want_uid else None
+        if reason is not None:
+            entry["reason"] = reason
+            skipped.append(entry)
+            continue
+        result = send_signal(pid, start, sig)
+        if result == "sent":
+            signalled.append(entry)
+        elif result == "eperm":
+            denied.append(entry)
+        else:
+            stale.append([pid, start])
+    return {"signalled": signalled, "skipped": skipped, "denied": denied, "stale": stale}
+
+
+def op_pause(req: dict[str, Any]) -> dict[str, Any]:
+    return _signal_targets(req, signal.SIGSTOP)
+
+
+def op_resume(req: dict[str, Any]) -> dict[str, Any]:
+    return _signal_targets(req, signal.SIGCONT)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# sample: memory, pressure, the build's tools by class, OOM kills (one call a second, so it must stay cheap)
+
+DRIVER_NAMES = ("ninja", "make", "gmake", "cmake")
+COMPILER_NAMES = (
+    "cc1", "cc1plus", "cc", "gcc", "g++", "c++", "clang", "clang++",
+    "nvcc", "cicc", "ptxas", "cudafe++", "fatbinary", "nvlink",
+)  # fmt: skip
+LINKER_NAMES = ("ld", "ld.gold", "ld.lld", "collect2")
+TOOL_CLASS: dict[str, str] = {
+    **{n: "driver" for n in DRIVER_NAMES},
+    **{n: "compiler" for n in COMPILER_NAMES},
+    **{n: "linker" for n in LINKER_NAMES},
+}
+TOP_COMPILERS = 5
+WATCHES_KEPT = 32  # (roots, user) keys whose per-build state a sample keeps
+KERNEL_EVENTS_KEPT = 256
+KMSG_RECORDS_PER_POLL = 20000  # a kernel flooding its log must not keep a sample busy
+UNLIMITED = 1 << 62  # cgroup v1 says "no limit" with a number near 2**63
+
+
+def read_vmstat_oom_kill() -> int | None:
+    """/proc/vmstat's oom_kill counter (kernels >= 4.13), or None."""
+    data = _read("/proc/vmstat", 65536) or b""
+    i = data.find(b"\noom_kill ")
+    if i < 0:
+        return None
+    return int(data[i + 10 : data.find(b"\n", i + 10)])
+
+
+def read_psi() -> dict[str, Any] | None:
+    """/proc/pressure/memory, or None where the kernel has no PSI (or it is switched off)."""
+    data = _read("/proc/pressure/memory", 512)
+    if not data:
+        return None
+    out: dict[str, Any] = {}
+    for line in data.decode("ascii", "replace").splitlines():
+        kind, _, rest = line.partition(" ")
+        for pair in rest.split():
+            key, _, value = pair.partition("=")
+            if key in ("avg10", "avg60", "total"):
+                out[f"{kind}_{key}"] = int(value) if key == "total" else float(value)
+    return out if "some_avg10" in out else None
+
+
+_cgroup_mounts: dict[str, str] | None = None
+
+
+def cgroup_mounts() -> dict[str, str]:
+    """Where the v1 memory controller ("v1") and the v2 hierarchy ("v2") are mounted; read once."""
+    global _cgroup_mounts
+    if _cgroup_mounts is None:
+        found: dict[str, str] = {}
+        data = _read("/proc/self/mountinfo", 1 << 20) or b""
+        for line in data.decode("utf-8", "replace").splitlines():
+            left, _, right = line.partition(" - ")
+            fields, super_fields = left.split(), right.split()
+            if len(fields) < 5 or len(super_fields) < 3:
+                continue
+            mountpoint = fields[4].replace("\\040", " ")
+            if super_fields[0] == "cgroup2":
+                found.setdefault("v2", mountpoint)
+            elif super_fields[0] == "cgroup" and "memory" in super_fields[2].split(","):
+                found.setdefault("v1", mountpoint)
+        _cgroup_mounts = found
+    return _cgroup_mounts
+
+
+def _read_number(path: str) -> int | None:
+    data = _read(path, 64)
+    if data is None:
+        return None
+    text = data.strip()
+    if text == b"max":
+        return UNLIMITED
+    return int(text) if text.isdigit() else None
+
+
+def _counters(path: str) -> dict[str, int]:
+    """A flat-keyed cgroup file ("oom_kill 3" lines)."""
+    out: dict[str, int] = {}
+    for line in (_read(path, 4096) or b"").splitlines():
+        key, _, value = line.partition(b" ")
+        if value.strip().isdigit():
+            out[key.decode("ascii", "replace")] = int(value)
+    return out
+
+
+def read_cgroup(pid: int, tree: set[int]) -> dict[str, Any] | None:
+    """The memory cgroup of ``pid`` (the v1 memory controller's, else v2's), or None where unreadable."""
+    data = _read(f"/proc/{pid}/cgroup", 8192)
+    if not data:
+        return None
+    v1 = v2 = None
+    for line in data.decode("utf-8", "replace").splitlines():
+        hid, _, rest = line.partition(":")
+        controllers, _, path = rest.partition(":")
+        if hid == "0" and not controllers:
+            v2 = path
+        elif "memory" in controllers.split(","):
+            v1 = path
+    mounts = cgroup_mounts()
+    if v1 is not None and "v1" in mounts:
+        return cgroup_memory(1, v1, mounts["v1"], tree)
+    if v2 is not None and "v2" in mounts:
+        return cgroup_memory(2, v2, mounts["v2"], tree)
+    return None
+
+
+def cgroup_memory(version: int, path: str, mount: str, tree: set[int]) -> dict[str, Any] | None:
+    """Usage, limit and OOM counters of the cgroup ``path`` under ``mount``, and whether every process in it
+    belongs to ``tree``; None where its files cannot be read."""
+    base = mount.rstrip("/") + path
+    if version == 1:
+        current = _read_number(base + "/memory.usage_in_bytes")
+        limit = _read_number(base + "/memory.limit_in_bytes")
+        counters = _counters(base + "/memory.oom_control")
+        oom = None
+    else:
+        current = _read_number(base + "/memory.current")
+        limit = _read_number(base + "/memory.max")
+        counters = _counters(base + "/memory.events")
+        oom = counters.get("oom")
+    if current is None:
+        return None
+    exclusive = False
+    if path != "/":  # the root holds everything: never read its process list
+        procs = (_read(base + "/cgroup.procs", 1 << 20) or b"").split()
+        exclusive = bool(procs) and all(int(p) in tree for p in procs)
+    return {
+        "version": version,
+        "path": path,
+        "current": current,
+        "limit": limit if limit is not None and limit < UNLIMITED else None,
+        "oom": oom,
+        "oom_kill": counters.get("oom_kill"),
+        "exclusive": exclusive,
+    }
+
+
+_OOM_HEADER_FIELD = re.compile(r"(task_memcg|oom_memcg|pid|uid|task)=([^,]*)")
+_OOM_KILLED = re.compile(r"Killed process (\d+) \((.*?)\)(?= total-vm|,| score|$)")
+_OOM_KILLED_UID = re.compile(r"UID:(\d+)")
+_DMESG_TIME = re.compile(r"^(?:<\d+>)?\[\s*\d+\.\d+\]\s?")
+
+
+class KernelLog:
+    """OOM-killer lines from the kernel log, each kept once under a sequence number.
+
+    /dev/kmsg is read non-blocking from a held position (its end when first opened). Where it cannot be
+    opened, ``dmesg`` is run instead, but only after /proc/vmstat's oom_kill counter has moved. Neither
+    readable: :meth:`poll` returns None.
+    """
+
+    def __init__(self, kmsg_path: str = "/dev/kmsg", dmesg: str | None = "dmesg") -> None:
+        self.kmsg_path = kmsg_path
+        self.dmesg = dmesg
+        self.lock = threading.Lock()
+        self.fd = -1
+        self.source: str | None = None  # "kmsg", "dmesg" or "none", once known
+        self.seq = 0
+        self.events: list[dict[str, Any]] = []
+        self.headers: dict[int, dict[str, Any]] = {}  # victim pid -> its "oom-kill:" line's fields
+        self.dmesg_seen: dict[str, None] = {}  # OOM lines already taken from dmesg (an ordered set)
+        self.dmesg_counter: int | None = None
+        self.dmesg_again = 0  # runs still due after the counter moved: its lines may trail it
+
+    def poll(self, oom_kill: int | None) -> int | None:
+        """Take in what is new; returns the latest sequence number, None when no log is readable."""
+        with self.lock:
+            if self.source is None:
+                self._open(oom_kill)
+            elif self.source == "kmsg":
+                self._drain_kmsg()
+            elif self.source == "dmesg":
+                self._poll_dmesg(oom_kill)
+            return None if self.source == "none" else self.seq
+
+    def after(self, seq: int) -> list[dict[str, Any]]:
+        with self.lock:
+            return [e for e in self.events if e["seq"] > seq]
+
+    def _open(self, oom_kill: int | None) -> None:
+        try:
+            self.fd = os.open(self.kmsg_path, os.O_RDONLY | os.O_NONBLOCK)
+            os.lseek(self.fd, 0, os.SEEK_END)
+            self.source = "kmsg"
+            return
+        except OSError as e:
+            if self.fd >= 0:
+                os.close(self.fd)
+                self.fd = -1
+            log(f"kernel log: cannot read {self.kmsg_path} ({e.strerror}); trying dmesg")
+        lines = self._run_dmesg()
+        if lines is None:
+            self.source = "none"
+            return
+        self.source = "dmesg"
+        self.dmesg_counter = oom_kill
+        for line in lines:  # what is there already is history, not news
+            self.dmesg_seen[line] = None
+
+    def _drain_kmsg(self) -> None:
+        for _ in range(KMSG_RECORDS_PER_POLL):
+            try:
+                record = os.read(self.fd, 8192)
+            except BlockingIOError:
+                return
+            except BrokenPipeError:  # the ring overwrote records we had not read yet: go on after them
+                continue
+            except OSError as e:
+                log(f"kernel log: reading {self.kmsg_path} failed: {e}")
+                return
+            if not record:
+                return
+            if b"illed process" in record or b"oom-kill:" in record:
+                text = record.partition(b";")[2].split(b"\n", 1)[0]
+                self.take(text.decode("utf-8", "replace"))
+
+    def _poll_dmesg(self, oom_kill: int | None) -> None:
+        if oom_kill is not None and oom_kill == self.dmesg_counter and not self.dmesg_again:
+            return
+        moved = oom_kill is None or oom_kill != self.dmesg_counter
+        lines = self._run_dmesg()
+        if lines is None:
+            return
+        self.dmesg_counter = oom_kill
+        self.dmesg_again = 2 if moved else max(0, self.dmesg_again - 1)
+        for line in lines:
+            if line not in self.dmesg_seen:
+                self.dmesg_seen[line] = None
+                self.take(_DMESG_TIME.sub("", line))
+        while len(self.dmesg_seen) > 4 * KERNEL_EVENTS_KEPT:
+            del self.dmesg_seen[next(iter(self.dmesg_seen))]
+
+    def _run_dmesg(self) -> list[str] | None:
+        """The OOM lines dmesg prints now, or None when it cannot run or may not read the log."""
+        exe = shutil.which(self.dmesg) if self.dmesg else None
+        if exe is None:
+            return None
+        try:
+            proc = subprocess.run([exe], stdin=subprocess.DEVNULL, capture_output=True, timeout=10, check=False)
+        except (OSError, subprocess.SubprocessError) as e:
+            log(f"kernel log: dmesg failed: {e}")
+            return None
+        if proc.returncode != 0:
+            said = proc.stderr[:200].decode("utf-8", "replace").strip()
+            log(f"kernel log: dmesg exited with {proc.returncode}: {said}")
+            return None
+        text = proc.stdout.decode("utf-8", "replace")
+        return [line for line in text.splitlines() if "illed process" in line or "oom-kill:" in line]
+
+    def take(self, text: str) -> None:
+        """One kernel log message: remember an ``oom-kill:`` line's fields; a ``Killed process`` line is an
+        event (merged with its victim's ``oom-kill:`` line)."""
+        i = text.find("oom-kill:")
+        if i >= 0:
+            fields = dict(_OOM_HEADER_FIELD.findall(text[i:]))
+            if fields.get("pid", "").isdigit():
+                if len(self.headers) > 64:
+                    self.headers.clear()
+                self.headers[int(fields["pid"])] = fields
+            return
+        m = _OOM_KILLED.search(text)
+        if m is None:
+            return
+        pid = int(m.group(1))
+        header = self.headers.pop(pid, {})
+        uid = _OOM_KILLED_UID.search(text)
+        uid_text = uid.group(1) if uid else header.get("uid", "")
+        self.seq += 1
+        self.events.append(
+            {
+                "seq": self.seq,
+                "victim_pid": pid,
+                "comm": m.group(2),
+                "uid": int(uid_text) if uid_text.isdigit() else None,
+                "cgroup": header.get("task_memcg"),
+                "oom_cgroup": header.get("oom_memcg"),
+                "line": text.strip(),
+            }
+        )
+        del self.events[:-KERNEL_EVENTS_KEPT]
+
+
+KERNEL_LOG = KernelLog()
+
+
+class _Watch:
+    """What a sample remembers per build (its roots and user): the processes of its trees at the last call,
+    the highest RSS seen of each of its compilers, and the last kernel event it was given."""
+
+    __slots__ = ("kernel_seq", "peaks", "tree")
+
+    def __init__(self) -> None:
+        self.tree: set[int] = set()
+        self.peaks: dict[tuple[int, int], list[Any]] = {}  # (pid, start) -> [tool name, peak rss]
+        self.kernel_seq: int | None = None
+
+
+_sample_lock = threading.Lock()
+_watches: dict[tuple[Any, ...], _Watch] = {}
+
+
+def _watch_for(key: tuple[Any, ...]) -> _Watch:
+    watch = _watches.pop(key, None)
+    if watch is None:
+        watch = _Watch()
+        while len(_watches) >= WATCHES_KEPT:
+            del _watches[next(iter(_watches))]  # the one used longest ago
+    _watches[key] = watch
+    return watch
+
+
+def tree_pids(procs: list[Stat], roots: list[tuple[int, int]]) -> tuple[set[int], list[Stat], list[list[int]]]:
+    """Every process in the trees of ``roots`` (pid, start); also the live roots and the stale ones."""
+    by_pid = {st.pid: st for st in procs}
+    live = []
+    stale = []
+    for pid, start in roots:
+        st = by_pid.get(pid)
+        if st is None or st.start != start or st.dead:
+            stale.append([pid, start])
+        else:
+            live.append(st)
+    tree: set[int] = set()
+    if not live:
+        return tree, live, stale
+    children: dict[int, list[int]] = {}
+    for st in procs:
+        children.setdefault(st.ppid, []).append(st.pid)
+    stack = [st.pid for st in live]
+    while stack:
+        pid = stack.pop()
+        if pid not in tree:
+            tree.add(pid)
+            stack.extend(children.get(pid, ()))
+    return tree, live, stale
+
+
+def op_sample(req: dict[str, Any]) -> dict[str, Any]:
+    raw_roots = req.get("roots") or []
+    if not isinstance(raw_roots, list):
+        raise AgentError("bad_request", "roots must be a list of [pid, start] pairs")
+    roots = [arg_identity(r, "roots") for r in raw_roots]
+    user = arg_opt_str(req, "user")
+    want_uid = user_uid(user) if user is not None else None
+    want_cgroup = req.get("cgroup", True)
+    if not isinstance(want_cgroup, bool):
+        raise AgentError("bad_request", "cgroup must be true or false")
+    with _sample_lock:
+        now = time.time()
+        procs = scan()
+        meminfo = read_meminfo()
+        oom_kill = read_vmstat_oom_kill()  # counters before the log: a kill's line follows its count
+        psi = read_psi()
+        tree, live_roots, stale = tree_pids(procs, roots)
+        watch = _watch_for((tuple(sorted(roots)), want_uid))
+        classes: dict[str, list[int]] = {"driver": [0, 0, 0], "compiler": [0, 0, 0], "linker": [0, 0, 0]}
+        compilers: list[Stat] = []
+        for st in procs:
+            cls = TOOL_CLASS.get(stat_tool_name(st))
+            if cls is None or st.dead:
+                continue
+            if st.pid not in tree and (want_uid is None or _meta_of(st, False)[0] != want_uid):
+                continue
+            counts = classes[cls]
+            counts[0] += 1
+            counts[1] += st.rss
+            counts[2] = max(counts[2], st.rss)
+            if cls == "compiler":
+                compilers.append(st)
+        top = [
+            _proc_entry(st, stat_tool_name(st), _meta_of(st, False)[0])
+            for st in heapq.nlargest(TOP_COMPILERS, compilers, key=_rss_key)
+        ]
+        ended = _follow_peaks(watch, compilers)
+        cgroup = read_cgroup(live_roots[0].pid, tree) if want_cgroup and live_roots else None
+        kernel = _kernel_events(watch, oom_kill, tree, ended)
+        watch.tree = tree
+        _prune_caches(procs)
+    return {
+        "time": now,
+        "mem_total": meminfo.get("MemTotal", 0),
+        "mem_available": meminfo.get("MemAvailable", meminfo.get("MemFree", 0)),
+        "swap_total": meminfo.get("SwapTotal", 0),
+        "swap_free": meminfo.get("SwapFree", 0),
+        "psi": psi,
+        "classes": {k: {"count": v[0], "rss": v[1], "max_rss": v[2]} for k, v in classes.items()},
+        "top_compilers": top,
+        "ended": ended,
+        "oom_kill": oom_kill,
+        "cgroup": cgroup,
+        "kernel": kernel,
+        "tree": len(tree),
+        "stale_roots": stale,
+    }
+
+
+def _follow_peaks(watch: _Watch, compilers: list[Stat]) -> list[dict[str, Any]]:
+    """Raise each live compiler's peak RSS; returns the compilers gone since the last call, with their peaks."""
+    peaks = watch.peaks
+    live = set()
+    for st in compilers:
+        key = (st.pid, st.start)
+        live.add(key)
+        entry = peaks.get(key)
+        if entry is None:
+            peaks[key] = [stat_tool_name(st), st.rss]
+        elif st.rss > entry[1]:
+            entry[1] = st.rss
+    ended = []
+    if len(peaks) > len(live):
+        for key in [k for k in peaks if k not in live]:
+            name, peak = peaks.pop(key)
+            ended.append({"pid": key[0], "start": key[1], "name": name, "peak_rss": peak})
+    return ended
+
+
+def _kernel_events(
+    watch: _Watch, oom_kill: int | None, tree: set[int], ended: list[dict[str, Any]]
+) -> list[dict[str, Any]] | None:
+    """The OOM kills the kernel logged since this build's last sample (none on its first), or None."""
+    seq = KERNEL_LOG.poll(oom_kill)
+    if seq is None:
+        return None
+    if watch.kernel_seq is None:
+        watch.kernel_seq = seq
+        return []
+    events = KERNEL_LOG.after(watch.kernel_seq)
+    watch.kernel_seq = seq
+    out = []
+    names = {e["pid"]: e["name"] for e in ended}
+    for e in events:
+        pid = e["victim_pid"]
+        out.append(
+            {
+                "victim_pid": pid,
+                "victim_name": names.get(pid) or normalise_tool_name(e["comm"]),
+                "user": user_name(e["uid"]),
+                "cgroup": e["cgroup"],
+                "oom_cgroup": e["oom_cgroup"],
+                "in_tree": pid in watch.tree or pid in tree,
+                "line": e["line"],
+            }
+        )
+    return out
+
+
 OPS = {
     "hello": op_hello,
     "ping": op_ping,
@@ -1347,6 +1859,9 @@ OPS = {
     "tail": op_tail,
     "read": op_read,
     "gpu": op_gpu,
+    "pause": op_pause,
+    "resume": op_resume,
+    "sample": op_sample,
 }
 
 

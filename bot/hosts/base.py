@@ -12,9 +12,10 @@ import contextlib
 import itertools
 import json
 import logging
+import time
 import zlib
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
@@ -23,7 +24,18 @@ from typing import Any
 from bot.config import HostConfig
 from bot.errors import ActionFailed, AgentUnavailable, HostError, HostTimeout
 from bot.hosts.agent import BUILD_TOOL_NAMES
-from bot.hosts.models import AgentInfo, GpuReport, KillResult, LogChunk, RunStatus, Snapshot, Spawned, Tail
+from bot.hosts.models import (
+    AgentInfo,
+    GpuReport,
+    KillResult,
+    LogChunk,
+    RunStatus,
+    Sample,
+    Signalled,
+    Snapshot,
+    Spawned,
+    Tail,
+)
 
 log = logging.getLogger(__name__)
 HELLO_TIMEOUT = 15.0
@@ -77,6 +89,7 @@ class Host(ABC):
         self._ids = itertools.count(1)
         self._start_lock = asyncio.Lock()
         self._reader_task: asyncio.Task[None] | None = None
+        self.last_used = time.monotonic()
 
     # -- transport, per subclass --------------------------------------------------------------
     @abstractmethod
@@ -163,6 +176,7 @@ class Host(ABC):
                       timeout: float | None = None) -> dict[str, Any]:
         """Send one request; restarts a dead agent once. Raises HostError."""
         timeout = timeout or self.config.command_timeout
+        self.last_used = time.monotonic()
         for attempt in (1, 2):
             pipe = await self._ensure_agent()
             try:
@@ -188,6 +202,10 @@ class Host(ABC):
                 t.cancel()
                 with contextlib.suppress(asyncio.CancelledError, Exception):
                     await t
+
+    @property
+    def connected(self) -> bool:
+        return self._pipe is not None
 
     async def close(self) -> None:
         if self._pipe is not None:
@@ -237,6 +255,25 @@ class Host(ABC):
 
         d = await self.request("gpu")
         return parse_gpu_report(self.name, d)
+
+    async def sample(self, *, roots: Sequence[tuple[int, int]] = (), user: str | None = None,
+                     cgroup: bool = True) -> Sample:
+        """Memory, pressure, the build's tools by class and new OOM kills; cheap enough for once a second.
+
+        ``roots`` are the build's (pid, start) process trees, ``user`` the build user (their compilers count
+        too). The agent keeps per-build state (peaks, kernel log position) keyed by roots and user."""
+        d = await self.request("sample", {"roots": [list(r) for r in roots], "user": user, "cgroup": cgroup})
+        return Sample.from_json(self.name, d)
+
+    async def pause(self, targets: Sequence[tuple[int, int]], *, user: str | None = None) -> Signalled:
+        """SIGSTOP each (pid, start) target owned by ``user`` (default: the agent's), never protected ones."""
+        d = await self.request("pause", {"targets": [list(t) for t in targets], "user": user})
+        return Signalled.from_json(d)
+
+    async def resume(self, targets: Sequence[tuple[int, int]], *, user: str | None = None) -> Signalled:
+        """SIGCONT each (pid, start) target, with the same identity rules as :meth:`pause`."""
+        d = await self.request("resume", {"targets": [list(t) for t in targets], "user": user})
+        return Signalled.from_json(d)
 
 
 def _agent_start_problem(stderr: str, python: str) -> str:

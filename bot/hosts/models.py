@@ -174,3 +174,164 @@ class GpuReport:
     available: bool
     gpus: tuple[Gpu, ...] = ()
     reason: str = ""
+
+
+@dataclass(frozen=True)
+class ClassUsage:
+    """The build's processes of one class (drivers, compilers or linkers): how many, and their RSS."""
+
+    count: int = 0
+    rss: int = 0
+    max_rss: int = 0
+
+    @property
+    def mean_rss(self) -> int:
+        return self.rss // self.count if self.count else 0
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any] | None) -> ClassUsage:
+        d = d or {}
+        return cls(count=int(d.get("count") or 0), rss=int(d.get("rss") or 0), max_rss=int(d.get("max_rss") or 0))
+
+
+@dataclass(frozen=True)
+class Pressure:
+    """Memory pressure stall information (/proc/pressure/memory): % of time some / all tasks waited."""
+
+    some_avg10: float
+    some_avg60: float
+    full_avg10: float
+    full_avg60: float
+    some_total: int
+    full_total: int
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> Pressure:
+        return cls(some_avg10=float(d.get("some_avg10") or 0), some_avg60=float(d.get("some_avg60") or 0),
+                   full_avg10=float(d.get("full_avg10") or 0), full_avg60=float(d.get("full_avg60") or 0),
+                   some_total=int(d.get("some_total") or 0), full_total=int(d.get("full_total") or 0))
+
+
+@dataclass(frozen=True)
+class CgroupMemory:
+    """The memory cgroup of the build's root: usage, limit and OOM counters (``exclusive``: only the build's
+    processes are in it)."""
+
+    path: str
+    version: int
+    current: int
+    limit: int | None
+    oom: int | None
+    oom_kill: int | None
+    exclusive: bool
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> CgroupMemory:
+        def opt(key: str) -> int | None:
+            return int(d[key]) if d.get(key) is not None else None
+
+        return cls(path=str(d.get("path", "")), version=int(d.get("version") or 0), current=int(d.get("current") or 0),
+                   limit=opt("limit"), oom=opt("oom"), oom_kill=opt("oom_kill"), exclusive=bool(d.get("exclusive")))
+
+
+@dataclass(frozen=True)
+class OomEvent:
+    """One OOM kill from the kernel log; ``in_tree``: the victim was one of the build's processes."""
+
+    victim_pid: int
+    victim_name: str
+    user: str | None
+    cgroup: str | None
+    oom_cgroup: str | None
+    in_tree: bool
+    line: str
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> OomEvent:
+        user, cgroup, oom_cgroup = d.get("user"), d.get("cgroup"), d.get("oom_cgroup")
+        return cls(victim_pid=int(d["victim_pid"]), victim_name=str(d.get("victim_name", "")),
+                   user=str(user) if user is not None else None, cgroup=str(cgroup) if cgroup is not None else None,
+                   oom_cgroup=str(oom_cgroup) if oom_cgroup is not None else None,
+                   in_tree=bool(d.get("in_tree")), line=str(d.get("line", "")))
+
+
+@dataclass(frozen=True)
+class JobPeak:
+    """A compiler process of the build that has ended, and the highest RSS the samples saw it hold."""
+
+    pid: int
+    start: int
+    name: str
+    peak_rss: int
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> JobPeak:
+        return cls(pid=int(d["pid"]), start=int(d["start"]), name=str(d.get("name", "")),
+                   peak_rss=int(d.get("peak_rss") or 0))
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One reading of a host's memory and of a build's processes, taken about once a second.
+
+    ``oom_kill`` and ``cgroup.oom_kill`` are counters (compare two samples); ``kernel`` holds the OOM kills
+    logged since this build's previous sample, and is None where the kernel log cannot be read.
+    """
+
+    host: str
+    time: float
+    mem_total: int
+    mem_available: int
+    swap_total: int
+    swap_free: int
+    psi: Pressure | None
+    drivers: ClassUsage
+    compilers: ClassUsage
+    linkers: ClassUsage
+    top_compilers: tuple[Proc, ...]
+    ended: tuple[JobPeak, ...]
+    oom_kill: int | None
+    cgroup: CgroupMemory | None
+    kernel: tuple[OomEvent, ...] | None
+    tree: int = 0
+    stale_roots: tuple[tuple[int, int], ...] = ()
+
+    @property
+    def swap_used(self) -> int:
+        return max(self.swap_total - self.swap_free, 0)
+
+    @classmethod
+    def from_json(cls, host: str, d: Mapping[str, Any]) -> Sample:
+        classes = d.get("classes") or {}
+        psi, cgroup, kernel, oom_kill = d.get("psi"), d.get("cgroup"), d.get("kernel"), d.get("oom_kill")
+        return cls(host=host, time=float(d.get("time") or 0), mem_total=int(d.get("mem_total") or 0),
+                   mem_available=int(d.get("mem_available") or 0), swap_total=int(d.get("swap_total") or 0),
+                   swap_free=int(d.get("swap_free") or 0), psi=Pressure.from_json(psi) if psi else None,
+                   drivers=ClassUsage.from_json(classes.get("driver")),
+                   compilers=ClassUsage.from_json(classes.get("compiler")),
+                   linkers=ClassUsage.from_json(classes.get("linker")),
+                   top_compilers=tuple(Proc.from_json(p) for p in d.get("top_compilers", ())),
+                   ended=tuple(JobPeak.from_json(p) for p in d.get("ended", ())),
+                   oom_kill=int(oom_kill) if oom_kill is not None else None,
+                   cgroup=CgroupMemory.from_json(cgroup) if cgroup else None,
+                   kernel=tuple(OomEvent.from_json(e) for e in kernel) if kernel is not None else None,
+                   tree=int(d.get("tree") or 0),
+                   stale_roots=tuple((int(p), int(s)) for p, s in d.get("stale_roots", ())))
+
+
+@dataclass(frozen=True)
+class Signalled:
+    """What a pause or resume reached: the processes signalled, those left alone (``Proc`` plus a reason),
+    and identities that no longer exist."""
+
+    signalled: tuple[Proc, ...]
+    skipped: tuple[tuple[Proc, str], ...]
+    denied: tuple[Proc, ...]
+    stale: tuple[tuple[int, int], ...]
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> Signalled:
+        return cls(signalled=tuple(Proc.from_json(p) for p in d.get("signalled", ())),
+                   skipped=tuple((Proc.from_json(p), str(p.get("reason", ""))) for p in d.get("skipped", ())),
+                   denied=tuple(Proc.from_json(p) for p in d.get("denied", ())),
+                   stale=tuple((int(p), int(s)) for p, s in d.get("stale", ())))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -21,6 +22,8 @@ from bot.slack.schedules import make_schedules
 
 log = logging.getLogger(__name__)
 RATE_LIMIT_RETRIES = 3
+IDLE_CLOSE = 600.0  # seconds a host connection may sit unused before it is closed
+IDLE_CHECK = 60.0
 # Features that bring their own subcommands and listeners; each is built with the bolt app and the services.
 EXTENSIONS: list[Callable[[AsyncApp, Services], Extension]] = []
 EXTENSIONS.append(make_schedules)
@@ -34,14 +37,26 @@ class RigopsApp:
     follower: Follower
     extensions: list[Extension] = field(default_factory=list)
     session: aiohttp.ClientSession | None = None
+    _reaper: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
         """Pick up the builds rigops left running (after a restart) and start the extensions."""
         await self.follower.resume()
+        self._reaper = asyncio.create_task(self._close_idle_hosts(), name="close-idle-hosts")
         for extension in self.extensions:
             await extension.start()
 
+    async def _close_idle_hosts(self) -> None:
+        hosts = self.follower.services.hosts
+        while True:
+            await asyncio.sleep(IDLE_CHECK)
+            closed = await hosts.close_idle(IDLE_CLOSE)
+            if closed:
+                log.info("closed idle connections to %s", ", ".join(closed))
+
     async def close(self) -> None:
+        if self._reaper is not None:
+            self._reaper.cancel()
         for extension in reversed(self.extensions):
             await extension.close()
         await self.follower.close()

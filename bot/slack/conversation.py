@@ -13,6 +13,7 @@ from bot.actions.rebuild import RebuildResult
 from bot.actions.run import StepResult, run_step
 from bot.actions.status import StatusReport
 from bot.errors import RigopsError
+from bot.fleet import fan_out
 from bot.hosts.models import GpuReport, KillResult, Snapshot
 from bot.memory import human
 from bot.plan import Plan
@@ -141,6 +142,11 @@ async def _run_one(services: Services, thread: Thread, plan: Plan, index: int, r
     if step.action == "hosts":
         await thread.post(render.hosts_text(services.config))
         return ""
+    if plan.host is not None and services.config.is_group(plan.host):
+        results = await fan_out(services, plan, step, requester)
+        await thread.post(render.fleet_text(plan.host, step, results))
+        failed = sum(1 for r in results if r.error is not None)
+        return f"{len(results) - failed} of {len(results)} hosts answered"
     ctx = services.context(plan, requester)
     result = await run_step(ctx, step)
     if isinstance(result, RebuildResult) and on_build is not None:

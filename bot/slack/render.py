@@ -12,6 +12,7 @@ from bot.actions.rebuild import RebuildResult
 from bot.actions.status import StatusReport
 from bot.config import Config
 from bot.diagnose import Diagnosis
+from bot.fleet import HostResult
 from bot.hosts.models import GpuReport, KillResult, Proc, Snapshot
 from bot.memory import human
 from bot.plan import Plan, Step
@@ -272,3 +273,40 @@ def _button(label: str, action_id: str, run_id: int, *, primary: bool = False) -
     if primary:
         button["style"] = "primary"
     return button
+
+
+def fleet_text(where: str, step: Step, results: Sequence[HostResult]) -> str:
+    """One message for a step run across many hosts: a row per host, failures included."""
+    ok = sum(1 for r in results if r.error is None)
+    head = f"*{step.action} on {where}* — {ok} of {len(results)} hosts answered"
+    rows: list[str] = []
+    if step.action == "mem":
+        rows.append(f"{'host':<16}{'total':>8}{'used':>8}{'avail':>8}{'swap':>8}{'load':>7}  build tools")
+    for r in results:
+        rows.append(_fleet_row(r, step))
+    return _clip(head + "\n```\n" + "\n".join(rows) + "\n```")
+
+
+def _fleet_row(r: HostResult, step: Step) -> str:
+    if r.error is not None or r.result is None:
+        return f"{r.host:<16}unavailable: {r.error}"
+    result = r.result
+    if isinstance(result, Snapshot):
+        m = result.memory
+        tools = f"{len(result.tools)} using {human(sum(p.rss for p in result.tools))}" if result.tools else "-"
+        return (f"{r.host:<16}{human(m.total):>8}{human(m.used):>8}{human(m.available):>8}{human(m.swap_used):>8}"
+                f"{result.loadavg[0]:>7.1f}  {tools}")
+    if isinstance(result, StatusReport):
+        running = [v.run for v in result.runs if v.run.state == "running"]
+        last = next((v.run for v in result.runs if v.run.state != "running"), None)
+        parts = [", ".join(f"{run.build} -j{run.jobs} running" for run in running) or "no rigops build running"]
+        if last is not None:
+            parts.append(f"last: {last.build} {last.state}")
+        parts.append(f"{len(result.snapshot.tools)} build processes")
+        return f"{r.host:<16}" + "; ".join(parts)
+    if isinstance(result, GpuReport):
+        if not result.available:
+            return f"{r.host:<16}no GPUs ({result.reason})"
+        gpus = ", ".join(f"{g.index}:{g.utilization}% {g.memory_used}/{g.memory_total}MiB" for g in result.gpus)
+        return f"{r.host:<16}{gpus or 'no GPUs listed'}"
+    return f"{r.host:<16}done"
