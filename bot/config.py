@@ -176,8 +176,8 @@ def _host(r: _Reader, name: str, raw: Any) -> HostConfig:
     key = f"hosts.{name}"
     if not isinstance(raw, dict):
         r.fail(key, "expected a table")
-    if not NAME_RE.match(name):
-        r.fail(key, "host names are letters, digits, '.', '_' and '-'")
+    if not NAME_RE.match(name) or name == ALL_HOSTS:
+        r.fail(key, f"host names are letters, digits, '.', '_' and '-', and not {ALL_HOSTS!r}")
     r.no_unknown(raw, {"address", "port", "user", "key", "known_hosts", "python", "connect_timeout",
                        "command_timeout", "kill_grace", "builds"}, key)
     address = r.get(raw, "address", str, LOCAL_ADDRESS, prefix=key)
