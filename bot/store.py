@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,7 +47,14 @@ CREATE TABLE IF NOT EXISTS audit (
     id INTEGER PRIMARY KEY AUTOINCREMENT, at REAL NOT NULL, user TEXT, channel TEXT, thread_ts TEXT,
     host TEXT, build TEXT, what TEXT NOT NULL, detail TEXT
 );
+CREATE TABLE IF NOT EXISTS job_memory (
+    id INTEGER PRIMARY KEY AUTOINCREMENT, host TEXT NOT NULL, build TEXT NOT NULL, recorded_at REAL NOT NULL,
+    rss TEXT NOT NULL  -- one run's peak RSS per compiler process, bytes, as a JSON list
+);
+CREATE INDEX IF NOT EXISTS job_memory_by_build ON job_memory (host, build, id);
 """
+JOB_MEMORY_RUNS = 10  # runs of a build whose compiler peaks are kept
+JOB_MEMORY_VALUES = 5000  # peaks kept per run: an even spread over the sorted values keeps the percentiles
 
 
 @dataclass(frozen=True)
@@ -241,6 +248,32 @@ class Store:
 
     def audit_entries(self, limit: int = 20) -> list[dict[str, Any]]:
         return [dict(r) for r in self._query("SELECT * FROM audit ORDER BY id DESC LIMIT ?", (limit,))]
+
+    # -- compiler memory per build ------------------------------------------------------------------
+    def record_job_memory(self, host: str, build: str, rss_values: Sequence[int]) -> None:
+        """Keep one run's peak RSS per compiler process; a build keeps its last JOB_MEMORY_RUNS runs."""
+        if not rss_values:
+            return
+        values = sorted(int(v) for v in rss_values)
+        if len(values) > JOB_MEMORY_VALUES:
+            step = len(values) / JOB_MEMORY_VALUES
+            values = [values[int(i * step)] for i in range(JOB_MEMORY_VALUES)]
+        with self._tx() as db:
+            db.execute("INSERT INTO job_memory (host, build, recorded_at, rss) VALUES (?, ?, ?, ?)",
+                       (host, build, time.time(), json.dumps(values)))
+            db.execute("DELETE FROM job_memory WHERE host = ? AND build = ? AND id NOT IN (SELECT id FROM "
+                       "job_memory WHERE host = ? AND build = ? ORDER BY id DESC LIMIT ?)",
+                       (host, build, host, build, JOB_MEMORY_RUNS))
+
+    def job_memory(self, host: str, build: str) -> list[int]:
+        """Every kept peak RSS of the build's compiler processes, over its kept runs."""
+        rows = self._query("SELECT rss FROM job_memory WHERE host = ? AND build = ?", (host, build))
+        return [int(v) for r in rows for v in json.loads(r["rss"])]
+
+    def job_memory_runs(self, host: str, build: str) -> int:
+        """How many runs :meth:`job_memory` covers."""
+        rows = self._query("SELECT COUNT(*) AS n FROM job_memory WHERE host = ? AND build = ?", (host, build))
+        return int(rows[0]["n"])
 
 
 def _run(r: sqlite3.Row) -> BuildRun:

@@ -1,0 +1,217 @@
+"""Memory trouble around one build, read from the agent's Samples: OOM kills, told apart as the build's or
+not, and memory-pressure alerts, one per episode rather than one per sample.
+
+Pure: :class:`OomWatch` is fed Samples in order and returns :class:`Findings`; the wording, buttons and charts
+belong to the Slack side.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Literal
+
+from bot.hosts.agent import COMPILER_NAMES
+from bot.hosts.models import OomEvent, Sample
+
+MIB = 1 << 20
+Whose = Literal["build", "other", "unknown"]
+Evidence = Literal["kernel", "cgroup", "vmstat"]
+Reason = Literal["low_memory", "stalls", "swap_rising"]
+Scope = Literal["host", "cgroup"]
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """When a pressure episode begins and when it is over (memory in % of the host, or of the build's cgroup
+    limit when that is tighter; PSI "full" avg10 in % of time all tasks stalled on memory)."""
+
+    available_pct: float = 5.0
+    psi_full_avg10: float = 10.0
+    swap_rise: float = 64 * MIB  # bytes a second of swap use growth
+    leave_available_pct: float = 10.0
+    leave_psi_full_avg10: float = 5.0
+    calm_samples: int = 3  # consecutive calm samples that end an episode
+    reserve: float = 0.10  # memory a suggested -j keeps free
+
+
+@dataclass(frozen=True)
+class OomKill:
+    """One OOM kill. ``whose``: "build" when the victim was the build's, "other" when the kernel named a
+    victim that was not, "unknown" when only a counter moved (the kernel log unreadable or its lines lost)."""
+
+    host: str
+    time: float
+    whose: Whose
+    evidence: Evidence
+    victim_pid: int | None = None
+    victim_name: str | None = None
+    user: str | None = None
+    cgroup: str | None = None
+    line: str | None = None
+
+
+@dataclass(frozen=True)
+class Alert:
+    """The first sample of a pressure episode, with the numbers a message needs."""
+
+    host: str
+    time: float
+    reasons: tuple[Reason, ...]
+    scope: Scope  # what ``available`` and ``total`` describe: the host, or the build's cgroup limit
+    available: int
+    total: int
+    psi_full_avg10: float | None
+    swap_used: int
+    swap_rate: float  # bytes a second, since the previous sample
+    compilers: int
+    per_compiler: int  # mean RSS of the heaviest compilers
+    suggest_jobs: int | None  # how many compilers fit with the reserve kept free; None when no fewer would do
+
+    @property
+    def available_pct(self) -> float:
+        return 100.0 * self.available / self.total if self.total else 100.0
+
+
+@dataclass(frozen=True)
+class Findings:
+    """What one sample told: OOM kills, a new pressure episode (``alert``), or the end of one (``calm``)."""
+
+    kills: tuple[OomKill, ...] = ()
+    alert: Alert | None = None
+    calm: bool = False
+
+    @property
+    def build_kills(self) -> tuple[OomKill, ...]:
+        return tuple(k for k in self.kills if k.whose == "build")
+
+
+class OomWatch:
+    """Follows one build (its root processes and user) on one host through that host's Samples."""
+
+    def __init__(self, *, roots: Iterable[tuple[int, int]] = (), user: str | None = None,
+                 thresholds: Thresholds | None = None) -> None:
+        self.user = user
+        self.thresholds = thresholds or Thresholds()
+        self._roots = frozenset(pid for pid, _ in roots)
+        self._prev: Sample | None = None
+        # Kills a counter showed but no kernel line explained yet: the line follows the count, so a kill
+        # stays owed for one sample before it is reported as of unknown victim.
+        self._owed_host = 0
+        self._owed_cgroup = 0
+        self._episode = False
+        self._calm = 0
+
+    @property
+    def in_episode(self) -> bool:
+        return self._episode
+
+    def feed(self, sample: Sample) -> Findings:
+        kills = self._kills(sample)
+        alert, calm = self._pressure(sample)
+        self._prev = sample
+        return Findings(kills=kills, alert=alert, calm=calm)
+
+    # -- OOM kills ------------------------------------------------------------------------------------
+    def _kills(self, s: Sample) -> tuple[OomKill, ...]:
+        events = s.kernel or ()
+        kills = [self._from_event(s, e) for e in events]
+        prev = self._prev
+        if prev is None:
+            return tuple(kills)
+        host_delta = _delta(prev.oom_kill, s.oom_kill)
+        cgroup_delta = 0
+        in_cgroup = 0
+        if s.cgroup is not None and prev.cgroup is not None and s.cgroup.path == prev.cgroup.path:
+            cgroup_delta = _delta(prev.cgroup.oom_kill, s.cgroup.oom_kill)
+            in_cgroup = sum(1 for e, k in zip(events, kills, strict=True)  # no cgroup on old kernels' lines
+                            if _within(e.cgroup, s.cgroup.path) or (e.cgroup is None and k.whose == "build"))
+        readable = s.kernel is not None
+        host_left, self._owed_host = _settle(self._owed_host, host_delta, len(events), readable)
+        cgroup_left, self._owed_cgroup = _settle(self._owed_cgroup, cgroup_delta, in_cgroup, readable)
+        if cgroup_left and s.cgroup is not None:
+            whose: Whose = "build" if s.cgroup.exclusive else "unknown"
+            kills += [OomKill(s.host, s.time, whose, "cgroup", cgroup=s.cgroup.path)] * cgroup_left
+        kills += [OomKill(s.host, s.time, "unknown", "vmstat")] * max(0, host_left - cgroup_left)
+        return tuple(kills)
+
+    def _from_event(self, s: Sample, e: OomEvent) -> OomKill:
+        known = self._roots | {p.pid for p in (self._prev.top_compilers if self._prev else ())}
+        own_cgroup = s.cgroup.path if s.cgroup is not None and s.cgroup.exclusive else None
+        ours = (e.in_tree or e.victim_pid in known or (own_cgroup is not None and _within(e.cgroup, own_cgroup))
+                or (self.user is not None and e.user == self.user and e.victim_name in COMPILER_NAMES))
+        return OomKill(s.host, s.time, "build" if ours else "other", "kernel", victim_pid=e.victim_pid,
+                       victim_name=e.victim_name, user=e.user, cgroup=e.cgroup, line=e.line)
+
+    # -- pressure -------------------------------------------------------------------------------------
+    def _pressure(self, s: Sample) -> tuple[Alert | None, bool]:
+        th = self.thresholds
+        scope, available, total = headroom(s)
+        pct = 100.0 * available / total if total else 100.0
+        psi = s.psi.full_avg10 if s.psi is not None else None
+        rate = self._swap_rate(s)
+        reasons: list[Reason] = []
+        if pct < th.available_pct:
+            reasons.append("low_memory")
+        if psi is not None and psi > th.psi_full_avg10:
+            reasons.append("stalls")
+        if s.swap_total and rate > th.swap_rise:
+            reasons.append("swap_rising")
+        if not self._episode:
+            if not reasons:
+                return None, False
+            self._episode, self._calm = True, 0
+            return self._alert(s, tuple(reasons), scope, available, total, psi, rate), False
+        calm = pct >= th.leave_available_pct and (psi is None or psi <= th.leave_psi_full_avg10) \
+            and rate <= th.swap_rise / 2
+        self._calm = self._calm + 1 if calm else 0
+        if self._calm < th.calm_samples:
+            return None, False
+        self._episode, self._calm = False, 0
+        return None, True
+
+    def _swap_rate(self, s: Sample) -> float:
+        prev = self._prev
+        if prev is None or s.time <= prev.time:
+            return 0.0
+        return (s.swap_used - prev.swap_used) / (s.time - prev.time)
+
+    def _alert(self, s: Sample, reasons: tuple[Reason, ...], scope: Scope, available: int, total: int,
+               psi: float | None, rate: float) -> Alert:
+        heavy = [p.rss for p in s.top_compilers]
+        per = sum(heavy) // len(heavy) if heavy else s.compilers.mean_rss
+        suggest = None
+        if s.compilers.count and per:
+            fit = max(1, int((s.compilers.rss + available - self.thresholds.reserve * total) // per))
+            suggest = fit if fit < s.compilers.count else None
+        return Alert(host=s.host, time=s.time, reasons=reasons, scope=scope, available=available, total=total,
+                     psi_full_avg10=psi, swap_used=s.swap_used, swap_rate=rate, compilers=s.compilers.count,
+                     per_compiler=per, suggest_jobs=suggest)
+
+
+def headroom(s: Sample) -> tuple[Scope, int, int]:
+    """(scope, available, total): the host's MemAvailable, or the build cgroup's room below its limit when
+    that is the smaller share."""
+    cg = s.cgroup
+    if cg is not None and cg.limit and cg.limit < s.mem_total:
+        room = max(cg.limit - cg.current, 0)
+        if room * s.mem_total < s.mem_available * cg.limit:
+            return "cgroup", room, cg.limit
+    return "host", s.mem_available, s.mem_total
+
+
+def _delta(before: int | None, after: int | None) -> int:
+    return max(0, after - before) if before is not None and after is not None else 0
+
+
+def _settle(owed: int, delta: int, explained: int, readable: bool) -> tuple[int, int]:
+    """(kills to report as of unknown victim now, kills still owed a kernel line)."""
+    left = max(0, owed + delta - explained)
+    if not readable:
+        return left, 0
+    report = min(owed, left)  # owed since the last sample and still not explained
+    return report, left - report
+
+
+def _within(cgroup: str | None, path: str) -> bool:
+    return cgroup is not None and (cgroup == path or cgroup.startswith(path.rstrip("/") + "/"))

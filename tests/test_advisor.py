@@ -1,0 +1,190 @@
+"""The -j advisor (bot/advisor.py) and the compiler memory kept per build (bot/store.py's job_memory).
+
+Recorded samples (the agent's sample JSON, as Sample.from_json reads it) with known answers first, then a
+real fake build sampled on this machine: compilers holding known memory, their peaks, the advice.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import pwd
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bot.advisor import JobMemory, advise, advise_build, nvcc_threads, percentile, size_text
+from bot.config import parse
+from bot.hosts import Host, make_host
+from bot.hosts.models import Sample
+from bot.store import JOB_MEMORY_RUNS, Store
+from tests.fakes.tools import start_tool, stop
+from tests.hosts.test_agent_sample import fake_user
+
+MIB = 1 << 20
+GIB = 1 << 30
+ME = pwd.getpwuid(os.getuid()).pw_name
+
+
+def recorded(t: float, ended: list[tuple[int, str, float]]) -> Sample:
+    """One sample as the agent sends it: ``ended`` compilers as (pid, name, peak GiB)."""
+    d: dict[str, Any] = {
+        "time": t, "mem_total": 449 * GIB, "mem_available": 300 * GIB, "swap_total": 0, "swap_free": 0,
+        "psi": None, "classes": {"driver": {"count": 1, "rss": 50 * MIB, "max_rss": 50 * MIB},
+                                 "compiler": {"count": 64, "rss": 400 * GIB, "max_rss": 7 * GIB}},
+        "top_compilers": [], "oom_kill": 0, "cgroup": None, "kernel": [], "tree": 70, "stale_roots": [],
+        "ended": [{"pid": pid, "start": 100 + pid, "name": name, "peak_rss": int(gib * GIB)}
+                  for pid, name, gib in ended],
+    }
+    return Sample.from_json("b200", d)
+
+
+def run_of(peaks: list[float], *, first_pid: int) -> JobMemory:
+    """A run whose compilers ended over several samples; each ends once, nvcc drivers small, cicc big."""
+    job = JobMemory()
+    ended = [(first_pid + i, "cicc" if gib > 1 else "nvcc", gib) for i, gib in enumerate(peaks)]
+    for t in range(0, len(ended), 3):
+        job.add(recorded(t, ended[t : t + 3]))
+    job.add(recorded(99, []))
+    return job
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Store:
+    return Store.open(tmp_path / "state")
+
+
+def test_advice_from_two_recorded_runs(store: Store) -> None:
+    run1 = run_of([0.2] * 10 + [6.5] * 10, first_pid=1000)
+    run2 = run_of([0.2] * 10 + [6.6] * 7 + [6.8] * 3, first_pid=2000)
+    assert sorted(run1.values) == sorted([int(0.2 * GIB)] * 10 + [int(6.5 * GIB)] * 10)
+    store.record_job_memory("b200", "sgl-kernel", run1.values)
+    store.record_job_memory("b200", "sgl-kernel", run2.values)
+    advice = advise_build(store, "b200", "sgl-kernel", mem_total=449 * GIB, cores=128, label="nvcc")
+    assert advice is not None
+    # 40 peaks: the 38th smallest (p95, nearest rank) is one of run 2's 6.8 GiB cicc processes.
+    assert advice.per_job_bytes == int(6.8 * GIB) and advice.runs == 2
+    assert advice.usable_bytes == int(449 * GIB * 0.9)
+    assert advice.jobs == int(449 * GIB * 0.9) // int(6.8 * GIB) == 59
+    assert advice.reasoning == "~6.8 GiB per nvcc job at p95 over 2 runs, 404 GiB usable → -j59"
+    assert advise_build(store, "b200", "other-build", mem_total=449 * GIB, cores=128) is None
+    assert advise_build(store, "a100", "sgl-kernel", mem_total=449 * GIB, cores=128) is None
+
+
+def test_nvcc_threads_multiply_the_per_job_memory() -> None:
+    advice = advise([int(1.7 * GIB)] * 20, runs=1, mem_total=449 * GIB, cores=128, nvcc_threads=4, label="nvcc")
+    assert advice is not None and advice.per_job_bytes == 4 * int(1.7 * GIB)
+    assert advice.jobs == int(449 * GIB * 0.9) // (4 * int(1.7 * GIB)) == 59
+    assert advice.reasoning == ("~1.7 GiB per compiler process × 4 nvcc threads = ~6.8 GiB per nvcc job at p95 "
+                                "over 1 run, 404 GiB usable → -j59")
+
+
+def test_cores_reserve_and_jobs_too_big() -> None:
+    capped = advise([2 * GIB] * 5, runs=3, mem_total=512 * GIB, cores=32)
+    assert capped is not None and capped.jobs == 32
+    assert capped.reasoning == "~2.0 GiB per compile job at p95 over 3 runs, 461 GiB usable → -j32 (capped at 32 cores)"
+    tight = advise([2 * GIB] * 5, runs=1, mem_total=64 * GIB, cores=32, reserve=0.5)
+    assert tight is not None and tight.jobs == 16 and tight.usable_bytes == 32 * GIB
+    huge = advise([80 * GIB], runs=1, mem_total=64 * GIB, cores=32)
+    assert huge is not None and huge.jobs == 1 and huge.reasoning.endswith("→ -j1 (one job needs more than that: "
+                                                                           "expect trouble even at -j1)")
+    assert advise([], runs=0, mem_total=64 * GIB, cores=8) is None
+    assert advise([0, 0], runs=1, mem_total=64 * GIB, cores=8) is None
+
+
+def test_percentile_is_nearest_rank() -> None:
+    assert percentile([], 95) == 0
+    assert percentile([5], 95) == 5
+    assert percentile(list(range(1, 21)), 95) == 19
+    assert percentile(list(range(1, 101)), 95) == 95
+    assert percentile([3, 1, 2], 50) == 2
+    assert [size_text(n) for n in (449 * GIB, int(6.8 * GIB), 512 * MIB)] == ["449 GiB", "6.8 GiB", "512 MiB"]
+
+
+@pytest.mark.parametrize(
+    ("command", "env", "expected"),
+    [
+        ("uv pip install -e . --no-build-isolation -v", {}, 1),
+        ("python setup.py build", {"NVCC_THREADS": "8"}, 8),
+        ("nvcc --threads 4 -c k.cu", {}, 4),
+        ("nvcc --threads=2 -c k.cu", {}, 2),
+        ("nvcc --threads 0 -c k.cu", {}, 96),  # 0: one per core
+        ("docker run -t 4 img", {}, 1),  # -t is only nvcc's in nvcc's own flags
+        ("make", {"NVCC_APPEND_FLAGS": "-t 3 -lineinfo"}, 3),
+        ("make", {"NVCC_PREPEND_FLAGS": "--threads=6", "NVCC_THREADS": "2"}, 6),
+        ("make 'unbalanced", {"NVCC_THREADS": "x"}, 1),
+    ],
+)
+def test_nvcc_threads_from_command_and_environment(command: str, env: dict[str, str], expected: int) -> None:
+    assert nvcc_threads(command, env, cores=96) == expected
+
+
+def test_job_memory_keeps_the_last_runs_per_build(tmp_path: Path, store: Store) -> None:
+    store.record_job_memory("b200", "sgl", [])  # nothing observed: nothing kept
+    assert store.job_memory("b200", "sgl") == [] and store.job_memory_runs("b200", "sgl") == 0
+    for run in range(JOB_MEMORY_RUNS + 3):
+        store.record_job_memory("b200", "sgl", [run * MIB, run * MIB + 1])
+    store.record_job_memory("b200", "flash-attn", [7])
+    store.record_job_memory("h100", "sgl", [9])
+    kept = store.job_memory("b200", "sgl")
+    assert store.job_memory_runs("b200", "sgl") == JOB_MEMORY_RUNS
+    assert sorted(kept) == sorted(v for run in range(3, JOB_MEMORY_RUNS + 3) for v in (run * MIB, run * MIB + 1))
+    assert store.job_memory("b200", "flash-attn") == [7] and store.job_memory("h100", "sgl") == [9]
+    store.close()
+    again = Store.open(tmp_path / "state")
+    assert sorted(again.job_memory("b200", "sgl")) == sorted(kept)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# A real run on this machine
+
+
+@pytest.fixture
+async def host() -> AsyncIterator[Host]:
+    h = make_host(parse({"hosts": {"here": {"address": "local", "user": ME}}}).hosts["here"])
+    yield h
+    await h.close()
+
+
+async def test_advice_from_a_sampled_fake_build(host: Host, fake_bin: Path, store: Store) -> None:
+    # ninja running four compilers that hold 12, 12, 16 and 40 MiB for 1.5 s each, then end.
+    compilers = [("cc1plus", 12), ("nvcc", 12), ("cicc", 16), ("ptxas", 40)]
+    argv = ["1"]
+    for name, mb in compilers:
+        argv += ["--", str(fake_bin / name), str(mb), "1.5"]
+    build = start_tool(fake_bin, "ninja", *argv, user=fake_user())
+    job = JobMemory()
+    try:
+        data = Path(f"/proc/{build.pid}/stat").read_bytes()
+        root = (build.pid, int(data[data.rfind(b")") + 2 :].split()[19]))
+        deadline = time.monotonic() + 30
+        while True:
+            s = await host.sample(roots=[root])
+            job.add(s)
+            if s.stale_roots or time.monotonic() > deadline:
+                break
+            await asyncio.sleep(0.05)
+        assert build.wait(timeout=10) == 0
+    finally:
+        stop(build)
+    peaks = sorted(job.values)
+    assert len(peaks) == 4
+    for peak, (_, mb) in zip(peaks, sorted(compilers, key=lambda c: c[1]), strict=True):
+        assert mb * MIB <= peak < (mb + 4) * MIB
+    store.record_job_memory(host.name, "fake", job.values)
+    advice = advise_build(store, host.name, "fake", mem_total=GIB, cores=64)
+    assert advice is not None and advice.runs == 1 and advice.per_job_bytes == peaks[-1]
+    assert advice.jobs == int(GIB * 0.9) // peaks[-1] and 21 <= advice.jobs <= 23
+    assert advice.reasoning.endswith(f"922 MiB usable → -j{advice.jobs}")
+
+
+def test_a_huge_run_is_thinned_evenly_so_its_percentiles_hold(store: Store) -> None:
+    values = list(range(1, 40_001))  # a large CUDA build: ~40k compiler processes
+    store.record_job_memory("b200", "torch", values)
+    kept = store.job_memory("b200", "torch")
+    assert len(kept) == 5000
+    assert abs(percentile(kept, 95) - percentile(values, 95)) <= 8
+    assert abs(percentile(kept, 50) - percentile(values, 50)) <= 8

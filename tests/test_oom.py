@@ -1,0 +1,459 @@
+"""OomWatch (bot/oom.py): OOM kills told apart as the build's or not, and one pressure alert per episode.
+
+First on hand-made Samples (every rule, exact numbers), then on a real build in a memory cgroup with a
+limit, where the kernel's OOM killer really kills one of its compilers: ``Host.sample`` on this machine must
+show it (vmstat counter, the cgroup's oom_kill, the kernel's line) and OomWatch must blame the build, after
+a pressure alert that came before the kill, and must not blame it for an OOM kill in another cgroup.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import os
+import pwd
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bot.config import parse
+from bot.hosts import Host, make_host
+from bot.hosts.agent import KernelLog
+from bot.hosts.models import CgroupMemory, ClassUsage, OomEvent, Pressure, Proc, Sample
+from bot.oom import Findings, OomKill, OomWatch, Thresholds
+from tests.fakes.tools import stop
+from tests.hosts.test_agent_sample import fake_user, popen_as
+
+MIB = 1 << 20
+GIB = 1 << 30
+ME = pwd.getpwuid(os.getuid()).pw_name
+ROOT = (1000, 5000)
+
+
+def make_sample(t: float = 0.0, *, total: int = 64 * GIB, available: int = 32 * GIB, swap_total: int = 0,
+                swap_free: int = 0, psi_full: float | None = None, compilers: list[int] | None = None,
+                oom_kill: int | None = 0, cgroup: CgroupMemory | None = None,
+                kernel: tuple[OomEvent, ...] | None = ()) -> Sample:
+    rss = compilers or []
+    top = tuple(Proc(pid=2000 + i, start=6000 + i, name="cc1plus", user=ME, rss=r)
+                for i, r in enumerate(sorted(rss, reverse=True)[:5]))
+    psi = Pressure(0.0, 0.0, psi_full, 0.0, 0, 0) if psi_full is not None else None
+    return Sample(host="b200", time=t, mem_total=total, mem_available=available, swap_total=swap_total,
+                  swap_free=swap_free, psi=psi, drivers=ClassUsage(1, 8 * MIB, 8 * MIB),
+                  compilers=ClassUsage(len(rss), sum(rss), max(rss, default=0)), linkers=ClassUsage(),
+                  top_compilers=top, ended=(), oom_kill=oom_kill, cgroup=cgroup, kernel=kernel, tree=len(rss) + 2)
+
+
+def event(pid: int, name: str = "cc1plus", *, user: str | None = ME, in_tree: bool = False,
+          cgroup: str | None = "/user.slice") -> OomEvent:
+    return OomEvent(victim_pid=pid, victim_name=name, user=user, cgroup=cgroup, oom_cgroup=None, in_tree=in_tree,
+                    line=f"Out of memory: Killed process {pid} ({name}) total-vm:1kB")
+
+
+def cgroup(oom_kill: int, *, exclusive: bool = True, current: int = GIB, limit: int | None = 4 * GIB,
+           path: str = "/build") -> CgroupMemory:
+    return CgroupMemory(path=path, version=1, current=current, limit=limit, oom=None, oom_kill=oom_kill,
+                        exclusive=exclusive)
+
+
+def kills(findings: Findings) -> list[tuple[str, str, int | None]]:
+    return [(k.whose, k.evidence, k.victim_pid) for k in findings.kills]
+
+
+# ---------------------------------------------------------------------------------------------------------
+# OOM kills, on hand-made samples
+
+
+def test_kernel_victims_are_blamed_on_the_build_only_when_they_are_its_own() -> None:
+    watch = OomWatch(roots=[ROOT], user=ME)
+    watch.feed(make_sample(0, compilers=[3 * GIB]))  # top compiler pid 2000
+    found = watch.feed(make_sample(1, oom_kill=6, kernel=(
+        event(3001, in_tree=True),  # the agent saw it in the build's tree
+        event(2000),  # one of the heaviest compilers of the last sample
+        event(ROOT[0], "sh", user="root"),  # the build's root itself
+        event(3002, "cicc"),  # a compiler of the build user, outside the tree
+        event(3003, "cicc", user="someone"),  # another user's compiler
+        event(3004, "python3"),  # the build user's, but no compiler
+    )))
+    assert kills(found) == [("build", "kernel", 3001), ("build", "kernel", 2000), ("build", "kernel", ROOT[0]),
+                            ("build", "kernel", 3002), ("other", "kernel", 3003), ("other", "kernel", 3004)]
+    assert [k.victim_pid for k in found.build_kills] == [3001, 2000, ROOT[0], 3002]
+    assert found.kills[0].line == "Out of memory: Killed process 3001 (cc1plus) total-vm:1kB"
+    assert found.kills[0].cgroup == "/user.slice" and found.kills[0].user == ME
+
+
+def test_a_build_without_a_user_is_blamed_only_for_its_tree() -> None:
+    watch = OomWatch(roots=[ROOT])
+    watch.feed(make_sample(0))
+    found = watch.feed(make_sample(1, oom_kill=2, kernel=(event(3002, "cicc"), event(3001, in_tree=True))))
+    assert kills(found) == [("other", "kernel", 3002), ("build", "kernel", 3001)]
+
+
+def test_a_victim_in_the_build_s_own_cgroup_is_the_build_s() -> None:
+    watch = OomWatch(roots=[ROOT])
+    watch.feed(make_sample(0, cgroup=cgroup(0)))
+    found = watch.feed(make_sample(1, oom_kill=3, cgroup=cgroup(2), kernel=(
+        event(3001, "ld", cgroup="/build"), event(3002, "cc1plus", cgroup="/build/sub"), event(3003, cgroup="/x"))))
+    assert kills(found) == [("build", "kernel", 3001), ("build", "kernel", 3002), ("other", "kernel", 3003)]
+    shared = OomWatch(roots=[ROOT])  # a cgroup shared with other processes proves nothing
+    shared.feed(make_sample(0, cgroup=cgroup(0, exclusive=False)))
+    found = shared.feed(make_sample(1, oom_kill=1, cgroup=cgroup(1, exclusive=False),
+                                    kernel=(event(3001, "ld", cgroup="/build"),)))
+    assert kills(found) == [("other", "kernel", 3001)]
+
+
+def test_counters_without_a_kernel_log_report_at_once() -> None:
+    watch = OomWatch(roots=[ROOT], user=ME)
+    watch.feed(make_sample(0, oom_kill=10, cgroup=cgroup(1), kernel=None))
+    found = watch.feed(make_sample(1, oom_kill=13, cgroup=cgroup(2), kernel=None))
+    # one kill in the build's own cgroup; the other two elsewhere, victims unknown
+    assert kills(found) == [("build", "cgroup", None), ("unknown", "vmstat", None), ("unknown", "vmstat", None)]
+    assert found.kills[0].cgroup == "/build"
+    assert watch.feed(make_sample(2, oom_kill=13, cgroup=cgroup(2), kernel=None)).kills == ()
+    shared = OomWatch(roots=[ROOT])
+    shared.feed(make_sample(0, oom_kill=0, cgroup=cgroup(0, exclusive=False), kernel=None))
+    found = shared.feed(make_sample(1, oom_kill=1, cgroup=cgroup(1, exclusive=False), kernel=None))
+    assert kills(found) == [("unknown", "cgroup", None)]
+
+
+def test_a_kernel_line_that_trails_its_counter_is_not_counted_twice() -> None:
+    watch = OomWatch(roots=[ROOT])
+    watch.feed(make_sample(0, oom_kill=0, cgroup=cgroup(0)))
+    # The counter moved, the line is not logged yet: owed, not reported.
+    assert watch.feed(make_sample(1, oom_kill=1, cgroup=cgroup(1))).kills == ()
+    found = watch.feed(make_sample(2, oom_kill=1, cgroup=cgroup(1), kernel=(event(3001, cgroup="/build"),)))
+    assert kills(found) == [("build", "kernel", 3001)]
+    assert watch.feed(make_sample(3, oom_kill=1, cgroup=cgroup(1))).kills == ()
+    # Linux 4.x names no cgroup: a victim of the build's explains the build cgroup's count.
+    found = watch.feed(make_sample(3.5, oom_kill=2, cgroup=cgroup(2), kernel=(event(3005, in_tree=True, cgroup=None),)))
+    assert kills(found) == [("build", "kernel", 3005)]
+    assert watch.feed(make_sample(3.7, oom_kill=2, cgroup=cgroup(2))).kills == ()
+    # A line that never comes: reported one sample later, victim unknown.
+    assert watch.feed(make_sample(4, oom_kill=3, cgroup=cgroup(3))).kills == ()
+    assert kills(watch.feed(make_sample(5, oom_kill=3, cgroup=cgroup(3)))) == [("build", "cgroup", None)]
+    assert watch.feed(make_sample(6, oom_kill=3, cgroup=cgroup(3))).kills == ()
+
+
+def test_the_first_sample_and_a_counter_reset_are_baselines() -> None:
+    watch = OomWatch(roots=[ROOT])
+    assert watch.feed(make_sample(0, oom_kill=50, kernel=None)).kills == ()
+    assert watch.feed(make_sample(1, oom_kill=0, kernel=None)).kills == ()  # the host rebooted
+    assert watch.feed(make_sample(2, oom_kill=None, kernel=None)).kills == ()  # a kernel without the counter
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Pressure, on hand-made samples
+
+
+def test_one_alert_per_episode_with_hysteresis() -> None:
+    watch = OomWatch(roots=[ROOT])
+    compilers = [int(6.8 * GIB)] * 64
+    total = 449 * GIB
+    assert watch.feed(make_sample(0, total=total, available=90 * GIB, compilers=compilers)).alert is None
+    found = watch.feed(make_sample(1, total=total, available=int(0.03 * total), compilers=compilers))
+    alert = found.alert
+    assert alert is not None and watch.in_episode
+    assert alert.reasons == ("low_memory",) and alert.scope == "host"
+    assert alert.available_pct == pytest.approx(3.0, abs=0.01) and alert.total == total
+    assert alert.compilers == 64 and alert.per_compiler == int(6.8 * GIB)
+    # (64 x 6.8 GiB in use + 13.5 GiB available - 10% of 449 GiB kept free) / 6.8 GiB
+    assert alert.suggest_jobs == int((64 * int(6.8 * GIB) + int(0.03 * total) - 0.1 * total) // int(6.8 * GIB)) == 59
+    # Not a flood: the episode goes on without new alerts, also between the thresholds (5% < 7% < 10%).
+    for t, pct in ((2, 0.02), (3, 0.04), (4, 0.07), (5, 0.07), (6, 0.07), (7, 0.01)):
+        found = watch.feed(make_sample(t, total=total, available=int(pct * total), compilers=compilers))
+        assert found.alert is None and not found.calm
+    # Three calm samples in a row end it; one relapse restarts the count.
+    calm = [watch.feed(make_sample(t, total=total, available=int(0.2 * total))).calm for t in (8, 9)]
+    assert calm == [False, False]
+    assert not watch.feed(make_sample(10, total=total, available=int(0.08 * total))).calm
+    calm = [watch.feed(make_sample(t, total=total, available=int(0.2 * total))).calm for t in (11, 12, 13)]
+    assert calm == [False, False, True] and not watch.in_episode
+    again = watch.feed(make_sample(14, total=total, available=int(0.01 * total), compilers=compilers))
+    assert again.alert is not None and again.alert.available_pct == pytest.approx(1.0, abs=0.01)
+
+
+def test_stalls_and_rising_swap_start_an_episode() -> None:
+    watch = OomWatch(thresholds=Thresholds(psi_full_avg10=10.0))
+    watch.feed(make_sample(0, psi_full=2.0))
+    found = watch.feed(make_sample(1, psi_full=25.5))
+    assert found.alert is not None and found.alert.reasons == ("stalls",) and found.alert.psi_full_avg10 == 25.5
+    assert found.alert.suggest_jobs is None  # no compilers: nothing to suggest
+    assert watch.feed(make_sample(2, psi_full=7.0)).alert is None  # above the 5.0 to leave
+
+    swap = OomWatch()
+    swap.feed(make_sample(0, swap_total=8 * GIB, swap_free=8 * GIB))
+    assert swap.feed(make_sample(1, swap_total=8 * GIB, swap_free=8 * GIB - 10 * MIB)).alert is None
+    found = swap.feed(make_sample(3, swap_total=8 * GIB, swap_free=8 * GIB - 410 * MIB, available=GIB,
+                                  total=16 * GIB, compilers=[GIB] * 12))
+    alert = found.alert
+    assert alert is not None and alert.reasons == ("swap_rising",)
+    assert alert.swap_rate == pytest.approx(200 * MIB) and alert.swap_used == 410 * MIB
+    assert alert.suggest_jobs == 11  # (12 GiB of compilers + 1 available - 1.6 reserve) // 1 GiB
+    assert alert.available_pct == pytest.approx(100 / 16)
+
+
+def test_suggestion_only_when_fewer_compilers_would_help() -> None:
+    watch = OomWatch()
+    found = watch.feed(make_sample(0, total=100 * GIB, available=2 * GIB, compilers=[4 * GIB] * 20))
+    assert found.alert is not None and found.alert.suggest_jobs == (80 + 2 - 10) // 4 == 18
+
+
+def test_a_limited_cgroup_is_the_memory_that_counts() -> None:
+    watch = OomWatch()
+    roomy = cgroup(0, current=3 * GIB, limit=100 * GIB)  # a limit above the host's memory does not count
+    assert watch.feed(make_sample(0, total=64 * GIB, available=32 * GIB, cgroup=roomy)).alert is None
+    tight = cgroup(0, current=int(3.9 * GIB), limit=4 * GIB)
+    found = watch.feed(make_sample(1, total=64 * GIB, available=32 * GIB, cgroup=tight, compilers=[GIB] * 3))
+    alert = found.alert
+    assert alert is not None and alert.scope == "cgroup" and alert.total == 4 * GIB
+    assert alert.available == 4 * GIB - int(3.9 * GIB)
+    assert alert.suggest_jobs == 2  # (3 + 0.1 - 0.4) // 1
+
+
+# ---------------------------------------------------------------------------------------------------------
+# A real OOM kill in a memory cgroup
+
+
+def own_memory_cgroup() -> Path | None:
+    """This process's cgroup v1 memory directory, if there is one."""
+    mount = None
+    for line in Path("/proc/self/mountinfo").read_text().splitlines():
+        left, _, right = line.partition(" - ")
+        fields = right.split()
+        if len(fields) >= 3 and fields[0] == "cgroup" and "memory" in fields[2].split(","):
+            mount = left.split()[4]
+    if mount is None:
+        return None
+    for line in Path("/proc/self/cgroup").read_text().splitlines():
+        _, controllers, path = line.split(":", 2)
+        if "memory" in controllers.split(","):
+            return Path(mount) / path.lstrip("/")
+    return None
+
+
+class Cgroups:
+    """Child memory cgroups with a limit, below our own; everything in them is killed at the end."""
+
+    def __init__(self, parent: Path) -> None:
+        self.parent = parent
+        self.made: list[Path] = []
+
+    def make(self, name: str, limit: int) -> Path:
+        path = self.parent / f"rigops-test-{os.getpid()}-{name}"
+        path.mkdir()
+        self.made.append(path)
+        (path / "memory.limit_in_bytes").write_text(str(limit))
+        with contextlib.suppress(OSError):  # no swapping our way out of the limit
+            (path / "memory.memsw.limit_in_bytes").write_text(str(limit))
+        return path
+
+    def close(self) -> None:
+        for path in self.made:
+            deadline = time.monotonic() + 20
+            while True:
+                pids = [int(p) for p in (path / "cgroup.procs").read_text().split()]
+                for pid in pids:
+                    with contextlib.suppress(ProcessLookupError):
+                        os.kill(pid, signal.SIGKILL)
+                try:
+                    path.rmdir()
+                    break
+                except OSError:
+                    if time.monotonic() > deadline:
+                        raise
+                    time.sleep(0.02)
+
+
+@pytest.fixture
+def cgroups() -> Iterator[Cgroups]:
+    parent = own_memory_cgroup()
+    if parent is None:
+        pytest.skip("no cgroup v1 memory controller on this machine")
+    probe = parent / f"rigops-probe-{os.getpid()}"
+    try:
+        probe.mkdir()
+        probe.rmdir()
+    except OSError as exc:
+        pytest.skip(f"the memory cgroup {parent} is not writable here: {exc}")
+    c = Cgroups(parent)
+    yield c
+    c.close()
+
+
+@pytest.fixture
+def public_tmp() -> Iterator[Path]:
+    """A temp dir the fake user can use (pytest's are private to us)."""
+    path = Path(tempfile.mkdtemp(prefix="rigops-oom-"))
+    path.chmod(0o777)
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+@pytest.fixture
+async def host() -> AsyncIterator[Host]:
+    h = make_host(parse({"hosts": {"here": {"address": "local", "user": ME}}}).hosts["here"])
+    yield h
+    await h.close()
+
+
+def in_cgroup(cg: Path, script: str, *, user: str | None = None) -> subprocess.Popen[bytes]:
+    """``script`` run (as ``user``) by a shell that first moves itself into ``cg``, so that everything it
+    starts is in there too."""
+    if user is not None:  # cgroup v1 lets the owner of cgroup.procs move their own processes in
+        entry = pwd.getpwnam(user)
+        os.chown(cg / "cgroup.procs", entry.pw_uid, entry.pw_gid)
+    return popen_as(user, ["/bin/sh", "-c", f"echo $$ > {cg}/cgroup.procs || exit 99\n{script}"])
+
+
+def start_of(pid: int) -> int:
+    data = Path(f"/proc/{pid}/stat").read_bytes()
+    return int(data[data.rfind(b")") + 2 :].split()[19])
+
+
+def vmstat_oom_kill() -> int | None:
+    for line in Path("/proc/vmstat").read_text().splitlines():
+        if line.startswith("oom_kill "):
+            return int(line.split()[1])
+    return None
+
+
+class Recorder:
+    """Samples a build through the Host API and feeds an OomWatch, keeping every sample and finding."""
+
+    def __init__(self, host: Host, root: tuple[int, int], watch: OomWatch) -> None:
+        self.host, self.root, self.watch = host, root, watch
+        self.samples: list[Sample] = []
+        self.findings: list[Findings] = []
+
+    async def step(self) -> tuple[Sample, Findings]:
+        s = await self.host.sample(roots=[self.root])
+        self.samples.append(s)
+        self.findings.append(self.watch.feed(s))
+        return s, self.findings[-1]
+
+    async def until(self, what: str, done: Any, timeout: float = 30.0) -> Sample:
+        deadline = time.monotonic() + timeout
+        while True:
+            s, found = await self.step()
+            if done(s, found):
+                return s
+            if time.monotonic() > deadline:
+                raise AssertionError(f"timed out waiting for {what}; last sample {s}")
+            await asyncio.sleep(0.05)
+
+
+def strip(samples: list[Sample], **changes: Any) -> list[Findings]:
+    """The same samples, with what a more restricted host could not read taken out, through a fresh watch."""
+    watch = OomWatch()
+    return [watch.feed(dataclasses.replace(s, **changes)) for s in samples]
+
+
+async def test_real_oom_kill_in_the_build_cgroup_after_a_pressure_alert(
+        host: Host, cgroups: Cgroups, fake_bin: Path, public_tmp: Path) -> None:
+    build_cg = cgroups.make("build", 96 * MIB)
+    fifo = public_tmp / "go"
+    os.mkfifo(fifo, 0o666)
+    # ninja with compilers of 40, 20 and 20 MiB (~84 MiB of 96 in all); on "go" a 20 MiB ptxas joins, and the
+    # kernel kills the heaviest process in the cgroup: cc1plus, which the samples have seen.
+    build = in_cgroup(build_cg, f"{fake_bin}/ninja 1 -- {fake_bin}/cc1plus 40 -- {fake_bin}/nvcc 20 "
+                                f"-- {fake_bin}/cicc 20 &\nread go < {fifo}\n{fake_bin}/ptxas 20 &\nwait",
+                      user=fake_user())
+    try:
+        root = (build.pid, start_of(build.pid))
+        probe = Recorder(host, root, OomWatch(roots=[root]))
+        ready = await probe.until("three compilers holding 80 MiB",
+                                  lambda s, f: s.compilers.count == 3 and s.compilers.rss >= 80 * MIB)
+        cg = ready.cgroup
+        assert cg is not None and cg.version == 1 and cg.path.endswith(build_cg.name) and cg.exclusive
+        assert cg.limit == 96 * MIB and cg.current >= 80 * MIB and cg.oom_kill == 0
+        compilers = {p.pid: p.name for p in ready.top_compilers}
+        assert sorted(compilers.values()) == ["cc1plus", "cicc", "nvcc"]
+
+        # 1. Pressure: the cgroup is ~87% full; an alert on the first sample, then no more.
+        rec = Recorder(host, root, OomWatch(roots=[root], thresholds=Thresholds(
+            available_pct=20, leave_available_pct=40, reserve=0.25)))
+        _, found = await rec.step()
+        alert = found.alert
+        assert alert is not None and alert.reasons == ("low_memory",) and alert.scope == "cgroup"
+        assert alert.total == 96 * MIB and alert.available_pct < 20 and alert.compilers == 3
+        assert 80 * MIB // 3 <= alert.per_compiler < 30 * MIB
+        assert alert.suggest_jobs == 2  # (3 compilers + room - 25% of 96 MiB) fit two
+        for _ in range(3):
+            _, found = await rec.step()
+            assert found.alert is None and found.kills == ()
+        kernel_log = KernelLog(kmsg_path=str(public_tmp / "no-kmsg"))  # the dmesg fallback, on the same kill
+        dmesg_ok = kernel_log.poll(vmstat_oom_kill()) is not None
+
+        # 2. The OOM kill: the build's heaviest compiler (the kernel may, rarely, take a second one; each
+        #    must be reported once).
+        with open(fifo, "w"):
+            pass
+        before = rec.samples[-1]
+        assert before.cgroup is not None and before.cgroup.oom_kill == 0
+
+        def all_reported(s: Sample, f: Findings) -> bool:
+            n = sum(len(x.build_kills) for x in rec.findings)
+            return n > 0 and s.cgroup is not None and n == s.cgroup.oom_kill
+        await rec.until("the OOM kill to be reported", all_reported)
+        await rec.step()  # and nothing more for it later
+        after = rec.samples[-1]
+        build_kills = [k for f in rec.findings for k in f.build_kills]
+        n = len(build_kills)
+        kill = build_kills[0]
+        assert before.oom_kill is not None and after.oom_kill is not None and after.oom_kill >= before.oom_kill + n
+        assert after.cgroup is not None and after.cgroup.oom_kill == n >= 1
+        assert after.compilers.count == 4 - n and after.tree == 6 - n  # sh, ninja, compilers left, ptxas
+        if after.kernel is None:
+            assert all(k.evidence == "cgroup" and k.victim_pid is None for k in build_kills)
+        else:
+            events = [e for s in rec.samples for e in s.kernel or () if e.victim_pid in compilers]
+            assert len(events) == n and all(e.in_tree and e.cgroup == cg.path for e in events)
+            assert all(e.victim_name == compilers[e.victim_pid] for e in events)
+            assert [(k.evidence, k.victim_pid, k.cgroup) for k in build_kills] == [
+                ("kernel", e.victim_pid, cg.path) for e in events]
+            assert kill.victim_name == "cc1plus" and "Killed process" in (kill.line or "")
+        assert all(f.alert is None for f in rec.findings[1:])  # still the same episode
+        # Without the kernel log, the cgroup's counter still blames the build; without that too, nobody.
+        no_log = [k for f in strip(rec.samples, kernel=None) for k in f.kills if k.whose != "unknown"]
+        assert [(k.whose, k.evidence) for k in no_log] == [("build", "cgroup")] * n
+        blind = [k for f in strip(rec.samples, kernel=None, cgroup=None) for k in f.kills]
+        assert blind and all(k.whose == "unknown" for k in blind)
+        if dmesg_ok:
+            kernel_log.poll(vmstat_oom_kill())
+            victims = {k.victim_pid for k in build_kills if k.victim_pid is not None}
+            logged = sorted(e["victim_pid"] for e in kernel_log.after(0) if e["victim_pid"] in victims)
+            assert victims and logged == sorted(victims)
+
+        # 3. An OOM kill in another cgroup is not the build's.
+        other_cg = cgroups.make("other", 32 * MIB)
+        other = in_cgroup(other_cg, f"exec {fake_bin}/hog 64")
+        assert other.wait(timeout=30) == -signal.SIGKILL
+        mark = len(rec.findings)
+
+        def reported(s: Sample, f: Findings) -> bool:
+            return any(k.victim_pid == other.pid or k.evidence == "vmstat" for k in f.kills)
+
+        await rec.until("the other cgroup's OOM kill", reported)
+        await rec.step()
+        later: list[OomKill] = [k for f in rec.findings[mark:] for k in f.kills]
+        assert not [k for k in later if k.whose == "build"]
+        assert rec.samples[-1].cgroup is not None and rec.samples[-1].cgroup.oom_kill == 1
+        if rec.samples[-1].kernel is not None:
+            (theirs,) = [k for k in later if k.victim_pid == other.pid]
+            other_path = cg.path.rsplit("/", 1)[0] + "/" + other_cg.name
+            assert (theirs.whose, theirs.victim_name, theirs.cgroup) == ("other", "hog", other_path)
+
+        # 4. The build gone, memory is back: the episode ends after three calm samples.
+        stop(build)
+        calm = [(await rec.step())[1].calm for _ in range(3)]
+        assert calm == [False, False, True]
+    finally:
+        stop(build)
