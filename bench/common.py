@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import platform
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -19,23 +18,11 @@ if str(ROOT) not in sys.path:
 
 from tests.fakes.sshd import SshServer, start_sshd  # noqa: E402
 from tests.fakes.tools import build_fake_tools  # noqa: E402
-
-BUILD_USER = "rigops-build"
+from tests.fakes.users import ensure_build_user  # noqa: E402
 
 
 def build_user() -> str:
-    """A dedicated user when root (so kills touch nothing else), else ourselves."""
-    import getpass
-    import pwd
-
-    if os.geteuid() != 0:
-        return getpass.getuser()
-    try:
-        pwd.getpwnam(BUILD_USER)
-    except KeyError:
-        subprocess.run(["useradd", "--create-home", "--shell", "/bin/sh", BUILD_USER], check=True)
-    subprocess.run(["usermod", "-p", "*", BUILD_USER], check=True)
-    return BUILD_USER
+    return ensure_build_user()
 
 
 @contextmanager

@@ -47,25 +47,12 @@ async def emulator() -> AsyncIterator[Any]:
         yield emu
 
 
-BUILD_USER = "rigops-build"
-
-
 @pytest.fixture(scope="session")
 def build_user() -> str:
     """The user builds run as in SSH tests: a dedicated one when we are root, so kills touch nothing else."""
-    import getpass
-    import pwd
-    import subprocess
+    from tests.fakes.users import ensure_build_user
 
-    if os.geteuid() != 0:
-        return getpass.getuser()
-    try:
-        pwd.getpwnam(BUILD_USER)
-    except KeyError:
-        subprocess.run(["useradd", "--create-home", "--shell", "/bin/sh", BUILD_USER], check=True)
-    # sshd without PAM refuses a locked account ("!" password); "*" is no password but not locked
-    subprocess.run(["usermod", "-p", "*", BUILD_USER], check=True)
-    return BUILD_USER
+    return ensure_build_user()
 
 
 @pytest.fixture

@@ -3,7 +3,6 @@ the timeout, while the bot keeps serving the other hosts."""
 
 from __future__ import annotations
 
-import asyncio
 import socket
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -11,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from bot.emulator import SlackEmulator
+from tests.fakes.silent import silent_server
 from tests.fakes.sshd import SshServer, free_port, keygen
 from tests.harness import OPS, make_config, running_bot
 from tests.scenario import thread_text, wait_done
@@ -20,18 +20,9 @@ pytestmark = pytest.mark.ssh
 
 @pytest.fixture
 async def silent_port() -> AsyncIterator[int]:
-    """A TCP port that accepts connections and never says a word (a hung host)."""
-    held: list[asyncio.StreamWriter] = []
-
-    async def accept(_: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        held.append(writer)
-
-    server = await asyncio.start_server(accept, "127.0.0.1", 0)
-    yield int(server.sockets[0].getsockname()[1])
-    for w in held:
-        w.close()
-    server.close()
-    await server.wait_closed()
+    """A host that accepts TCP connections and never answers."""
+    async with silent_server() as port:
+        yield port
 
 
 def wrong_known_hosts(tmp_path: Path, port: int) -> Path:

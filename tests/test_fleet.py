@@ -3,7 +3,6 @@ once the hung one has timed out; groups work; connections are reused and closed 
 
 from __future__ import annotations
 
-import asyncio
 import tempfile
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -12,6 +11,7 @@ from typing import Any
 import pytest
 
 from bot.emulator import SlackEmulator
+from tests.fakes.silent import silent_server
 from tests.fakes.sshd import SshServer, start_sshd
 from tests.harness import OPS, make_config, running_bot
 from tests.scenario import thread_text, wait_done
@@ -35,17 +35,9 @@ def fleet() -> Iterator[list[SshServer]]:
 
 @pytest.fixture
 async def hung_port() -> AsyncIterator[int]:
-    writers: list[asyncio.StreamWriter] = []
-
-    async def hold(_: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        writers.append(writer)
-
-    server = await asyncio.start_server(hold, "127.0.0.1", 0)
-    yield int(server.sockets[0].getsockname()[1])
-    for w in writers:
-        w.close()
-    server.close()
-    await server.wait_closed()
+    """A host that accepts TCP connections and never answers."""
+    async with silent_server() as port:
+        yield port
 
 
 def fleet_hosts(fleet: list[SshServer], user: str, hung_port: int) -> dict[str, Any]:

@@ -1240,21 +1240,27 @@ def op_status(req: dict[str, Any]) -> dict[str, Any]:
 TAIL_BLOCK = 65536
 
 
-def op_tail(req: dict[str, Any]) -> dict[str, Any]:
-    path = arg_path(req, "path")
-    want = arg_int(req, "lines", 40, 0, 1_000_000)
-    max_bytes = arg_int(req, "max_bytes", 1 << 20, 1, 1 << 30)
+def open_regular(path: str) -> tuple[int, int]:
+    """(fd, size) of a regular file opened for reading; a FIFO or device must not hang or fool us."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO must not hang us
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     except FileNotFoundError:
         raise AgentError("not_found", f"{path} does not exist") from None
     except OSError as e:
         raise AgentError("unreadable", f"cannot open {path}: {e.strerror}") from None
+    st = os.fstat(fd)
+    if not stat_is_reg(st.st_mode):
+        os.close(fd)
+        raise AgentError("not_a_file", f"{path} is not a regular file")
+    return fd, st.st_size
+
+
+def op_tail(req: dict[str, Any]) -> dict[str, Any]:
+    path = arg_path(req, "path")
+    want = arg_int(req, "lines", 40, 0, 1_000_000)
+    max_bytes = arg_int(req, "max_bytes", 1 << 20, 1, 1 << 30)
+    fd, size = open_regular(path)
     try:
-        st = os.fstat(fd)
-        if not stat_is_reg(st.st_mode):
-            raise AgentError("not_a_file", f"{path} is not a regular file")
-        size = st.st_size
         pos = size
         data = b""
         newlines = 0  # newlines in data, not counting one that ends the file
@@ -1294,17 +1300,8 @@ def op_read(req: dict[str, Any]) -> dict[str, Any]:
     path = arg_path(req, "path")
     offset = arg_int(req, "offset", 0, 0, 1 << 62)
     max_bytes = arg_int(req, "max_bytes", 1 << 20, 1, 64 << 20)
+    fd, size = open_regular(path)
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-    except FileNotFoundError:
-        raise AgentError("not_found", f"{path} does not exist") from None
-    except OSError as e:
-        raise AgentError("unreadable", f"cannot open {path}: {e.strerror}") from None
-    try:
-        st = os.fstat(fd)
-        if not stat_is_reg(st.st_mode):
-            raise AgentError("not_a_file", f"{path} is not a regular file")
-        size = st.st_size
         if offset > size:  # truncated or replaced: start again
             offset = 0
         data = os.pread(fd, min(max_bytes, size - offset), offset) if size > offset else b""
