@@ -9,7 +9,7 @@ from typing import Any
 
 from bot.hosts.models import Gpu, GpuReport
 
-MISSING = ("[N/A]", "[Not Supported]", "N/A", "")
+MISSING = ("[N/A]", "[Not Supported]", "[Not Found]", "[Unknown Error]", "N/A", "")
 
 
 def _field(value: str) -> str:
@@ -28,7 +28,9 @@ def parse_gpu_report(host: str, d: Mapping[str, Any]) -> GpuReport:
     apps: dict[str, list[str]] = {}
     for row in _rows(str(d.get("apps_csv", ""))):
         if len(row) >= 4:
-            apps.setdefault(row[0].strip(), []).append(f"{_field(row[2])} (pid {row[1].strip()}, {_field(row[3])} MiB)")
+            used = _field(row[3])
+            memory = f", {used} MiB" if used != "n/a" else ""
+            apps.setdefault(row[0].strip(), []).append(f"{_field(row[2])} (pid {row[1].strip()}{memory})")
     gpus = []
     for row in _rows(str(d.get("gpus_csv", ""))):
         if len(row) < 8:

@@ -25,8 +25,9 @@ def test_manifest_validates_against_slacks_schema(schema: Path) -> None:
 def test_manifest_asks_for_what_rigops_uses_and_no_more() -> None:
     settings = MANIFEST["settings"]
     assert settings["socket_mode_enabled"] and settings["interactivity"]["is_enabled"]
-    assert set(settings["event_subscriptions"]["bot_events"]) == {"app_mention", "message.channels",
-                                                                   "message.groups"}
+    assert set(settings["event_subscriptions"]["bot_events"]) == {"app_home_opened", "app_mention",
+                                                                   "message.channels", "message.groups"}
+    assert MANIFEST["features"]["app_home"]["home_tab_enabled"]  # the dashboard, published on app_home_opened
     assert [c["command"] for c in MANIFEST["features"]["slash_commands"]] == ["/rigops"]
     scopes = set(MANIFEST["oauth_config"]["scopes"]["bot"])
     assert scopes == {"app_mentions:read", "channels:history", "groups:history", "chat:write", "commands",

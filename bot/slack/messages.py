@@ -21,6 +21,9 @@ Or use `/rigops <command> [host] [build]`:
 • `rebuild [-jN]` – start the build again, stopping a running one first
 • `log [N]` – the last N lines of the build log (default 40)
 • `hosts` – the hosts and builds rigops knows
+• `schedule add "<cron>"|every 30m|daily at 09:00 [host|all] [#channel]`, `schedule list`, \
+`schedule remove ID` – status digests posted on a schedule (admins add and remove)
+• `audit [N]` – the last N audit entries (admins)
 • `help` – this text
 A thread remembers its host and build, so _try -j12_ later in the same thread needs no names."""
 

@@ -1,0 +1,129 @@
+"""The status digest: memory, load, GPUs and builds of some hosts, at one moment.
+
+Hosts are probed concurrently, each within ``timeout``: a host that is down or slow becomes a row that says
+so, never a failed digest. A probe that outlives its timeout is left to finish in the background (bounded by
+the host's own request timeout) rather than cancelled halfway through the agent's start.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import logging
+import time
+from collections.abc import Awaitable, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from bot.errors import HostError
+from bot.hosts import Host
+from bot.hosts.models import GpuReport, Snapshot
+from bot.services import Services
+from bot.store import BuildRun
+
+log = logging.getLogger(__name__)
+PROBE_TIMEOUT = 10.0  # seconds per host, snapshot and nvidia-smi together
+RECENT_RUNS = 50  # runs per host looked at for "running" and "finished since the last post"
+BUSY_UTILIZATION = 10  # percent: a GPU above this counts as busy for "something changed"
+T = TypeVar("T")
+_lingering: set[asyncio.Task[Any]] = set()
+
+
+@dataclass(frozen=True)
+class HostDigest:
+    """One host's row. ``problem`` says why there is no snapshot (down, slow, gone from the config)."""
+
+    host: str
+    snapshot: Snapshot | None = None
+    gpus: GpuReport | None = None
+    running: tuple[BuildRun, ...] = ()
+    finished: tuple[BuildRun, ...] = ()  # ended since the digest's ``since``, newest first
+    problem: str | None = None
+
+
+@dataclass(frozen=True)
+class Digest:
+    taken_at: float
+    since: float | None  # finished builds are those that ended after this
+    hosts: tuple[HostDigest, ...]
+
+
+async def collect(services: Services, hosts: Sequence[str] | None, *, since: float | None,
+                  timeout: float = PROBE_TIMEOUT) -> Digest:
+    """The digest of ``hosts`` (None: every configured host), all probed at once."""
+    names = list(services.config.hosts) if hosts is None else list(hosts)
+    taken_at = time.time()
+    rows = await asyncio.gather(*(_host_digest(services, name, since=since, timeout=timeout) for name in names))
+    return Digest(taken_at=taken_at, since=since, hosts=tuple(rows))
+
+
+async def _host_digest(services: Services, name: str, *, since: float | None, timeout: float) -> HostDigest:
+    runs = services.store.runs(host=name, limit=RECENT_RUNS)
+    running = tuple(r for r in runs if r.state == "running")
+    finished = tuple(r for r in runs if r.state != "running" and since is not None and (r.ended_at or 0) >= since)
+    if name not in services.config.hosts:
+        return HostDigest(host=name, running=running, finished=finished, problem="not in the config any more")
+    try:
+        snapshot, gpus = await _within(_probe(services.hosts[name]), timeout)
+    except TimeoutError:
+        return HostDigest(host=name, running=running, finished=finished,
+                          problem=f"no answer within {timeout:g} s")
+    except HostError as exc:
+        return HostDigest(host=name, running=running, finished=finished, problem=exc.reason)
+    return HostDigest(host=name, snapshot=snapshot, gpus=gpus, running=running, finished=finished)
+
+
+async def _probe(host: Host) -> tuple[Snapshot, GpuReport]:
+    """Memory and GPUs together. Raises HostError when the host cannot be reached."""
+    snapshot, gpus = await asyncio.gather(host.snapshot(user=host.config.user, top=0), _gpus(host))
+    return snapshot, gpus
+
+
+async def _gpus(host: Host) -> GpuReport:
+    try:
+        return await host.gpu()
+    except HostError as exc:
+        return GpuReport(host=host.name, available=False, reason=exc.reason)
+
+
+async def _within(work: Awaitable[T], timeout: float) -> T:
+    """``work``'s result within ``timeout``, else TimeoutError; the work itself goes on in the background."""
+    task = asyncio.ensure_future(work)
+    try:
+        return await asyncio.wait_for(asyncio.shield(task), timeout)
+    except TimeoutError:
+        _lingering.add(task)
+        task.add_done_callback(_forget)
+        raise
+
+
+def _forget(task: asyncio.Task[Any]) -> None:
+    _lingering.discard(task)
+    if not task.cancelled() and (exc := task.exception()) is not None:
+        log.info("a late probe ended with: %s", exc)
+
+
+def fingerprint(digest: Digest) -> str:
+    """What "something changed" compares: hosts up or down, builds started or finished, memory getting low,
+    GPUs going busy or idle — not the exact numbers, which change on every look."""
+    parts = [[h.host, h.problem is None, [r.id for r in h.running], [r.id for r in h.finished],
+              _memory_level(h.snapshot), _gpu_state(h.gpus)] for h in digest.hosts]
+    return hashlib.sha1(json.dumps(parts).encode()).hexdigest()[:16]
+
+
+def _memory_level(snapshot: Snapshot | None) -> str:
+    if snapshot is None:
+        return "-"
+    available = snapshot.memory.available_fraction
+    return "low" if available < 0.10 else "tight" if available < 0.25 else "ok"
+
+
+def _gpu_state(report: GpuReport | None) -> list[Any]:
+    if report is None or not report.available:
+        return []
+    return [[g.index, _busy(g.utilization, g.processes), len(g.processes)] for g in report.gpus]
+
+
+def _busy(utilization: str, processes: tuple[str, ...]) -> bool:
+    return bool(processes) or (utilization.isdigit() and int(utilization) >= BUSY_UTILIZATION)

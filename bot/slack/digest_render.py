@@ -1,0 +1,188 @@
+"""The status digest and the App Home dashboard as Block Kit. Pure functions: dataclasses in, blocks out."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from bot.digest import Digest, HostDigest
+from bot.hosts.models import Gpu, GpuReport, Snapshot
+from bot.memory import Memory, human
+from bot.scheduler import Schedule
+from bot.slack.render import RESULT_ICON, duration
+from bot.store import BuildRun
+
+BAR_WIDTH = 20
+USED, FREE = "█", "░"
+MESSAGE_BLOCKS = 50  # Slack's limits: blocks in a message, in a Home tab, characters in a section, a header
+HOME_BLOCKS = 100
+SECTION_TEXT = 2900
+HEADER_TEXT = 150
+SHOWN_PROCESSES = 3
+SINCE_LAST_POST = "Finished since the last post:"
+IN_THE_LAST_DAY = "Finished in the last day:"
+
+
+def when(moment: float | datetime, tz: ZoneInfo) -> str:
+    """A moment in the schedule's timezone, e.g. ``Mon 1 Jun 09:00 CEST``."""
+    at = moment if isinstance(moment, datetime) else datetime.fromtimestamp(moment, tz)
+    return at.astimezone(tz).strftime("%a %-d %b %H:%M %Z")
+
+
+def clock(moment: float, tz: ZoneInfo) -> str:
+    return datetime.fromtimestamp(moment, tz).strftime("%H:%M")
+
+
+def memory_bar(mem: Memory, width: int = BAR_WIDTH) -> str:
+    """Used memory as filled characters, available as empty ones: ``████░░░░``."""
+    used = round(width * mem.used / mem.total) if mem.total else 0
+    return USED * used + FREE * (width - used)
+
+
+def memory_line(snap: Snapshot) -> str:
+    mem = snap.memory
+    share = mem.used / mem.total if mem.total else 0.0
+    swap = f"swap {human(mem.swap_used)} of {human(mem.swap_total)}" if mem.swap_total else "no swap"
+    return (f"`{memory_bar(mem)}` {share:.0%} used · {human(mem.available)} available of {human(mem.total)}"
+            f" · {swap}")
+
+
+def load_line(snap: Snapshot) -> str:
+    one, five, fifteen = snap.loadavg
+    line = f"load {one:.1f} · {five:.1f} · {fifteen:.1f} on {snap.cores} cores"
+    if snap.tools:
+        counts: dict[str, int] = {}
+        for p in snap.tools:
+            counts[p.name] = counts.get(p.name, 0) + 1
+        names = ", ".join(f"{n} × {name}" for name, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+        line += f" · build processes: {names} ({human(sum(p.rss for p in snap.tools))})"
+    return line
+
+
+def _gib(mib: str) -> str:
+    try:
+        return f"{float(mib) / 1024:.1f}"
+    except ValueError:
+        return "n/a"
+
+
+def gpu_line(gpu: Gpu) -> str:
+    name = gpu.name.removeprefix("NVIDIA ")
+    util = f"{gpu.utilization}%" if gpu.utilization != "n/a" else "util n/a"
+    parts = [f"`{gpu.index}` {name}", util, f"{_gib(gpu.memory_used)}/{_gib(gpu.memory_total)} GiB"]
+    if gpu.temperature != "n/a":
+        parts.append(f"{gpu.temperature}°C")
+    if gpu.processes:
+        shown = ", ".join(gpu.processes[:SHOWN_PROCESSES])
+        more = len(gpu.processes) - SHOWN_PROCESSES
+        parts.append(shown + (f" and {more} more" if more > 0 else ""))
+    else:
+        parts.append("idle" if gpu.utilization in ("0", "n/a") else "no processes")
+    return " · ".join(parts)
+
+
+def gpu_lines(report: GpuReport | None) -> list[str]:
+    if report is None:
+        return []
+    if not report.available:
+        return [f"No GPUs: {report.reason}"]
+    if not report.gpus:
+        return ["No GPUs: nvidia-smi listed none"]
+    return [gpu_line(g) for g in report.gpus]
+
+
+def run_line(run: BuildRun, *, now: float, tz: ZoneInfo) -> str:
+    icon = RESULT_ICON.get(run.state, "")
+    who = f", started by <@{run.started_by}>" if run.started_by else ""
+    if run.state == "running":
+        return f"{icon} `{run.build}` running for {duration(now - run.started_at)} (-j{run.jobs}, run {run.id}{who})"
+    ended = run.ended_at or now
+    took = duration(ended - run.started_at)
+    code = f", exit {run.exit_status}" if run.exit_status else ""
+    return f"{icon} `{run.build}` {run.state} at {clock(ended, tz)} after {took} (-j{run.jobs}, run {run.id}{code})"
+
+
+def host_text(row: HostDigest, *, now: float, tz: ZoneInfo, finished: str = SINCE_LAST_POST) -> str:
+    """One host's part of the digest, as mrkdwn."""
+    if row.snapshot is None:
+        lines = [f":red_circle: *{row.host}* — down: {row.problem or 'no answer'}"]
+    else:
+        lines = [f"*{row.host}* — {memory_line(row.snapshot)}", load_line(row.snapshot), *gpu_lines(row.gpus)]
+    lines += [run_line(r, now=now, tz=tz) for r in row.running]
+    if row.finished:
+        lines.append(finished)
+        lines += [run_line(r, now=now, tz=tz) for r in row.finished]
+    elif row.snapshot is not None and not row.running:
+        lines.append("No builds running.")
+    return _clip("\n".join(lines))
+
+
+def _clip(text: str, limit: int = SECTION_TEXT) -> str:
+    return text if len(text) <= limit else text[: limit - 20] + "\n… (cut)"
+
+
+def _section(text: str) -> dict[str, Any]:
+    return {"type": "section", "text": {"type": "mrkdwn", "text": text}}
+
+
+def _context(text: str) -> dict[str, Any]:
+    return {"type": "context", "elements": [{"type": "mrkdwn", "text": text}]}
+
+
+def _header(text: str) -> dict[str, Any]:
+    return {"type": "header", "text": {"type": "plain_text", "text": text[:HEADER_TEXT]}}
+
+
+def host_blocks(digest: Digest, *, tz: ZoneInfo, room: int, finished: str = SINCE_LAST_POST) -> list[dict[str, Any]]:
+    """A section per host, within ``room`` blocks (the last one says how many hosts did not fit)."""
+    sections = [_section(host_text(h, now=digest.taken_at, tz=tz, finished=finished)) for h in digest.hosts]
+    if len(sections) <= room:
+        return sections
+    left = len(sections) - (room - 1)
+    return [*sections[: room - 1], _context(f"… and {left} more hosts that do not fit in one message")]
+
+
+def summary(digest: Digest) -> str:
+    """The plain-text fallback: notifications and screen readers show this."""
+    down = sum(1 for h in digest.hosts if h.snapshot is None)
+    running = sum(len(h.running) for h in digest.hosts)
+    finished = sum(len(h.finished) for h in digest.hosts)
+    parts = [f"{len(digest.hosts)} host{'s' if len(digest.hosts) != 1 else ''}"]
+    parts += [f"{down} down"] if down else []
+    parts += [f"{running} build{'s' if running != 1 else ''} running"]
+    parts += [f"{finished} finished since the last post"] if finished else []
+    return "rigops status: " + ", ".join(parts)
+
+
+def digest_message(digest: Digest, *, tz: ZoneInfo, schedule: Schedule) -> tuple[str, list[dict[str, Any]]]:
+    """The scheduled post: a header, a section per host, and which schedule sent it."""
+    footer = _context(f"Schedule `{schedule.id}` · {schedule.when} · times in {tz.key}"
+                      + (" · posts only when something changed" if schedule.only_changes else ""))
+    blocks = [_header(f"Status · {when(digest.taken_at, tz)}"),
+              *host_blocks(digest, tz=tz, room=MESSAGE_BLOCKS - 2), footer]
+    return summary(digest), blocks
+
+
+def schedule_line(schedule: Schedule) -> str:
+    """One schedule as the list and the Home tab show it."""
+    tz = ZoneInfo(schedule.timezone)
+    hosts = ", ".join(schedule.hosts) if schedule.hosts is not None else "all hosts"
+    nxt = f"next {when(schedule.next_run, tz)}" if schedule.next_run else "not scheduled"
+    origin = "from the config" if schedule.source == "config" else (
+        f"added by <@{schedule.created_by}>" if schedule.created_by else "added in Slack")
+    extra = " · only when something changed" if schedule.only_changes else ""
+    return f"• `{schedule.id}` *{schedule.when}* ({schedule.timezone}) — {hosts} → <#{schedule.channel}> · {nxt}" \
+           f"{extra} · {origin}"
+
+
+def home_view(digest: Digest, *, tz: ZoneInfo, schedules: Sequence[Schedule]) -> dict[str, Any]:
+    """The App Home tab: the same dashboard as the digest, then the scheduled posts."""
+    listed = "\n".join(schedule_line(s) for s in schedules) or "No scheduled posts. Add one with " \
+        '`/rigops schedule add "0 9 * * 1-5" all #channel`.'
+    tail = [{"type": "divider"}, _section(_clip("*Scheduled posts*\n" + listed))]
+    blocks = [_header("rigops — hosts, GPUs and builds"),
+              _context(f"As of {when(digest.taken_at, tz)} · open the tab again to refresh"),
+              *host_blocks(digest, tz=tz, room=HOME_BLOCKS - 2 - len(tail), finished=IN_THE_LAST_DAY), *tail]
+    return {"type": "home", "blocks": blocks}

@@ -1,0 +1,275 @@
+"""The status digest and the GPU view: canned nvidia-smi output of real drivers, hosts that are down or
+hang, Block Kit within Slack's limits, and the App Home tab."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import socket
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+from zoneinfo import ZoneInfo
+
+import pytest
+
+from bot.digest import Digest, HostDigest, collect, fingerprint
+from bot.emulator import SlackEmulator
+from bot.gpu import parse_gpu_report
+from bot.hosts.models import GpuReport, Snapshot
+from bot.memory import Memory
+from bot.scheduler import Schedule
+from bot.services import Services
+from bot.slack.digest_render import (
+    HEADER_TEXT,
+    HOME_BLOCKS,
+    MESSAGE_BLOCKS,
+    SECTION_TEXT,
+    digest_message,
+    home_view,
+    memory_bar,
+)
+from bot.store import BuildRun
+from tests.fakes.nvidia_smi import DATA, install_nvidia_smi, path_with
+from tests.harness import OPS, make_config, running_bot
+
+UTC = ZoneInfo("UTC")
+GIB = 1 << 30
+
+
+def canned(kind: str) -> GpuReport:
+    return parse_gpu_report(kind, {"available": True, "gpus_csv": (DATA / kind / "query-gpu.csv").read_text(),
+                                   "apps_csv": (DATA / kind / "query-compute-apps.csv").read_text()})
+
+
+# -- nvidia-smi text, parsed ----------------------------------------------------------------------------------
+def test_h100_and_b200_rows_parse_with_their_processes() -> None:
+    h100, b200 = canned("h100"), canned("b200")
+    assert [g.name for g in h100.gpus] == ["NVIDIA H100 80GB HBM3"] * 4
+    first = h100.gpus[0]
+    assert (first.utilization, first.memory_used, first.memory_total, first.temperature, first.power) == (
+        "100", "74213", "81559", "67", "612.47")
+    assert first.processes == ("/usr/bin/python3.10 (pid 48211, 74194 MiB)",)
+    assert h100.gpus[2].processes == ()
+    assert len(b200.gpus) == 8 and b200.gpus[7].name == "NVIDIA B200" and b200.gpus[0].memory_total == "183359"
+    assert sum(len(g.processes) for g in b200.gpus) == 2
+
+
+def test_missing_values_become_na_not_errors() -> None:
+    rtx, mig = canned("rtx-pro-6000"), canned("a100-mig")
+    assert rtx.gpus[0].name == "NVIDIA RTX PRO 6000 Blackwell Workstation Edition"
+    assert rtx.gpus[0].power == "n/a" and rtx.gpus[1].temperature == "n/a"
+    assert rtx.gpus[0].processes == ("n/a (pid 7719)",)  # another PID namespace; [N/A] memory
+    assert [g.utilization for g in mig.gpus] == ["n/a", "n/a"]  # MIG: no whole-GPU utilisation
+    assert len(mig.gpus[0].processes) == 2 and mig.gpus[1].processes == ()
+
+
+# -- through the agent: a stand-in nvidia-smi first on the PATH of the bot (the local agent inherits it) ---------
+@pytest.fixture
+def gpus(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
+    def install(kind: str) -> None:
+        monkeypatch.setenv("PATH", path_with(install_nvidia_smi(tmp_path / "gpu-bin", kind)))
+    return install
+
+
+EXPECTED = {"h100": ("H100 80GB HBM3", "74213/81559 MiB"), "b200": ("NVIDIA B200", "171046/183359 MiB"),
+            "rtx-pro-6000": ("RTX PRO 6000 Blackwell", "23871/97887 MiB"),
+            "a100-mig": ("A100-SXM4-80GB", "19807/81920 MiB")}
+
+
+@pytest.mark.parametrize("kind", sorted(EXPECTED))
+async def test_gpu_command_and_nvidia_smi_in_chat_show_the_gpus(
+        emulator: SlackEmulator, state_dir: Path, gpus: Any, kind: str) -> None:
+    gpus(kind)
+    name, memory = EXPECTED[kind]
+    async with running_bot(emulator, make_config({"rig": {"address": "local"}}), state_dir) as services:
+        before = services.activity.finished
+        await emulator.send_slash("gpu")
+        event = await emulator.send_message("nvidia-smi")
+        await services.activity.wait_finished(before + 2)
+        replies = [m.rendered for m in emulator.messages(OPS) if "GPUs on rig" in m.rendered]
+        assert len(replies) == 2
+        assert all(name in text and memory in text for text in replies)
+        assert "GPUs on rig" in "\n".join(m.rendered for m in emulator.thread(OPS, str(event["ts"])))
+
+
+async def test_a_host_whose_driver_is_not_loaded_says_so(emulator: SlackEmulator, state_dir: Path, gpus: Any) -> None:
+    gpus("no-driver")
+    async with running_bot(emulator, make_config({"rig": {"address": "local"}}), state_dir) as services:
+        before = services.activity.finished
+        await emulator.send_slash("gpu")
+        await services.activity.wait_finished(before + 1)
+        text = emulator.messages(OPS)[-1].rendered
+        assert "none seen" in text and "nvidia-smi exited with 9: NVIDIA-SMI has failed" in text
+
+
+# -- collecting ----------------------------------------------------------------------------------------------
+@contextlib.asynccontextmanager
+async def silent_server() -> AsyncIterator[int]:
+    """A TCP port that accepts connections and never says a word (a host whose sshd hangs)."""
+    held: list[tuple[asyncio.StreamWriter, asyncio.Task[Any]]] = []
+
+    async def hold(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        held.append((writer, task))
+        await reader.read()
+
+    server = await asyncio.start_server(hold, "127.0.0.1", 0)
+    try:
+        yield server.sockets[0].getsockname()[1]
+    finally:
+        server.close()
+        for writer, _ in held:
+            writer.close()
+        await asyncio.gather(*(task for _, task in held), return_exceptions=True)
+        await server.wait_closed()
+
+
+def closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def add_run(services: Services, host: str, build: str, *, state: str | None, user: str = "U0HUMAN") -> BuildRun:
+    run = services.store.add_run(host=host, build=build, jobs=20, pid=999_999, start=1, supervisor_pid=None,
+                                 log="/tmp/none.log", exit_file="/tmp/none.exit", boot_id=None, started_by=user,
+                                 channel=None, thread_ts=None)
+    if state is not None:
+        services.store.finish_run(run.id, state=state, exit_status=0 if state == "succeeded" else 1)  # type: ignore[arg-type]
+    return services.store.run(run.id) or run
+
+
+async def test_down_and_hanging_hosts_are_rows_not_a_failed_digest(tmp_path: Path, state_dir: Path,
+                                                                   gpus: Any) -> None:
+    gpus("b200")
+    known_hosts = tmp_path / "known_hosts"
+    known_hosts.write_text("")
+    ssh = {"address": "127.0.0.1", "user": "root", "known_hosts": str(known_hosts), "connect_timeout": 30}
+    async with silent_server() as hung_port:
+        config = make_config({"rig": {"address": "local"}, "gone": {**ssh, "port": closed_port()},
+                              "stuck": {**ssh, "port": hung_port}})
+        services = Services.open(config, state_dir)
+        try:
+            since = time.time() - 60
+            add_run(services, "rig", "sgl-kernel", state=None)
+            add_run(services, "rig", "flash-attn", state="failed")
+            add_run(services, "gone", "sgl-kernel", state="succeeded")
+            digest = await collect(services, None, since=since, timeout=1.0)
+        finally:
+            await services.close()
+    rig, gone, stuck = digest.hosts
+    assert rig.snapshot is not None and rig.gpus is not None and len(rig.gpus.gpus) == 8
+    assert [r.build for r in rig.running] == ["sgl-kernel"] and [r.build for r in rig.finished] == ["flash-attn"]
+    assert gone.snapshot is None and (gone.problem or "").startswith("cannot reach 127.0.0.1")
+    assert [r.state for r in gone.finished] == ["succeeded"]
+    assert stuck.snapshot is None and stuck.problem == "no answer within 1 s"
+    text = "\n".join(b["text"]["text"] for b in digest_message(digest, tz=UTC, schedule=SCHEDULE)[1]
+                     if b["type"] == "section")
+    assert ":red_circle: *gone* — down:" in text and ":red_circle: *stuck* — down: no answer within 1 s" in text
+    assert "`0` B200 · 87% · 167.0/179.1 GiB · 58°C · python3 (pid 90311, 171008 MiB)" in text
+    assert "`2` B200 · 0% · 0.0/179.1 GiB · 29°C · idle" in text
+    assert ":hourglass_flowing_sand: `sgl-kernel` running for" in text and "started by <@U0HUMAN>" in text
+    assert "Finished since the last post:\n:x: `flash-attn` failed at" in text
+
+
+async def test_a_host_without_gpus_says_so(tmp_path: Path, state_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path / "empty-bin") + ":/usr/bin:/bin")  # no nvidia-smi anywhere
+    services = Services.open(make_config({"rig": {"address": "local"}}), state_dir)
+    try:
+        digest = await collect(services, ["rig"], since=None)
+    finally:
+        await services.close()
+    text = digest_message(digest, tz=UTC, schedule=SCHEDULE)[1][1]["text"]["text"]
+    assert "No GPUs: nvidia-smi not found" in text and "No builds running." in text
+
+
+# -- rendering, from dataclasses -----------------------------------------------------------------------------
+SCHEDULE = Schedule(id="7", when="every 30m", channel="C0DIGEST", hosts=None, timezone="UTC", only_changes=False,
+                    source="slack", created_by="U0ADMIN", created_at=0.0)
+
+
+def memory(total_gib: int, available_gib: int, *, swap_gib: int = 0) -> Memory:
+    return Memory(total=total_gib * GIB, free=available_gib * GIB, available=available_gib * GIB, shared=0,
+                  buffers=0, cache=0, swap_total=swap_gib * GIB, swap_free=swap_gib * GIB)
+
+
+def snapshot(host: str, *, available_gib: int = 300) -> Snapshot:
+    return Snapshot(host=host, time=0.0, memory=memory(449, available_gib, swap_gib=8), loadavg=(12.0, 10.5, 9.25),
+                    cores=128, top=(), tools=())
+
+
+def test_the_memory_bar_is_used_then_available() -> None:
+    assert memory_bar(memory(100, 25)) == "█" * 15 + "░" * 5
+    assert memory_bar(memory(449, 449)) == "░" * 20
+    assert memory_bar(memory(0, 0)) == "░" * 20
+
+
+def test_the_digest_reads_like_a_status_report() -> None:
+    digest = Digest(taken_at=1_780_300_800.0, since=None, hosts=(  # Mon 1 Jun 2026 08:00 UTC
+        HostDigest(host="b200", snapshot=snapshot("b200", available_gib=100), gpus=canned("b200")),
+        HostDigest(host="a100", snapshot=snapshot("a100"), gpus=canned("a100-mig")),
+        HostDigest(host="h100", problem="no answer within 10 s")))
+    text, blocks = digest_message(digest, tz=ZoneInfo("Europe/Berlin"), schedule=SCHEDULE)
+    assert text == "rigops status: 3 hosts, 1 down, 0 builds running"
+    assert blocks[0]["text"]["text"] == "Status · Mon 1 Jun 10:00 CEST"
+    b200 = blocks[1]["text"]["text"]
+    bar = "█" * 16 + "░" * 4
+    assert b200.startswith(f"*b200* — `{bar}` 78% used · 100Gi available of 449Gi · swap 0B of 8.0Gi")
+    assert "load 12.0 · 10.5 · 9.2 on 128 cores" in b200
+    a100 = blocks[2]["text"]["text"]
+    assert "`0` A100-SXM4-80GB · util n/a · 19.3/80.0 GiB · 36°C · /opt/conda/bin/python" in a100
+    assert blocks[3]["text"]["text"] == ":red_circle: *h100* — down: no answer within 10 s"
+    assert blocks[-1]["elements"][0]["text"] == "Schedule `7` · every 30m · times in Europe/Berlin"
+
+
+def test_many_hosts_stay_within_slacks_limits() -> None:
+    rows = tuple(HostDigest(host=f"node{i:02d}", snapshot=snapshot(f"node{i:02d}"), gpus=canned("b200"))
+                 for i in range(120))
+    digest = Digest(taken_at=time.time(), since=None, hosts=rows)
+    blocks = digest_message(digest, tz=UTC, schedule=SCHEDULE)[1]
+    view = home_view(digest, tz=UTC, schedules=[SCHEDULE] * 80)
+    assert len(blocks) <= MESSAGE_BLOCKS and len(view["blocks"]) <= HOME_BLOCKS
+    assert "and 73 more hosts" in blocks[-2]["elements"][0]["text"]
+    for block in [*blocks, *view["blocks"]]:
+        if block["type"] == "section":
+            assert len(block["text"]["text"]) <= SECTION_TEXT + 20
+        if block["type"] == "header":
+            assert len(block["text"]["text"]) <= HEADER_TEXT
+
+
+def test_the_fingerprint_ignores_noise_and_sees_news() -> None:
+    def digest(available_gib: int, *, down: bool = False, running: tuple[BuildRun, ...] = ()) -> Digest:
+        row = HostDigest(host="b200", problem="down") if down else HostDigest(
+            host="b200", snapshot=snapshot("b200", available_gib=available_gib), gpus=canned("b200"), running=running)
+        return Digest(taken_at=time.time(), since=None, hosts=(row,))
+
+    assert fingerprint(digest(300)) == fingerprint(digest(290))  # memory moved a little
+    assert fingerprint(digest(300)) != fingerprint(digest(20))  # memory got low
+    assert fingerprint(digest(300)) != fingerprint(digest(300, down=True))
+
+
+# -- App Home --------------------------------------------------------------------------------------------------
+async def test_opening_the_home_tab_publishes_a_fresh_dashboard(emulator: SlackEmulator, state_dir: Path,
+                                                                gpus: Any) -> None:
+    gpus("h100")
+    config = make_config({"rig": {"address": "local"}, "spare": {"address": "local"}})
+    async with running_bot(emulator, config, state_dir) as services:
+        for opened in (1, 2):
+            before = services.activity.finished
+            await emulator.send_event({"type": "app_home_opened", "user": "U0HUMAN", "channel": "D0HOME",
+                                       "tab": "home", "event_ts": f"{time.time():.6f}"})
+            await services.activity.wait_finished(before + 1)
+            assert len(emulator.calls_to("views.publish")) == opened
+        before = services.activity.finished
+        await emulator.send_event({"type": "app_home_opened", "user": "U0HUMAN", "channel": "D0HOME",
+                                   "tab": "messages", "event_ts": f"{time.time():.6f}"})
+        await services.activity.wait_finished(before)
+    view = emulator.home_views["U0HUMAN"]
+    assert view["type"] == "home" and len(emulator.calls_to("views.publish")) == 2
+    text = "\n".join(b["text"]["text"] for b in view["blocks"] if b["type"] in ("section", "header"))
+    assert "*rig* — `" in text and "*spare* — `" in text
+    assert "`0` H100 80GB HBM3 · 100% · 72.5/79.6 GiB · 67°C · /usr/bin/python3.10 (pid 48211, 74194 MiB)" in text
+    assert "*Scheduled posts*\nNo scheduled posts." in text
