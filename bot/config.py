@@ -166,7 +166,7 @@ def parse(data: Mapping[str, Any], *, path: Path | None = None) -> Config:
         hosts = dict(local_only().hosts)
     groups = _groups(r, r.table(data, "groups"), hosts)
     policy = parse_policy(r.table(data, "policy"), hosts=set(hosts), fail=r.fail) if "policy" in data else None
-    schedules = tuple(_schedule(r, f"schedules[{i}]", raw, hosts) for i, raw in
+    schedules = tuple(_schedule(r, f"schedules[{i}]", raw, hosts, groups) for i, raw in
                       enumerate(r.get(data, "schedules", list, [])))
     return Config(path=path, confirm=confirm, slack=SlackConfig(ops_channels=channels), hosts=hosts,
                   policy=policy, schedules=schedules, groups=groups)
@@ -249,7 +249,8 @@ def _groups(r: _Reader, raw: Mapping[str, Any], hosts: Mapping[str, HostConfig])
     return groups
 
 
-def _schedule(r: _Reader, key: str, raw: Any, hosts: Mapping[str, HostConfig]) -> ScheduleConfig:
+def _schedule(r: _Reader, key: str, raw: Any, hosts: Mapping[str, HostConfig],
+              groups: Mapping[str, tuple[str, ...]]) -> ScheduleConfig:
     from bot.errors import PlanError
     from bot.schedule_text import parse_when, zone  # the words /rigops schedule add accepts; loaded when used
 
@@ -266,9 +267,11 @@ def _schedule(r: _Reader, key: str, raw: Any, hosts: Mapping[str, HostConfig]) -
     names = [names] if isinstance(names, str) and names != ALL_HOSTS else names
     if names != ALL_HOSTS and not (isinstance(names, list) and all(isinstance(n, str) for n in names)):
         r.fail(f"{key}.hosts", f'expected a host name, a list of host names or "all", got {names!r}')
-    for name in names if isinstance(names, list) else ():
-        if name not in hosts:
-            r.fail(f"{key}.hosts", f"unknown host {name!r} (known: {', '.join(hosts)})")
+    if isinstance(names, list):  # a group stands for its members
+        for name in names:
+            if name not in hosts and name not in groups:
+                r.fail(f"{key}.hosts", f"unknown host or group {name!r} (known: {', '.join([*hosts, *groups])})")
+        names = list(dict.fromkeys(h for name in names for h in groups.get(name, (name,))))
     timezone = r.get(raw, "timezone", str, DEFAULT_TIMEZONE, prefix=key)
     for where, check in (("timezone", lambda: zone(timezone)), ("cron", lambda: parse_when(cron, timezone=timezone))):
         try:

@@ -47,3 +47,16 @@ def test_slash_commands_take_all_and_groups() -> None:
 def test_bad_groups_are_config_errors(groups: dict[str, list[str]], message: str) -> None:
     with pytest.raises(ConfigError, match=message):
         parse({"hosts": {"n1": {"address": "local"}, "n2": {"address": "local"}}, "groups": groups})
+
+
+def test_a_schedule_over_a_group_posts_its_members() -> None:
+    from bot.slack.schedules import _hosts
+
+    cfg = parse({"hosts": {"n1": {"address": "local"}, "n2": {"address": "local"}, "b": {"address": "local"}},
+                 "groups": {"a100": ["n1", "n2"]},
+                 "schedules": [{"cron": "hourly", "channel": "C0OPS", "hosts": ["a100", "b"]}]})
+    assert cfg.schedules[0].hosts == ("n1", "n2", "b")
+    assert _hosts("a100,n1", cfg) == ("n1", "n2")
+    with pytest.raises(ConfigError, match="unknown host or group 'a200'"):
+        parse({"hosts": {"n1": {"address": "local"}}, "groups": {"a100": ["n1"]},
+               "schedules": [{"cron": "hourly", "channel": "C0OPS", "hosts": ["a200"]}]})

@@ -169,7 +169,7 @@ def test_config_schedules() -> None:
 
 @pytest.mark.parametrize(("entry", "error"), [
     ({"cron": "61 * * * *", "channel": OPS}, r"key 'schedules\[0\].cron': '61 \* \* \* \*' is not a valid crontab"),
-    ({"cron": "hourly", "channel": OPS, "hosts": ["h200"]}, r"schedules\[0\].hosts': unknown host 'h200'"),
+    ({"cron": "hourly", "channel": OPS, "hosts": ["h200"]}, r"schedules\[0\].hosts': unknown host or group 'h200'"),
     ({"cron": "hourly", "channel": OPS, "hosts": 3}, r"schedules\[0\].hosts': expected a host name"),
     ({"cron": "hourly", "channel": "#ops"}, r"schedules\[0\].channel': expected a Slack channel id"),
     ({"cron": "hourly", "channel": OPS, "timezone": "CEST"}, r"schedules\[0\].timezone': unknown timezone"),

@@ -103,11 +103,14 @@ def _channel(token: str, config: Config) -> str | None:
 
 
 def _hosts(token: str, config: Config) -> tuple[str, ...]:
-    names = tuple(n for n in token.split(",") if n)
-    for name in names:
-        if name not in config.hosts:
-            raise PlanError(f"unknown host {name!r} (known: {', '.join(config.hosts)}, or all)")
-    return names
+    """Host names, with a group standing for its members."""
+    hosts: list[str] = []
+    for name in (n for n in token.split(",") if n):
+        if name not in config.hosts and name not in config.groups:
+            groups = f", groups {', '.join(config.groups)}" if config.groups else ""
+            raise PlanError(f"unknown host {name!r} (known: {', '.join(config.hosts)}{groups}, or all)")
+        hosts += config.members(name)
+    return tuple(dict.fromkeys(hosts))
 
 
 class Schedules:
