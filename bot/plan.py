@@ -18,6 +18,11 @@ DEFAULT_LOG_LINES = 40
 MAX_LOG_LINES = 10_000
 
 
+def half_jobs(jobs: int | None) -> int:
+    """The parallelism of a retry "at half the jobs" (never below 1)."""
+    return max(MIN_JOBS, (jobs or 2) // 2)
+
+
 @dataclass(frozen=True)
 class Step:
     action: Action

@@ -93,7 +93,7 @@ async def execute(services: Services, thread: Thread, plan: Plan, *, requester: 
                                 blocks=render.plan_blocks(plan, lines, note=note))
 
     ok = True
-    async with services.lock(plan) if plan.destructive else _nothing():
+    async with services.lock(plan) if plan.destructive else contextlib.nullcontext():
         if plan.destructive:
             services.holders[key] = requester.user
         for i, step in enumerate(plan.steps):
@@ -123,14 +123,6 @@ async def execute(services: Services, thread: Thread, plan: Plan, *, requester: 
         services.holders.pop(key, None)
     await show()
     await thread.react(request_ts, "white_check_mark" if ok else "x")
-
-
-class _nothing:
-    async def __aenter__(self) -> None:
-        return None
-
-    async def __aexit__(self, *exc: object) -> None:
-        return None
 
 
 async def _run_one(services: Services, thread: Thread, plan: Plan, index: int, requester: Requester,

@@ -16,13 +16,14 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot import intents
 from bot.actions import Requester
 from bot.errors import StateError
-from bot.plan import Plan, Step
+from bot.plan import Plan, Step, half_jobs
 from bot.services import Services
 from bot.slack import audit, messages
 from bot.slack.conversation import execute, handle_plan
 from bot.slack.extension import CommandContext, Subcommand
 from bot.slack.follow import Follower
 from bot.slack.thread import Thread
+from bot.store import BuildRun
 
 log = logging.getLogger(__name__)
 # Message subtypes that are still a person writing; edits, joins, bot posts and deletions are not.
@@ -189,12 +190,11 @@ class Listeners:
         """Retry (or Retry at half the jobs) under a build's result: start it again, in the same thread."""
         await ack()
         async with self.services.activity.track():
-            user, run_id = _pressed(body)
-            run = self.services.store.run(run_id)
-            if run is None or not run.channel:
+            user, run = self._pressed_run(body)
+            if run is None or run.channel is None:
                 return
             halve = body["actions"][0]["action_id"] == messages.RETRY_HALF_ACTION
-            jobs = max(1, (run.jobs or 2) // 2) if halve else run.jobs
+            jobs = half_jobs(run.jobs) if halve else run.jobs
             plan = Plan(host=run.host, build=run.build, steps=(Step("rebuild", jobs=jobs),))
             thread = Thread(client, run.channel, run.thread_ts)
             decision = await self.services.policy.decide(plan, user, channel=run.channel)
@@ -209,13 +209,17 @@ class Listeners:
     async def on_show_log(self, ack: AsyncAck, body: dict[str, Any], client: AsyncWebClient) -> None:
         await ack()
         async with self.services.activity.track():
-            user, run_id = _pressed(body)
-            run = self.services.store.run(run_id)
-            if run is None or not run.channel:
+            user, run = self._pressed_run(body)
+            if run is None or run.channel is None:
                 return
             plan = Plan(host=run.host, build=run.build, steps=(Step("log", lines=SHOW_LOG_LINES),))
             await execute(self.services, Thread(client, run.channel, run.thread_ts), plan,
                           requester=Requester(user=user))
+
+    def _pressed_run(self, body: dict[str, Any]) -> tuple[str, BuildRun | None]:
+        """Who pressed a button under a build's result, and that run (None when the state has forgotten it)."""
+        user, run_id = _pressed(body)
+        return user, self.services.store.run(run_id)
 
     async def _stale(self, body: dict[str, Any], client: AsyncWebClient, plan_id: int) -> None:
         known = self.services.store.plan(plan_id)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -14,8 +15,8 @@ from bot.config import Config
 from bot.diagnose import Diagnosis
 from bot.fleet import HostResult
 from bot.hosts.models import GpuReport, KillResult, Proc, Snapshot
-from bot.memory import human
-from bot.plan import Plan, Step
+from bot.memory import free_table, human
+from bot.plan import Plan, Step, half_jobs
 from bot.progress import Progress
 from bot.redact import redact
 from bot.slack.messages import CANCEL_ACTION, RETRY_ACTION, RETRY_HALF_ACTION, RUN_ACTION, SHOW_LOG_ACTION
@@ -106,6 +107,10 @@ def _counts(counts: dict[str, int] | Any) -> str:
     return ", ".join(f"{n} × {name}" for name, n in items)
 
 
+def _by_name(procs: Sequence[Proc]) -> dict[str, int]:
+    return dict(Counter(p.name for p in procs))
+
+
 def _proc_line(p: Proc) -> str:
     return f"`{human(p.rss):>6}`  {p.name} (pid {p.pid}, {p.user})"
 
@@ -122,8 +127,6 @@ def kill_summary(result: KillResult) -> str:
 
 
 def snapshot_text(snap: Snapshot) -> str:
-    from bot.memory import free_table
-
     mem = snap.memory
     rows = [f"*Memory on {snap.host}* — {human(mem.available)} available of {human(mem.total)} "
             f"({mem.available_fraction:.0%}); load {snap.loadavg[0]:.1f} on {snap.cores} cores",
@@ -132,10 +135,7 @@ def snapshot_text(snap: Snapshot) -> str:
         rows.append("Top memory users:\n" + "\n".join(_proc_line(p) for p in snap.top))
     if snap.tools:
         total = sum(p.rss for p in snap.tools)
-        counts: dict[str, int] = {}
-        for p in snap.tools:
-            counts[p.name] = counts.get(p.name, 0) + 1
-        rows.append(f"Build tools running: {_counts(counts)} using {human(total)}")
+        rows.append(f"Build tools running: {_counts(_by_name(snap.tools))} using {human(total)}")
     return _clip("\n".join(rows))
 
 
@@ -165,10 +165,7 @@ def status_text(report: StatusReport) -> str:
     tools = report.snapshot.tools
     started = {v.run.pid for v in report.runs if v.run.state == "running"}
     if tools:
-        counts: dict[str, int] = {}
-        for p in tools:
-            counts[p.name] = counts.get(p.name, 0) + 1
-        rows.append(f"Build processes running: {_counts(counts)} using {human(sum(p.rss for p in tools))}"
+        rows.append(f"Build processes running: {_counts(_by_name(tools))} using {human(sum(p.rss for p in tools))}"
                     + ("" if started else " (not started by rigops)"))
     else:
         rows.append("No build processes running.")
@@ -261,7 +258,7 @@ def build_result(run: BuildRun, diagnosis: Diagnosis | None) -> tuple[str, list[
     text = redact(text)
     buttons = [_button("Retry", RETRY_ACTION, run.id, primary=True)]
     if diagnosis is not None and diagnosis.category in MEMORY_CATEGORIES and (run.jobs or 0) > 1:
-        buttons.append(_button(f"Retry at -j{max(1, (run.jobs or 2) // 2)}", RETRY_HALF_ACTION, run.id))
+        buttons.append(_button(f"Retry at -j{half_jobs(run.jobs)}", RETRY_HALF_ACTION, run.id))
     buttons.append(_button("Show log", SHOW_LOG_ACTION, run.id))
     return text, [{"type": "section", "text": {"type": "mrkdwn", "text": _clip(text)}},
                   {"type": "actions", "block_id": f"run-{run.id}", "elements": buttons}]
