@@ -12,7 +12,7 @@ import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, cast
 
 from bot.errors import ConfigError
 from bot.policy_config import PolicyConfig, parse_policy
@@ -24,6 +24,10 @@ DEFAULT_PORT = 22
 DEFAULT_CONNECT_TIMEOUT = 10.0
 DEFAULT_COMMAND_TIMEOUT = 30.0
 DEFAULT_KILL_GRACE = 3.0
+DEFAULT_MEMORY_RESERVE = 0.10
+DEFAULT_MEMORY_ALERT_PCT = 5.0
+PressureAction = Literal["alert", "pause", "restart"]
+PRESSURE_ACTIONS: tuple[PressureAction, ...] = ("alert", "pause", "restart")
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$")
 ENV_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 CHANNEL_RE = re.compile(r"^[CGD][A-Z0-9]{2,}$")
@@ -54,6 +58,9 @@ class HostConfig:
     command_timeout: float = DEFAULT_COMMAND_TIMEOUT
     kill_grace: float = DEFAULT_KILL_GRACE
     builds: Mapping[str, BuildConfig] = field(default_factory=dict)
+    memory_reserve: float = DEFAULT_MEMORY_RESERVE  # share of memory the -j advisor keeps free
+    memory_alert_pct: float = DEFAULT_MEMORY_ALERT_PCT  # a pressure alert when less than this % is available
+    on_memory_pressure: PressureAction = "alert"  # alert only, or pause the heaviest compilers, or restart lower
 
     @property
     def is_local(self) -> bool:
@@ -179,7 +186,8 @@ def _host(r: _Reader, name: str, raw: Any) -> HostConfig:
     if not NAME_RE.match(name) or name == ALL_HOSTS:
         r.fail(key, f"host names are letters, digits, '.', '_' and '-', and not {ALL_HOSTS!r}")
     r.no_unknown(raw, {"address", "port", "user", "key", "known_hosts", "python", "connect_timeout",
-                       "command_timeout", "kill_grace", "builds"}, key)
+                       "command_timeout", "kill_grace", "builds", "memory_reserve", "memory_alert_pct",
+                       "on_memory_pressure"}, key)
     address = r.get(raw, "address", str, LOCAL_ADDRESS, prefix=key)
     port = r.get(raw, "port", int, DEFAULT_PORT, prefix=key)
     if not 0 < port < 65536:
@@ -190,6 +198,15 @@ def _host(r: _Reader, name: str, raw: Any) -> HostConfig:
     for k, v in timeouts.items():
         if v <= 0:
             r.fail(f"{key}.{k}", "must be positive")
+    reserve = float(r.get(raw, "memory_reserve", (int, float), DEFAULT_MEMORY_RESERVE, prefix=key))
+    if not 0 <= reserve < 1:
+        r.fail(f"{key}.memory_reserve", f"expected a share of memory from 0 to 0.99, got {reserve}")
+    alert_pct = float(r.get(raw, "memory_alert_pct", (int, float), DEFAULT_MEMORY_ALERT_PCT, prefix=key))
+    if not 0 < alert_pct < 50:
+        r.fail(f"{key}.memory_alert_pct", f"expected a percentage above 0 and below 50, got {alert_pct}")
+    on_pressure = r.get(raw, "on_memory_pressure", str, "alert", prefix=key)
+    if on_pressure not in PRESSURE_ACTIONS:
+        r.fail(f"{key}.on_memory_pressure", f"expected one of {', '.join(PRESSURE_ACTIONS)}, got {on_pressure!r}")
     builds_raw = r.table(raw, "builds", prefix=key)
     builds = {b: _build(r, f"{key}.builds.{b}", b, braw) for b, braw in builds_raw.items()}
     if address == LOCAL_ADDRESS and r.base is not None:
@@ -200,7 +217,8 @@ def _host(r: _Reader, name: str, raw: Any) -> HostConfig:
         key=r.get(raw, "key", str, None, prefix=key),
         known_hosts=r.get(raw, "known_hosts", str, None, prefix=key),
         python=r.get(raw, "python", str, "python3", prefix=key),
-        builds=builds, **timeouts,
+        builds=builds, memory_reserve=reserve, memory_alert_pct=alert_pct,
+        on_memory_pressure=cast(PressureAction, on_pressure), **timeouts,
     )
 
 

@@ -30,8 +30,8 @@ from bot.plan import ACTIONS, MAX_JOBS, MAX_LOG_LINES, MIN_JOBS, Action, Plan, S
 __all__ = ["SUBCOMMANDS", "parse", "parse_command"]
 
 HOST_FREE_ACTIONS: frozenset[str] = frozenset({"hosts", "help"})
-BUILD_DEFAULT_ACTIONS: frozenset[str] = frozenset({"kill", "rebuild", "log"})  # others keep build null
-ONE_HOST_ACTIONS: frozenset[str] = frozenset({"kill", "rebuild", "log"})
+BUILD_DEFAULT_ACTIONS: frozenset[str] = frozenset({"kill", "rebuild", "log", "chart"})  # others keep build null
+ONE_HOST_ACTIONS: frozenset[str] = frozenset({"kill", "rebuild", "log", "chart"})
 RELATIVE_JOBS_WARNING = (
     "rigops cannot tell the current -j from chat, so the rebuild uses the build's configured jobs; "
     "name a number (e.g. 'try -j16') to pick one"
@@ -45,12 +45,14 @@ SUBCOMMANDS: dict[str, Action] = {
     "rebuild": "rebuild", "retry": "rebuild", "restart": "rebuild",
     "status": "status", "log": "log", "logs": "log", "tail": "log",
     "gpu": "gpu", "gpus": "gpu", "nvidia-smi": "gpu",
+    "chart": "chart", "graph": "chart", "plot": "chart",
     "hosts": "hosts", "help": "help",
 }
 USAGE: dict[str, str] = {
     "kill": "/rigops kill [host] [build]", "mem": "/rigops mem [host]",
     "rebuild": "/rigops rebuild [host] [build] [-jN]", "status": "/rigops status [host] [build]",
-    "log": "/rigops log [host] [build] [N]", "gpu": "/rigops gpu [host]", "hosts": "/rigops hosts",
+    "log": "/rigops log [host] [build] [N]", "gpu": "/rigops gpu [host]",
+    "chart": "/rigops chart [host] [build]", "hosts": "/rigops hosts",
     "help": "/rigops help",
 }
 CMD_JOBS_RE = re.compile(r"(?:-{1,2}j(?:obs)?=?|j|max_jobs=)?(-?[0-9]+)")
@@ -143,7 +145,10 @@ def _read_clause(body: str, addressed: bool) -> _Hits:
 
 
 def _read_lookups(body: str, addressed: bool, hits: _Hits) -> None:
-    """The read-only actions: mem, status, log, gpu (and hosts/help when addressed)."""
+    """The read-only actions: mem, status, log, gpu, chart (and hosts/help when addressed)."""
+    if w.CHART_RE.search(body):
+        hits.strong.add("chart")
+        body = w.CHART_RE.sub(" ", body).strip()
     for action, rx in (("mem", w.MEM_RE), ("status", w.STATUS_RE), ("log", w.LOG_RE), ("gpu", w.GPU_RE)):
         if rx.search(body):
             hits.strong.add(action)

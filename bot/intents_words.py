@@ -322,6 +322,15 @@ GPU_RE = re.compile(
     rf"|\bany (?:free|idle|available) {_GPU}|\b(?:anyone|anybody|who is|who's|whos) using (?:the )?{_GPU}"
 )
 
+# "memory chart", "graph the memory", "plot mem usage", "show me the chart"
+_CHART = r"(?:chart|graph|plot|timeline)s?"
+CHART_RE = re.compile(
+    rf"\b(?:(?:mem|memory|ram|rss)(?: usage| use| pressure)?|oom) {_CHART}\b"
+    rf"|\b{_CHART} (?:of |for |the |our |HOST's |BUILD's )*(?:mem|memory|ram|rss)\b(?: usage| use)?"
+    r"|^(?:(?:show|post|send|give|get|draw|make)(?: me| us)? )?(?:the |a )?(?:mem |memory )?"
+    rf"{_CHART}(?: please| (?:for|of|on) (?:the )?(?:HOST|BUILD|build))*$"
+)
+
 # A clause that is only a keyword (after fillers and names are dropped): "mem", "status", "logs 200".
 FILLER_RE = re.compile(
     r"@ ?HOST\b|\?"

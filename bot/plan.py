@@ -8,8 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-Action = Literal["kill", "mem", "rebuild", "status", "log", "gpu", "hosts", "help"]
-ACTIONS: tuple[Action, ...] = ("kill", "mem", "rebuild", "status", "log", "gpu", "hosts", "help")
+Action = Literal["kill", "mem", "rebuild", "status", "log", "gpu", "chart", "hosts", "help"]
+ACTIONS: tuple[Action, ...] = ("kill", "mem", "rebuild", "status", "log", "gpu", "chart", "hosts", "help")
 DESTRUCTIVE: frozenset[Action] = frozenset({"kill", "rebuild"})
 
 MIN_JOBS = 1

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bot.actions import ActionContext, Requester, Target
+from bot.chart import MemorySeries
 from bot.config import Config
 from bot.errors import PlanError
 from bot.hosts import Hosts
@@ -46,6 +47,7 @@ class Services:
     policy: Policy
     activity: Activity = field(default_factory=Activity)
     holders: dict[tuple[str, str | None], str] = field(default_factory=dict)  # who runs the destructive action
+    memory: dict[int, MemorySeries] = field(default_factory=dict)  # the live memory series of followed runs
     _locks: dict[tuple[str, str | None], asyncio.Lock] = field(default_factory=dict)
 
     @classmethod
@@ -66,7 +68,7 @@ class Services:
         return Target(host=self.hosts[plan.host], config=host_config, build=build)
 
     def context(self, plan: Plan, requester: Requester) -> ActionContext:
-        return ActionContext(target=self.target(plan), store=self.store, requester=requester)
+        return ActionContext(target=self.target(plan), store=self.store, requester=requester, memory=self.memory)
 
     def lock(self, plan: Plan) -> asyncio.Lock:
         """One destructive action per host and build at a time."""

@@ -20,7 +20,7 @@ from bot.plan import Plan, ThreadContext
 DB_NAME = "rigops.sqlite3"
 BUSY_TIMEOUT = 5.0  # seconds to wait for another writer before giving up
 EVENT_RETENTION = 7 * 24 * 3600
-RunState = Literal["running", "succeeded", "failed", "stopped", "lost"]
+RunState = Literal["starting", "running", "succeeded", "failed", "stopped", "lost"]
 PlanState = Literal["pending", "running", "done", "cancelled", "expired"]
 
 SCHEMA = """
@@ -52,7 +52,17 @@ CREATE TABLE IF NOT EXISTS job_memory (
     rss TEXT NOT NULL  -- one run's peak RSS per compiler process, bytes, as a JSON list
 );
 CREATE INDEX IF NOT EXISTS job_memory_by_build ON job_memory (host, build, id);
+CREATE TABLE IF NOT EXISTS oom_events (
+    id INTEGER PRIMARY KEY AUTOINCREMENT, host TEXT NOT NULL, at REAL NOT NULL, run_id INTEGER,
+    whose TEXT NOT NULL, evidence TEXT NOT NULL, victim TEXT, victim_pid INTEGER
+);
+CREATE INDEX IF NOT EXISTS oom_events_by_host ON oom_events (host, at);
+CREATE TABLE IF NOT EXISTS run_memory (run_id INTEGER PRIMARY KEY, series TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS paused (run_id INTEGER NOT NULL, pid INTEGER NOT NULL, start INTEGER NOT NULL,
+    PRIMARY KEY (run_id, pid, start));
 """
+OOM_RETENTION = 30 * 24 * 3600
+OomKillRow = tuple[str, float, int | None, str, str, str | None, int | None]
 JOB_MEMORY_RUNS = 10  # runs of a build whose compiler peaks are kept
 JOB_MEMORY_VALUES = 5000  # peaks kept per run: an even spread over the sorted values keeps the percentiles
 
@@ -197,20 +207,45 @@ class Store:
             db.execute("UPDATE plans SET state = 'done' WHERE id = ?", (plan_id,))
 
     # -- runs ---------------------------------------------------------------------------------------
-    def add_run(self, *, host: str, build: str, jobs: int | None, pid: int, start: int,
-                supervisor_pid: int | None, log: str, exit_file: str, boot_id: str | None,
-                started_by: str | None, channel: str | None, thread_ts: str | None) -> BuildRun:
+    def begin_run(self, *, host: str, build: str, jobs: int | None, log: str, exit_file: str,
+                  boot_id: str | None, started_by: str | None, channel: str | None,
+                  thread_ts: str | None) -> BuildRun:
+        """Record a run about to be spawned (state "starting", no pid yet): a bot killed between the spawn and
+        :meth:`started_run` finds the row on restart and adopts the build from its start record."""
         with self._tx() as db:
             cur = db.execute(
-                "INSERT INTO runs (host, build, jobs, pid, start, supervisor_pid, log, exit_file, boot_id, "
-                "started_at, started_by, channel, thread_ts) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (host, build, jobs, pid, start, supervisor_pid, log, exit_file, boot_id, time.time(),
-                 started_by, channel, thread_ts),
+                "INSERT INTO runs (host, build, jobs, pid, start, log, exit_file, boot_id, started_at, started_by, "
+                "channel, thread_ts, state) VALUES (?, ?, ?, 0, 0, ?, ?, ?, ?, ?, ?, ?, 'starting')",
+                (host, build, jobs, log, exit_file, boot_id, time.time(), started_by, channel, thread_ts),
             )
             run_id = int(cur.lastrowid or 0)
         run = self.run(run_id)
         assert run is not None
         return run
+
+    def started_run(self, run_id: int, *, pid: int, start: int, supervisor_pid: int | None, log: str,
+                    exit_file: str) -> BuildRun:
+        """The spawn of a "starting" run answered: it is running as (pid, start)."""
+        with self._tx() as db:
+            db.execute("UPDATE runs SET pid = ?, start = ?, supervisor_pid = ?, log = ?, exit_file = ?, "
+                       "state = 'running' WHERE id = ? AND state = 'starting'",
+                       (pid, start, supervisor_pid, log, exit_file, run_id))
+        run = self.run(run_id)
+        assert run is not None
+        return run
+
+    def forget_run(self, run_id: int) -> None:
+        """Drop a "starting" run whose spawn failed: nothing was started."""
+        with self._tx() as db:
+            db.execute("DELETE FROM runs WHERE id = ? AND state = 'starting'", (run_id,))
+
+    def add_run(self, *, host: str, build: str, jobs: int | None, pid: int, start: int,
+                supervisor_pid: int | None, log: str, exit_file: str, boot_id: str | None,
+                started_by: str | None, channel: str | None, thread_ts: str | None) -> BuildRun:
+        run = self.begin_run(host=host, build=build, jobs=jobs, log=log, exit_file=exit_file, boot_id=boot_id,
+                             started_by=started_by, channel=channel, thread_ts=thread_ts)
+        return self.started_run(run.id, pid=pid, start=start, supervisor_pid=supervisor_pid, log=log,
+                                exit_file=exit_file)
 
     def run(self, run_id: int) -> BuildRun | None:
         rows = self._query("SELECT * FROM runs WHERE id = ?", (run_id,))
@@ -225,7 +260,7 @@ class Store:
         if build is not None:
             sql, args = sql + " AND build = ?", [*args, build]
         if live:
-            sql += " AND state = 'running'"
+            sql += " AND state IN ('starting', 'running')"
         rows = self._query(sql + " ORDER BY id DESC LIMIT ?", (*args, limit))
         return [_run(r) for r in rows]
 
@@ -233,7 +268,13 @@ class Store:
                    ended_at: float | None = None) -> None:
         with self._tx() as db:
             db.execute("UPDATE runs SET state = ?, exit_status = ?, ended_at = ? WHERE id = ? "
-                       "AND state = 'running'", (state, exit_status, ended_at or time.time(), run_id))
+                       "AND state IN ('starting', 'running')", (state, exit_status, ended_at or time.time(), run_id))
+
+    def reopen_run(self, run_id: int, *, state: RunState) -> None:
+        """Undo a "stopped" recorded for a kill that failed: the build still runs."""
+        with self._tx() as db:
+            db.execute("UPDATE runs SET state = ?, exit_status = NULL, ended_at = NULL WHERE id = ? "
+                       "AND state = 'stopped'", (state, run_id))
 
     # -- audit --------------------------------------------------------------------------------------
     def audit(self, what: str, *, user: str | None, channel: str | None = None, thread_ts: str | None = None,
@@ -274,6 +315,42 @@ class Store:
         """How many runs :meth:`job_memory` covers."""
         rows = self._query("SELECT COUNT(*) AS n FROM job_memory WHERE host = ? AND build = ?", (host, build))
         return int(rows[0]["n"])
+
+    # -- OOM kills, memory charts, paused compilers -------------------------------------------------
+    def add_oom_kills(self, kills: Sequence[OomKillRow]) -> None:
+        """Record OOM kills a follower saw: (host, at, run_id, whose, evidence, victim name, victim pid)."""
+        if not kills:
+            return
+        with self._tx() as db:
+            db.executemany("INSERT INTO oom_events (host, at, run_id, whose, evidence, victim, victim_pid) "
+                           "VALUES (?, ?, ?, ?, ?, ?, ?)", kills)
+            db.execute("DELETE FROM oom_events WHERE at < ?", (time.time() - OOM_RETENTION,))
+
+    def oom_kills(self, host: str, *, since: float) -> list[OomKillRow]:
+        """The OOM kills recorded on a host since a time, oldest first."""
+        rows = self._query("SELECT host, at, run_id, whose, evidence, victim, victim_pid FROM oom_events "
+                           "WHERE host = ? AND at > ? ORDER BY at", (host, since))
+        return [tuple(r) for r in rows]
+
+    def save_run_memory(self, run_id: int, series: dict[str, Any]) -> None:
+        with self._tx() as db:
+            db.execute("INSERT OR REPLACE INTO run_memory (run_id, series) VALUES (?, ?)",
+                       (run_id, json.dumps(series, separators=(",", ":"))))
+
+    def run_memory(self, run_id: int) -> dict[str, Any] | None:
+        rows = self._query("SELECT series FROM run_memory WHERE run_id = ?", (run_id,))
+        return dict(json.loads(rows[0]["series"])) if rows else None
+
+    def set_paused(self, run_id: int, targets: Sequence[tuple[int, int]]) -> None:
+        """The compilers of a run that rigops has stopped with SIGSTOP (none: all resumed)."""
+        with self._tx() as db:
+            db.execute("DELETE FROM paused WHERE run_id = ?", (run_id,))
+            db.executemany("INSERT OR IGNORE INTO paused (run_id, pid, start) VALUES (?, ?, ?)",
+                           [(run_id, pid, start) for pid, start in targets])
+
+    def paused(self, run_id: int) -> list[tuple[int, int]]:
+        return [(int(r["pid"]), int(r["start"])) for r in
+                self._query("SELECT pid, start FROM paused WHERE run_id = ?", (run_id,))]
 
 
 def _run(r: sqlite3.Row) -> BuildRun:

@@ -28,10 +28,11 @@ def make_config(hosts: dict[str, Any], *, confirm: bool = True, **extra: Any) ->
 
 @asynccontextmanager
 async def running_app(emu: SlackEmulator, config: Config, state_dir: Path, *, poll: float = 0.2,
-                      card_interval: float = 0.5) -> AsyncIterator[RigopsApp]:
+                      card_interval: float = 0.5, sample_interval: float = 0.2) -> AsyncIterator[RigopsApp]:
     """The whole bot, following builds quickly (polls every 0.2 s) so tests need not wait long."""
     services = Services.open(config, state_dir)
-    app = create_app(services, bot_token=emu.bot_token, api_url=emu.api_url, poll=poll, card_interval=card_interval)
+    app = create_app(services, bot_token=emu.bot_token, api_url=emu.api_url, poll=poll, card_interval=card_interval,
+                     sample_interval=sample_interval)
     handler = socket_mode_handler(app, app_token=emu.app_token, ping_interval=0.5)
     await connect(handler)
     await emu.wait_connected()

@@ -213,6 +213,14 @@ ACTION_CASES = [
     ("gpus free?", "gpu"),
     ("gpu memory?", "gpu"),
     ("CUDA out of memory on rank 0", "gpu"),
+    # memory chart
+    ("memory chart", "chart"),
+    ("show me the memory graph", "chart"),
+    ("plot memory usage on b200", "chart"),
+    ("graph of the memory for sgl-kernel", "chart"),
+    ("post the mem chart please", "chart"),
+    ("chart the memory please", "chart"),
+    ("chart", "chart"),
 ]
 
 
@@ -232,6 +240,7 @@ COMBO_CASES = [
     ("how's memory? and are the gpus busy?", "mem gpu"),
     ("oom-ing, what's the error?", "mem log"),
     ("status and last 20 lines", "status log=20"),
+    ("how's memory? and post the memory chart", "mem chart"),
 ]
 
 
@@ -316,6 +325,9 @@ CHATTER = [
     "I killed the build earlier",
     "the build was fine last night",
     "usually we rebuild with -j32",
+    "the chart looks off to me",
+    "what's on the org chart",
+    "we should chart this later",
 ]
 
 
@@ -578,7 +590,7 @@ def test_unknown_subcommand_lists_subcommands(text: str) -> None:
     plan = parse_command(text, config=ONE)
     assert plan.steps == ()
     assert plan.error is not None
-    assert "kill, mem, rebuild, status, log, gpu, hosts, help" in plan.error
+    assert "kill, mem, rebuild, status, log, gpu, chart, hosts, help" in plan.error
     assert "rm -rf" not in plan.error and "💥" not in plan.error
 
 

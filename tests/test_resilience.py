@@ -1,14 +1,22 @@
-"""Surviving faults: the Socket Mode connection drops, and the bot is killed with SIGKILL mid-build."""
+"""Surviving faults: the Socket Mode connection drops, the bot is killed with SIGKILL mid-build or mid-spawn,
+and the disk under the state fills up."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
+
+from bot.config import Config
 from bot.emulator import SlackEmulator
+from bot.hosts import make_host
 from bot.store import Store
 from tests.harness import HUMAN, OPS, make_config, running_bot
 from tests.scenario import thread_text, wait_done, wait_until
@@ -92,3 +100,111 @@ async def test_a_bot_killed_mid_build_resumes_without_a_second_build(
     finally:
         store.close()
     assert thread_text(emulator, OPS, root).count("started `app`") == 1
+
+
+# --- a bot killed between the spawn and recording its answer ----------------------------------------------
+
+def gated_config(tmp_path: Path) -> Config:
+    gate = tmp_path / "go"
+    return make_config({"b200": {"address": "local", "builds": {"app": {
+        "workdir": str(tmp_path), "command": f"echo started; while [ ! -f {gate} ]; do sleep 0.05; done; echo done",
+        "jobs": 2, "log_dir": str(tmp_path / "logs")}}}}, confirm=False)
+
+
+async def starting_row(emulator: SlackEmulator, state_dir: Path, log: str) -> tuple[str, int]:
+    """What a bot killed mid-spawn leaves in its state: a run "starting", in a thread of the ops channel."""
+    root = str((await emulator.send_message("the build is going again, fingers crossed", channel=OPS))["ts"])
+    store = Store.open(state_dir)
+    try:
+        run = store.begin_run(host="b200", build="app", jobs=2, log=log, exit_file=f"{log}.exit", boot_id=None,
+                              started_by=HUMAN, channel=OPS, thread_ts=root)
+    finally:
+        store.close()
+    return root, run.id
+
+
+async def test_a_build_spawned_just_before_the_bot_died_is_adopted_not_started_twice(
+        emulator: SlackEmulator, tmp_path: Path, state_dir: Path) -> None:
+    cfg = gated_config(tmp_path)
+    log = str(tmp_path / "logs" / "app-1.log")
+    root, run_id = await starting_row(emulator, state_dir, log)
+    host = make_host(cfg.hosts["b200"])  # the spawn went out; its answer never got recorded
+    try:
+        build = cfg.hosts["b200"].builds["app"]
+        spawned = await host.spawn(workdir=build.workdir, command=build.command, env={}, log_path=log,
+                                   exit_file=f"{log}.exit")
+    finally:
+        await host.close()
+    async with running_bot(emulator, cfg, state_dir) as services:
+        await emulator.wait_for(lambda: "I follow it" in thread_text(emulator, OPS, root), timeout=30)
+        run = services.store.run(run_id)
+        assert run is not None and run.state == "running"
+        assert (run.pid, run.start, run.supervisor_pid) == (spawned.pid, spawned.start, spawned.supervisor_pid)
+        (tmp_path / "go").touch()
+        await emulator.wait_for(lambda: "succeeded in" in thread_text(emulator, OPS, root), timeout=30)
+        assert [(r.id, r.state) for r in services.store.runs()] == [(run_id, "succeeded")]
+    assert f"pid {spawned.pid}" in thread_text(emulator, OPS, root)
+
+
+async def test_a_spawn_that_never_happened_is_recorded_as_such(
+        emulator: SlackEmulator, tmp_path: Path, state_dir: Path) -> None:
+    cfg = gated_config(tmp_path)
+    root, run_id = await starting_row(emulator, state_dir, str(tmp_path / "logs" / "app-1.log"))
+    async with running_bot(emulator, cfg, state_dir) as services:
+        await emulator.wait_for(lambda: "never started" in thread_text(emulator, OPS, root), timeout=30)
+        run = services.store.run(run_id)
+        assert run is not None and run.state == "lost" and not services.store.runs(live=True)
+    assert not (tmp_path / "logs").exists()  # nothing was started behind anyone's back
+
+
+# --- a full disk under the state ------------------------------------------------------------------------
+
+@pytest.fixture
+def small_disk(tmp_path: Path) -> Iterator[Path]:
+    """A 4 MiB tmpfs for the state dir, so the disk can really fill up."""
+    if os.geteuid() != 0:
+        pytest.skip("mounting a small tmpfs needs root")
+    mount = tmp_path / "small"
+    mount.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(mount)], check=True)
+    try:
+        yield mount
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], check=False)
+
+
+def fill(disk: Path) -> Path:
+    filler = disk / "filler"
+    with open(filler, "wb") as f, contextlib.suppress(OSError):
+        while True:
+            f.write(b"\0" * 65536)
+            f.flush()
+    return filler
+
+
+async def test_a_full_disk_is_reported_and_nothing_runs_or_is_half_written(
+        emulator: SlackEmulator, tmp_path: Path, small_disk: Path) -> None:
+    state = small_disk / "state"
+    config = make_config({"b200": {"address": "local"}}, confirm=False)
+    async with running_bot(emulator, config, state) as services:
+        first = await emulator.send_message("free -h", channel=OPS)
+        assert await wait_done(emulator, OPS, str(first["ts"]), timeout=30) == "white_check_mark"
+        before = services.store.audit_entries(500)
+        filler = fill(small_disk)
+        root = str((await emulator.send_message("how's memory?", channel=OPS))["ts"])
+        await emulator.wait_for(lambda: "cannot use its state right now" in thread_text(emulator, OPS, root),
+                                timeout=30)
+        assert "full" in thread_text(emulator, OPS, root) and "nothing was run" in thread_text(emulator, OPS, root)
+        assert "Memory on b200" not in thread_text(emulator, OPS, root)
+        filler.unlink()
+        again = await emulator.send_message("how's memory?", channel=OPS)
+        assert await wait_done(emulator, OPS, str(again["ts"]), timeout=30) == "white_check_mark"
+        after = services.store.audit_entries(500)
+    db = sqlite3.connect(state / "rigops.sqlite3")
+    try:
+        assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+    finally:
+        db.close()
+    # the request that met the full disk left no row; the ones before and after it did
+    assert not [e for e in after if e["thread_ts"] == root]
+    assert [e for e in after if e["thread_ts"] == str(again["ts"])] and before == after[-len(before):]

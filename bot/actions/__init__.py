@@ -6,8 +6,10 @@ Slack layer renders. Expected failures raise RigopsError subclasses.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
+from bot.chart import MemorySeries
 from bot.config import BuildConfig, HostConfig
 from bot.hosts import Host
 from bot.store import Store
@@ -39,3 +41,4 @@ class ActionContext:
     target: Target
     store: Store
     requester: Requester
+    memory: Mapping[int, MemorySeries] = field(default_factory=dict)  # live memory series by run id

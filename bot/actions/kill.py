@@ -11,7 +11,13 @@ async def kill_build(ctx: ActionContext) -> KillResult:
     target = ctx.target
     build = target.build.name if target.build else None
     live = ctx.store.runs(host=target.config.name, build=build, live=True)
-    result = await target.host.kill(roots=[(r.pid, r.start) for r in live], user=target.build_user)
+    # Recorded as stopped before the signals: a follower that sees the build end mid-kill must not take it
+    # for a failure of its own.
     for run in live:
         ctx.store.finish_run(run.id, state="stopped", exit_status=None)
-    return result
+    try:
+        return await target.host.kill(roots=[(r.pid, r.start) for r in live if r.pid > 0], user=target.build_user)
+    except BaseException:
+        for run in live:
+            ctx.store.reopen_run(run.id, state=run.state)
+        raise

@@ -7,9 +7,10 @@ from dataclasses import dataclass
 
 from bot.actions import ActionContext
 from bot.actions.kill import kill_build
+from bot.advisor import Advice, advise_build, nvcc_threads
 from bot.config import BuildConfig
-from bot.errors import PlanError
-from bot.hosts.models import KillResult
+from bot.errors import ActionFailed, HostError, HostKeyError, HostUnreachable, PlanError
+from bot.hosts.models import KillResult, Snapshot, Spawned
 from bot.store import BuildRun
 
 DEFAULT_LOG_DIR = "~/.local/state/rigops/logs"
@@ -22,6 +23,7 @@ class RebuildResult:
     jobs: int
     stopped_first: KillResult | None
     warnings: tuple[str, ...] = ()
+    advice: Advice | None = None  # the advisor's -j, when the request named none and it had data
 
 
 def build_env(build: BuildConfig, jobs: int) -> dict[str, str]:
@@ -40,7 +42,8 @@ def log_path(build: BuildConfig, *, now: float) -> str:
 
 
 async def rebuild(ctx: ActionContext, *, jobs: int | None) -> RebuildResult:
-    """Restart the target build at ``jobs`` (default: the configured jobs, else the host's cores).
+    """Restart the target build at ``jobs``; without one, at the advisor's -j once past runs gave it data,
+    else the configured jobs, else the host's cores.
 
     Raises PlanError when the target has no build, HostError when the host fails.
     """
@@ -49,31 +52,63 @@ async def rebuild(ctx: ActionContext, *, jobs: int | None) -> RebuildResult:
     if build is None:
         raise PlanError(f"no build to start on {target.config.name}: name one from the config")
     info = await target.host.info()
-    jobs = jobs or build.jobs or info.cores
+    snap = await target.host.snapshot(user=target.build_user, top=0)
+    advice = None
+    if jobs is None:
+        advice = advise_build(ctx.store, target.config.name, build.name, mem_total=snap.memory.total,
+                              cores=info.cores, reserve=target.config.memory_reserve,
+                              nvcc_threads=nvcc_threads(build.command, build.env, cores=info.cores))
+    jobs = jobs or (advice.jobs if advice else None) or build.jobs or info.cores
     warnings = []
     if jobs > info.cores:
         warnings.append(f"-j{jobs} is more than the {info.cores} cores of {target.config.name}")
-    stopped = await _stop_if_running(ctx)
+    stopped = await _stop_if_running(ctx, snap)
     now = time.time()
     log = log_path(build, now=now)
     command = build_command(build, jobs)
     ctx.store.audit("spawn", user=ctx.requester.user, channel=ctx.requester.channel,
                     thread_ts=ctx.requester.thread_ts, host=target.config.name, build=build.name,
                     detail={"jobs": jobs, "command": command, "log": log})
-    spawned = await target.host.spawn(workdir=build.workdir, command=command, env=build_env(build, jobs),
-                                      log_path=log, exit_file=f"{log}.exit")
-    run = ctx.store.add_run(host=target.config.name, build=build.name, jobs=jobs, pid=spawned.pid,
-                            start=spawned.start, supervisor_pid=spawned.supervisor_pid, log=spawned.log,
-                            exit_file=spawned.exit_file, boot_id=info.boot_id, started_by=ctx.requester.user,
-                            channel=ctx.requester.channel, thread_ts=ctx.requester.thread_ts)
-    return RebuildResult(run=run, command=command, jobs=jobs, stopped_first=stopped, warnings=tuple(warnings))
+    # The row goes in first: a bot killed during the spawn finds it on restart and adopts the build.
+    begun = ctx.store.begin_run(host=target.config.name, build=build.name, jobs=jobs, log=log,
+                                exit_file=f"{log}.exit", boot_id=info.boot_id, started_by=ctx.requester.user,
+                                channel=ctx.requester.channel, thread_ts=ctx.requester.thread_ts)
+    try:
+        spawned = await target.host.spawn(workdir=build.workdir, command=command, env=build_env(build, jobs),
+                                          log_path=log, exit_file=begun.exit_file)
+    except (ActionFailed, HostUnreachable, HostKeyError):
+        ctx.store.forget_run(begun.id)  # the host said no, or was never asked: nothing started
+        raise
+    except HostError as exc:  # the answer was lost: the build may be running all the same
+        found = await _started_anyway(ctx, begun)
+        if found is None:
+            raise HostError(f"{exc.reason}; the build may have started: rigops will look for it again when it "
+                            "restarts, and `status` shows what runs", host=exc.host) from exc
+        spawned = found
+        warnings.append("the host was slow to answer the start, but the build is running")
+    run = ctx.store.started_run(begun.id, pid=spawned.pid, start=spawned.start,
+                                supervisor_pid=spawned.supervisor_pid, log=spawned.log, exit_file=spawned.exit_file)
+    return RebuildResult(run=run, command=command, jobs=jobs, stopped_first=stopped, warnings=tuple(warnings),
+                         advice=advice)
 
 
-async def _stop_if_running(ctx: ActionContext) -> KillResult | None:
+async def _started_anyway(ctx: ActionContext, run: BuildRun) -> Spawned | None:
+    """The build a lost spawn answer started, from its start record; forgets the run when it started nothing."""
+    assert ctx.target.build is not None
+    try:
+        found = await ctx.target.host.started(workdir=ctx.target.build.workdir, log_path=run.log,
+                                              exit_file=run.exit_file)
+    except HostError:
+        return None  # still unreachable: the row stays "starting" for the next start of rigops to settle
+    if found is None:
+        ctx.store.forget_run(run.id)
+    return found
+
+
+async def _stop_if_running(ctx: ActionContext, snap: Snapshot) -> KillResult | None:
     """Two builds in one tree fight over it: stop what is still running there first."""
     target = ctx.target
     live = ctx.store.runs(host=target.config.name, build=target.build.name if target.build else None, live=True)
-    snap = await target.host.snapshot(user=target.build_user, top=0)
     if not live and not snap.tools:
         return None
     return await kill_build(ctx)

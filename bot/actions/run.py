@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from bot.actions import ActionContext
+from bot.actions.chart import MemoryChart, memory_chart
 from bot.actions.gpu import gpus
 from bot.actions.kill import kill_build
 from bot.actions.log import LogTail, tail_log
@@ -12,7 +13,7 @@ from bot.actions.status import StatusReport, status
 from bot.hosts.models import GpuReport, KillResult, Snapshot
 from bot.plan import Step
 
-StepResult = KillResult | Snapshot | RebuildResult | StatusReport | LogTail | GpuReport
+StepResult = KillResult | Snapshot | RebuildResult | StatusReport | LogTail | GpuReport | MemoryChart
 
 
 async def run_step(ctx: ActionContext, step: Step) -> StepResult:
@@ -30,5 +31,7 @@ async def run_step(ctx: ActionContext, step: Step) -> StepResult:
             return await tail_log(ctx, lines=step.lines)
         case "gpu":
             return await gpus(ctx)
+        case "chart":
+            return await memory_chart(ctx)
         case _:
             raise ValueError(f"{step.action} is not a host action")

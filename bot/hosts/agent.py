@@ -45,7 +45,8 @@ spawn {workdir, command (run by /bin/sh -c), env {k: v} (added), log, exit_file 
       workdir)} -> pid (the shell: the root to kill), start, supervisor_pid, log, exit_file (absolute),
     started. The build runs detached: a supervisor (session leader) runs the command in its own process
     group, stdin /dev/null, stdout+stderr appended to the log (truncated first; an old exit file is removed),
-    and writes exit_file atomically: {exit_status: int|null, signal: int|null, ended, pid}.
+    and writes exit_file atomically: {exit_status: int|null, signal: int|null, ended, pid}; on start it writes
+    <exit_file>.start: {pid, start, supervisor_pid}, for a caller that died before the answer.
 status {runs: [{pid, start, exit_file?, log?}]} -> runs [{pid, start, alive, exit (exit file JSON|null),
     log_size (int|null)}], boot_id.
 tail {path, lines=40, max_bytes=1 MiB} -> lines [str], size, truncated (max_bytes reached before `lines`
@@ -59,7 +60,7 @@ sample {roots=[] ([pid, start] of the build's trees), user=null (the build user)
     mem_total, mem_available, swap_total, swap_free, psi ({some,full}_{avg10,avg60,total} from
     /proc/pressure/memory) | null, classes {driver|compiler|linker: {count, rss, max_rss}} over the processes
     in the trees or owned by user (drivers: ninja make gmake cmake; linkers: ld ld.gold ld.lld collect2;
-    compilers: COMPILER_NAMES), top_compilers (5 by RSS) [{pid, ppid, name, user, rss, start}],
+    compilers: COMPILER_NAMES), top_compilers (`top`=5 by RSS) [{pid, ppid, name, user, rss, start}],
     ended [{pid, start, name, peak_rss}] (compilers gone since this build's last sample: the highest RSS seen),
     oom_kill (/proc/vmstat; null before Linux 4.13), cgroup {version 1|2, path, current, limit|null,
     oom (v2)|null, oom_kill|null, exclusive (every process in it is in the trees)} | null (no live root,
@@ -1080,9 +1081,20 @@ try:
     start = int(data[data.rfind(b")") + 2:].split()[19])
 except (OSError, ValueError, IndexError):
     pass
+def write_record(path, record):
+    tmp = "%s.tmp.%d" % (path, os.getpid())
+    with open(tmp, "w") as f:
+        f.write(json.dumps(record) + "\n")
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
 if failure:
     os.write(report_fd, b"error " + failure.replace(b"\n", b" ") + b"\n")
 else:
+    try:  # the start record: who the build is, should the bot that asked die before hearing it
+        write_record(exit_file + ".start", {"pid": pid, "start": start, "supervisor_pid": os.getpid()})
+    except OSError:
+        pass
     os.write(report_fd, ("%d %d\n" % (pid, start)).encode())
 os.close(report_fd)
 def forward(signum, frame):
@@ -1107,13 +1119,7 @@ if status is not None:
         code = os.WEXITSTATUS(status)
     elif os.WIFSIGNALED(status):
         sig = os.WTERMSIG(status)
-record = {"exit_status": code, "signal": sig, "ended": time.time(), "pid": pid}
-tmp = "%s.tmp.%d" % (exit_file, os.getpid())
-with open(tmp, "w") as f:
-    json.dump(record, f)
-    f.flush()
-    os.fsync(f.fileno())
-os.replace(tmp, exit_file)
+write_record(exit_file, {"exit_status": code, "signal": sig, "ended": time.time(), "pid": pid})
 """
 
 
@@ -1143,8 +1149,9 @@ def op_spawn(req: dict[str, Any]) -> dict[str, Any]:
     try:
         for path in (log_path, exit_file):
             os.makedirs(os.path.dirname(path), exist_ok=True)
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(exit_file)  # an old exit file would describe an earlier run
+        for stale in (exit_file, exit_file + ".start"):  # old records would describe an earlier run
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(stale)
         log_fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_APPEND, 0o644)
     except OSError as e:
         raise AgentError("bad_path", f"cannot prepare {e.filename or log_path}: {e.strerror}") from None
@@ -1747,6 +1754,7 @@ def op_sample(req: dict[str, Any]) -> dict[str, Any]:
     want_cgroup = req.get("cgroup", True)
     if not isinstance(want_cgroup, bool):
         raise AgentError("bad_request", "cgroup must be true or false")
+    top_n = arg_int(req, "top", TOP_COMPILERS, 0, 256)
     with _sample_lock:
         now = time.time()
         procs = scan()
@@ -1771,7 +1779,7 @@ def op_sample(req: dict[str, Any]) -> dict[str, Any]:
                 compilers.append(st)
         top = [
             _proc_entry(st, stat_tool_name(st), _meta_of(st, False)[0])
-            for st in heapq.nlargest(TOP_COMPILERS, compilers, key=_rss_key)
+            for st in heapq.nlargest(top_n, compilers, key=_rss_key)
         ]
         ended = _follow_peaks(watch, compilers)
         cgroup = read_cgroup(live_roots[0].pid, tree) if want_cgroup and live_roots else None

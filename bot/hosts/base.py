@@ -158,7 +158,9 @@ class Host(ABC):
         self._pending[req_id] = fut
         try:
             pipe.writer.write(json.dumps({"id": req_id, "op": op, **args}).encode() + b"\n")
-            msg = await asyncio.wait_for(fut, timeout)
+            # asyncio.timeout, not wait_for: 3.11's wait_for drops a cancellation that meets the answer
+            async with asyncio.timeout(timeout):
+                msg = await fut
         except TimeoutError:
             raise HostTimeout(f"no answer to {op} within {timeout:g} s", host=self.name, op=op,
                               timeout=timeout) from None
@@ -234,6 +236,21 @@ class Host(ABC):
                                          "log": log_path, "exit_file": exit_file})
         return Spawned.from_json(d)
 
+    async def started(self, *, workdir: str, log_path: str, exit_file: str) -> Spawned | None:
+        """What a spawn of (log_path, exit_file) started, from the supervisor's start record; None when it
+        started nothing. For a caller that did not hear the spawn's answer."""
+        record = exit_file if exit_file.startswith(("/", "~")) else f"{workdir.rstrip('/')}/{exit_file}"
+        try:
+            d = await self.request("read", {"path": f"{record}.start", "offset": 0, "max_bytes": 4096})
+        except ActionFailed:
+            return None  # no start record: the supervisor never got that far
+        try:
+            rec = json.loads(str(d.get("data") or "null"))
+            return Spawned(pid=int(rec["pid"]), start=int(rec["start"]), supervisor_pid=int(rec["supervisor_pid"]),
+                           log=log_path, exit_file=exit_file, started=0.0)
+        except (ValueError, TypeError, KeyError):
+            return None
+
     async def run_status(self, runs: list[tuple[int, int, str, str]]) -> tuple[list[RunStatus], str]:
         """Status of (pid, start, exit_file, log) runs, and the host's current boot id."""
         d = await self.request("status", {"runs": [{"pid": p, "start": s, "exit_file": e, "log": lg}
@@ -257,12 +274,14 @@ class Host(ABC):
         return parse_gpu_report(self.name, d)
 
     async def sample(self, *, roots: Sequence[tuple[int, int]] = (), user: str | None = None,
-                     cgroup: bool = True) -> Sample:
+                     cgroup: bool = True, top: int = 5) -> Sample:
         """Memory, pressure, the build's tools by class and new OOM kills; cheap enough for once a second.
 
         ``roots`` are the build's (pid, start) process trees, ``user`` the build user (their compilers count
-        too). The agent keeps per-build state (peaks, kernel log position) keyed by roots and user."""
-        d = await self.request("sample", {"roots": [list(r) for r in roots], "user": user, "cgroup": cgroup})
+        too); ``top``: how many of the heaviest compilers to list. The agent keeps per-build state (peaks,
+        kernel log position) keyed by roots and user: one caller per build."""
+        d = await self.request("sample", {"roots": [list(r) for r in roots], "user": user, "cgroup": cgroup,
+                                          "top": top})
         return Sample.from_json(self.name, d)
 
     async def pause(self, targets: Sequence[tuple[int, int]], *, user: str | None = None) -> Signalled:

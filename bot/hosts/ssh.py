@@ -67,7 +67,8 @@ class SshHost(Host):
             options["client_keys"] = [str(Path(cfg.key).expanduser())]
         where = f"{cfg.address}:{cfg.port}"
         try:
-            return await asyncio.wait_for(asyncssh.connect(cfg.address, **options), cfg.connect_timeout + 1)
+            async with asyncio.timeout(cfg.connect_timeout + 1):  # not wait_for: see Host._send
+                return await asyncssh.connect(cfg.address, **options)
         except asyncssh.HostKeyNotVerifiable as exc:
             raise HostKeyError(f"host key for {where} is not in {known_hosts} or has changed: refusing to "
                                f"connect ({exc.reason})", host=self.name) from exc

@@ -17,6 +17,7 @@ from bot.services import Services
 from bot.slack.extension import Extension
 from bot.slack.follow import CARD_INTERVAL, POLL_INTERVAL, Follower
 from bot.slack.groups import SlackGroups
+from bot.slack.guard import SAMPLE_INTERVAL
 from bot.slack.listeners import register
 from bot.slack.schedules import make_schedules
 
@@ -66,7 +67,7 @@ class RigopsApp:
 
 def create_app(services: Services, *, bot_token: str, signing_secret: str | None = None,
                api_url: str | None = None, poll: float = POLL_INTERVAL,
-               card_interval: float = CARD_INTERVAL) -> RigopsApp:
+               card_interval: float = CARD_INTERVAL, sample_interval: float = SAMPLE_INTERVAL) -> RigopsApp:
     """rigops on bolt; ``api_url`` points the Web API elsewhere (the emulator)."""
     # one HTTP session for every Web API call: without it slack_sdk opens a connection per call
     session = aiohttp.ClientSession()
@@ -75,7 +76,7 @@ def create_app(services: Services, *, bot_token: str, signing_secret: str | None
     app = AsyncApp(client=client, signing_secret=signing_secret or "", process_before_response=False,
                    request_verification_enabled=signing_secret is not None)
     services.policy.members = SlackGroups(client).members
-    follower = Follower(services, client, poll=poll, card_interval=card_interval)
+    follower = Follower(services, client, poll=poll, card_interval=card_interval, sample_interval=sample_interval)
     extensions: list[Extension] = [make(app, services) for make in EXTENSIONS]
     subcommands = {word: handler for ext in extensions for word, handler in ext.subcommands.items()}
     register(app, services, follower, subcommands)

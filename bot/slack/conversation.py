@@ -8,6 +8,7 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from bot.actions import Requester
+from bot.actions.chart import MemoryChart
 from bot.actions.log import LogTail
 from bot.actions.rebuild import RebuildResult
 from bot.actions.run import StepResult, run_step
@@ -169,4 +170,8 @@ async def _show_result(thread: Thread, result: StepResult) -> str:
         case GpuReport():
             await thread.post(render.gpu_text(result))
             return ""
+        case MemoryChart():
+            await thread.upload_file(result.png, filename=f"{result.run.build}-run{result.run.id}-memory.png",
+                                     title=f"{result.run.build} on {result.run.host}: memory of run {result.run.id}")
+            return f"peak {human(result.peak_used)} in use"
     raise AssertionError(f"unrendered result {type(result).__name__}")

@@ -8,7 +8,6 @@ the first real error with its known fix and buttons. On start the bot resumes ev
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
 from dataclasses import dataclass, field
@@ -20,6 +19,7 @@ from bot.errors import HostError
 from bot.progress import ProgressTracker
 from bot.services import Services
 from bot.slack import render
+from bot.slack.guard import SAMPLE_INTERVAL, Guards, cancel
 from bot.slack.thread import Thread
 from bot.store import BuildRun, RunState
 
@@ -32,6 +32,8 @@ LOST_AFTER_TICKS = 5  # a run gone without an exit status for this long is lost
 LOST_AFTER_MIN = 1.0
 LOG_HEAD = 16 << 20  # what is kept for the diagnosis: the start and the end of a long log
 LOG_TAIL = 16 << 20
+ADOPT_TRIES = 3
+ADOPT_WAIT = 1.0
 
 
 @dataclass
@@ -77,12 +79,13 @@ class Following:
 
 class Follower:
     def __init__(self, services: Services, client: AsyncWebClient, *, poll: float = POLL_INTERVAL,
-                 card_interval: float = CARD_INTERVAL) -> None:
+                 card_interval: float = CARD_INTERVAL, sample_interval: float = SAMPLE_INTERVAL) -> None:
         self.services = services
         self.client = client
         self.poll = poll
         self.card_interval = card_interval
         self._tasks: dict[int, asyncio.Task[None]] = {}
+        self.guards = Guards(services, client, on_build=self.follow, interval=sample_interval)
 
     def follow(self, run: BuildRun) -> None:
         """Start following a run (once; a second call for the same run does nothing)."""
@@ -102,12 +105,9 @@ class Follower:
             await asyncio.shield(task)
 
     async def close(self) -> None:
-        tasks = list(self._tasks.values())
-        for task in tasks:
-            task.cancel()
-        for task in tasks:
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
+        for task in list(self._tasks.values()):
+            await cancel(task)
+        await self.guards.close()
 
     async def _follow(self, run: BuildRun) -> None:
         thread = Thread(self.client, run.channel, run.thread_ts) if run.channel else None
@@ -133,8 +133,11 @@ class Follower:
 
     async def _tick(self, state: Following) -> bool:
         """One look at the run; True when it has ended and was reported."""
+        if state.run.state == "starting" and not await self._adopt(state):
+            return True
         run = state.run
         host = self.services.hosts[run.host]
+        self.guards.start(run, state.thread)
         (status,), boot_id = await host.run_status([(run.pid, run.start, run.exit_file, run.log)])
         await self._read_log(state)
         if run.boot_id and boot_id and boot_id != run.boot_id:
@@ -157,6 +160,30 @@ class Follower:
         state.peak_used = max(state.peak_used, snap.memory.used)
         state.peak_tools = max(state.peak_tools, sum(p.rss for p in snap.tools))
         await self._card(state, final=None)
+        return False
+
+    async def _adopt(self, state: Following) -> bool:
+        """A run the bot recorded as starting and then died: find the build its spawn started, from the
+        supervisor's start record, and follow it; or record that it never started. True when adopted."""
+        run = state.run
+        build = self.services.config.hosts[run.host].builds.get(run.build)
+        host = self.services.hosts[run.host]
+        for _ in range(ADOPT_TRIES):
+            found = await host.started(workdir=build.workdir if build else "/", log_path=run.log,
+                                       exit_file=run.exit_file)
+            if found is not None:
+                state.run = self.services.store.started_run(run.id, pid=found.pid, start=found.start,
+                                                            supervisor_pid=found.supervisor_pid, log=run.log,
+                                                            exit_file=run.exit_file)
+                if state.thread is not None:
+                    await state.thread.post(f":arrows_counterclockwise: rigops restarted while it was starting "
+                                            f"`{run.build}`; the build is running (pid {found.pid}) and I follow it.")
+                return True
+            await asyncio.sleep(ADOPT_WAIT)  # a supervisor still starting writes its record any moment
+        self.services.store.finish_run(run.id, state="lost", exit_status=None)
+        if state.thread is not None:
+            await state.thread.post(f":grey_question: rigops stopped while it was starting `{run.build}` on "
+                                    f"*{run.host}*, and the build never started. Say _rebuild_ to start it.")
         return False
 
     async def _read_log(self, state: Following) -> None:
@@ -201,9 +228,11 @@ class Follower:
         final = self.services.store.run(run.id) or run
         await self._card(state, final=final.state)
         if state.thread is None or stopped_by_us:
+            await self.guards.finish(final, post_chart=False)
             return
         diagnosis: Diagnosis | None = None
         if final.state == "failed":
             diagnosis = await asyncio.to_thread(diagnose, state.keeper.text())
         text, blocks = render.build_result(final, diagnosis)
         await state.thread.post(text, blocks=blocks)
+        await self.guards.finish(final, post_chart=True)

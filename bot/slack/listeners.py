@@ -18,7 +18,7 @@ from bot.actions import Requester
 from bot.errors import StateError
 from bot.plan import Plan, Step, half_jobs
 from bot.services import Services
-from bot.slack import audit, messages
+from bot.slack import audit, guard_render, messages
 from bot.slack.conversation import execute, handle_plan
 from bot.slack.extension import CommandContext, Subcommand
 from bot.slack.follow import Follower
@@ -42,6 +42,8 @@ def register(app: AsyncApp, services: Services, follower: Follower,
     app.action(messages.RETRY_ACTION)(listeners.on_retry)
     app.action(messages.RETRY_HALF_ACTION)(listeners.on_retry)
     app.action(messages.SHOW_LOG_ACTION)(listeners.on_show_log)
+    for action_id in (guard_render.RESTART_ACTION, guard_render.PAUSE_ACTION, guard_render.IGNORE_ACTION):
+        app.action(action_id)(listeners.on_memory_button)
     app.error(listeners.on_error)
 
 
@@ -215,6 +217,43 @@ class Listeners:
             plan = Plan(host=run.host, build=run.build, steps=(Step("log", lines=SHOW_LOG_LINES),))
             await execute(self.services, Thread(client, run.channel, run.thread_ts), plan,
                           requester=Requester(user=user))
+
+    async def on_memory_button(self, ack: AsyncAck, body: dict[str, Any], client: AsyncWebClient) -> None:
+        """[Stop & restart at -jN] [Pause the heaviest compilers] [Ignore] under a memory-pressure alert: as
+        much power as a kill, so only for operators of the host."""
+        await ack()
+        async with self.services.activity.track():
+            action = body["actions"][0]
+            user = str(body["user"]["id"])
+            run_id, _, jobs = str(action.get("value") or "").partition(":")
+            run = self.services.store.run(int(run_id)) if run_id.isdigit() else None
+            if run is None or run.channel is None:
+                return
+            thread = Thread(client, run.channel, run.thread_ts)
+            guard = self.follower.guards.get(run.id)
+            if guard is None:
+                await thread.ephemeral(user, "That build is no longer running.")
+                return
+            what = {guard_render.RESTART_ACTION: "restart", guard_render.PAUSE_ACTION: "pause"}.get(
+                action["action_id"], "ignore")
+            step = Step("rebuild", jobs=int(jobs)) if what == "restart" and jobs.isdigit() else Step("kill")
+            plan = Plan(host=run.host, build=run.build, steps=(step,))
+            decision = await self.services.policy.decide(plan, user, channel=run.channel)
+            await audit.record(self.services, thread, "request", user=user, plan=plan,
+                               detail={"role": decision.role, "allowed": decision.allowed, "via": f"memory {what}"})
+            if not decision.allowed:
+                await thread.ephemeral(user, messages.denied(decision.reason))
+                return
+            if what == "restart" and step.jobs:
+                await self.follower.guards.settle_alert(guard, f"<@{user}> chose to restart at -j{step.jobs}.")
+                self.follower.guards.restart(guard, step.jobs, user=user)
+            elif what == "pause":
+                await self.follower.guards.settle_alert(guard, f"<@{user}> paused the heaviest compilers.")
+                await self.follower.guards.pause(guard, user=user)
+            else:
+                guard.ignored_by = user
+                await self.follower.guards.settle_alert(
+                    guard, f"Ignored by <@{user}>: no more pressure alerts for this run (OOM kills are still told).")
 
     def _pressed_run(self, body: dict[str, Any]) -> tuple[str, BuildRun | None]:
         """Who pressed a button under a build's result, and that run (None when the state has forgotten it)."""

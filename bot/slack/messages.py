@@ -12,7 +12,7 @@ SHOW_LOG_ACTION = "rigops_show_log"
 
 HELP = """*rigops* stops runaway builds, shows memory and restarts builds at the parallelism you ask for.
 Say it in the ops channel or mention me, e.g. _oom-ing pretty bad, try -j20_, _free -h_, _kill the build_, \
-_retry with 16 jobs_, _how's memory on b200?_, _tail the log_, _nvidia-smi_.
+_retry with 16 jobs_, _how's memory on b200?_, _tail the log_, _nvidia-smi_, _memory chart_.
 Or use `/rigops <command> [host] [build]`:
 • `status` – builds on a host and what is running
 • `mem` – `free -h` and the top memory users
@@ -20,6 +20,7 @@ Or use `/rigops <command> [host] [build]`:
 • `kill` – stop the build (its process tree and the build user's compilers)
 • `rebuild [-jN]` – start the build again, stopping a running one first
 • `log [N]` – the last N lines of the build log (default 40)
+• `chart` – the memory chart of the build's latest run (by process class, OOM kills marked)
 • `hosts` – the hosts and builds rigops knows
 • `schedule add "<cron>"|every 30m|daily at 09:00 [host|all] [#channel]`, `schedule list`, \
 `schedule remove ID` – status digests posted on a schedule (admins add and remove)

@@ -63,6 +63,8 @@ def describe_step(step: Step, plan: Plan) -> str:
             return f"show the last {step.lines or 40} log lines"
         case "gpu":
             return "show GPUs (`nvidia-smi`)"
+        case "chart":
+            return f"chart the memory of {build}'s latest run"
         case "hosts":
             return "list hosts"
         case _:
@@ -142,6 +144,8 @@ def snapshot_text(snap: Snapshot) -> str:
 def rebuild_summary(result: RebuildResult) -> str:
     run = result.run
     text = f"started `{run.build}` at -j{result.jobs} (pid {run.pid}); log `{run.log}`"
+    if result.advice is not None:
+        text += f"\n:bulb: -j from memory of past runs: {result.advice.reasoning}"
     if result.stopped_first is not None and result.stopped_first.targets:
         text = f"first {kill_summary(result.stopped_first)}; then {text}"
     return text + "".join(f"\n:warning: {w}" for w in result.warnings)

@@ -66,3 +66,11 @@ class Thread:
         except SlackApiError as exc:
             log.error("files upload failed: %s", exc.response.get("error"))
             await self.post(f"(could not attach {filename}: {exc.response.get('error')})")
+
+    async def upload_file(self, content: bytes, *, filename: str, title: str) -> None:
+        """Attach a binary file (a chart); nothing in it is text to redact."""
+        try:
+            await self.client.files_upload_v2(channel=self.channel, thread_ts=self.thread_ts, content=content,
+                                              filename=filename, title=title)
+        except SlackApiError as exc:
+            log.error("files upload failed: %s", exc.response.get("error"))

@@ -733,7 +733,10 @@ def test_spawn_runs_detached_with_env_and_records_exit(
     assert status["log_size"] == len(log.encode())
     # The exit file is whole JSON with exactly the documented keys.
     assert set(json.loads(Path(run["exit_file"]).read_text())) == {"exit_status", "signal", "ended", "pid"}
-    assert [p.name for p in Path(run["exit_file"]).parent.iterdir()] == ["exit.json"]
+    assert sorted(p.name for p in Path(run["exit_file"]).parent.iterdir()) == ["exit.json", "exit.json.start"]
+    # The start record names the build for a caller that died before the spawn's answer.
+    start_record = json.loads(Path(run["exit_file"] + ".start").read_text())
+    assert start_record == {"pid": run["pid"], "start": run["start"], "supervisor_pid": run["supervisor_pid"]}
 
     # Again in the same place: the old log is truncated and the old exit file gone before the new run.
     run2 = spawn(agent, cleanup, tmp_path, "echo second; exit 0")

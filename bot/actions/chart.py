@@ -1,0 +1,41 @@
+"""The memory chart of the newest run of a build: memory by process class over the run, OOM kills marked."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+
+from bot.actions import ActionContext
+from bot.chart import MemorySeries, render_memory_chart
+from bot.errors import PlanError
+from bot.store import BuildRun
+
+
+@dataclass(frozen=True)
+class MemoryChart:
+    run: BuildRun
+    png: bytes
+    points: int
+    peak_used: int
+
+
+async def memory_chart(ctx: ActionContext) -> MemoryChart:
+    """The chart of the newest run: live while rigops follows it, else as the state kept it. Raises PlanError
+    when there is no run or it has no samples."""
+    target = ctx.target
+    build = target.build.name if target.build else None
+    runs = ctx.store.runs(host=target.config.name, build=build, limit=1)
+    if not runs:
+        what = f"{build} on {target.config.name}" if build else f"any build on {target.config.name}"
+        raise PlanError(f"no memory chart yet: rigops has not started {what}")
+    run = runs[0]
+    series = ctx.memory.get(run.id)
+    if series is None:
+        stored = ctx.store.run_memory(run.id)
+        series = MemorySeries.from_json(stored) if stored is not None else None
+    if series is None or not len(series):
+        raise PlanError(f"no memory samples of run {run.id} of {run.build} on {run.host}: rigops samples memory "
+                        "only while it follows a build")
+    title = f"{run.build} on {run.host}, run {run.id} (-j{run.jobs})"
+    png = await asyncio.to_thread(render_memory_chart, series, title=title)
+    return MemoryChart(run=run, png=png, points=len(series), peak_used=series.peak_used)

@@ -1,0 +1,290 @@
+"""The OOM guard of a followed build: it samples the host about once a second while the build runs, tells the
+thread about memory pressure (once per episode, with buttons) and OOM kills, pauses and resumes the heaviest
+compilers, and keeps the memory chart and the compilers' peaks that the -j advisor learns from.
+
+One :class:`Guard` per run, driven by the Follower: ``start`` when it begins following, ``finish`` when the
+build has ended. Decisions about memory come from :class:`bot.oom.OomWatch`; this module does the talking.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from slack_sdk.web.async_client import AsyncWebClient
+
+from bot.actions import Requester
+from bot.advisor import JobMemory
+from bot.chart import MemorySeries, render_memory_chart
+from bot.errors import HostError, RigopsError
+from bot.hosts.models import Sample
+from bot.oom import Alert, OomKill, OomWatch, Thresholds
+from bot.plan import Plan, Step
+from bot.services import Services
+from bot.slack import guard_render
+from bot.slack.conversation import execute
+from bot.slack.thread import Thread
+from bot.store import BuildRun
+
+log = logging.getLogger(__name__)
+SAMPLE_INTERVAL = 1.0
+SAVE_INTERVAL = 15.0  # how often the memory series is written to the state while the build runs
+MAX_PAUSE = 300.0  # paused compilers are resumed after this long even if memory never calmed
+TOP_COMPILERS = 64  # the heaviest compilers each sample lists: the candidates for a pause
+MIN_CHART_POINTS = 5  # a build shorter than this many samples gets no chart at its end
+AUTO_USER = "rigops"  # who the audit names for what a host's policy did by itself
+
+BuildStarted = Callable[[BuildRun], None]
+
+
+@dataclass
+class Guard:
+    run: BuildRun
+    thread: Thread | None
+    watch: OomWatch
+    peaks: JobMemory = field(default_factory=JobMemory)
+    series: MemorySeries = field(default_factory=MemorySeries)
+    last: Sample | None = None
+    alert: Alert | None = None
+    alert_ts: str | None = None
+    ignored_by: str | None = None
+    paused: list[tuple[int, int]] = field(default_factory=list)
+    paused_at: float = 0.0
+    saved_at: float = 0.0
+    task: asyncio.Task[None] | None = None
+
+
+class Guards:
+    def __init__(self, services: Services, client: AsyncWebClient, *, on_build: BuildStarted,
+                 interval: float = SAMPLE_INTERVAL) -> None:
+        self.services = services
+        self.client = client
+        self.on_build = on_build
+        self.interval = interval
+        self._guards: dict[int, Guard] = {}
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    def get(self, run_id: int) -> Guard | None:
+        return self._guards.get(run_id)
+
+    def start(self, run: BuildRun, thread: Thread | None) -> None:
+        if run.id in self._guards:
+            return
+        host = self.services.config.hosts[run.host]
+        thresholds = Thresholds(available_pct=host.memory_alert_pct, leave_available_pct=2 * host.memory_alert_pct,
+                                reserve=host.memory_reserve)
+        guard = Guard(run=run, thread=thread, watch=OomWatch(roots=[(run.pid, run.start)], user=host.user,
+                                                             thresholds=thresholds))
+        stored = self.services.store.run_memory(run.id)
+        if stored is not None:  # a bot restarted mid-build keeps the chart it had
+            with contextlib.suppress(ValueError, KeyError, TypeError):
+                guard.series = MemorySeries.from_json(stored)
+        guard.paused = self.services.store.paused(run.id)  # left paused by a bot that died: resume soon
+        guard.paused_at = time.monotonic() - MAX_PAUSE if guard.paused else 0.0
+        self._guards[run.id] = guard
+        self.services.memory[run.id] = guard.series
+        guard.task = asyncio.create_task(self._loop(guard), name=f"guard-run-{run.id}")
+
+    async def finish(self, run: BuildRun, *, post_chart: bool) -> None:
+        """The build ended: stop sampling, keep its compilers' peaks and chart, post the chart."""
+        guard = self._guards.pop(run.id, None)
+        self.services.memory.pop(run.id, None)
+        if guard is None:
+            return
+        await cancel(guard.task)
+        if guard.paused:
+            await self._resume(guard, why="the build ended", post=False)
+        if run.state in ("succeeded", "failed"):
+            await self._last_sample(guard)
+        with contextlib.suppress(RigopsError):
+            if run.state in ("succeeded", "failed"):  # a stopped build's compilers died before their peaks
+                self.services.store.record_job_memory(run.host, run.build, guard.peaks.values)
+            if len(guard.series):
+                self.services.store.save_run_memory(run.id, guard.series.to_json())
+        if post_chart and guard.thread is not None and len(guard.series) >= MIN_CHART_POINTS:
+            await self._post_chart(guard, title=f"{run.build} on {run.host}: memory over the build")
+
+    async def close(self) -> None:
+        """rigops is stopping: nothing may stay paused behind it."""
+        for guard in list(self._guards.values()):
+            await cancel(guard.task)
+            if guard.paused:
+                with contextlib.suppress(Exception):
+                    await self._resume(guard, why="rigops is stopping", post=False)
+            self.services.memory.pop(guard.run.id, None)
+        self._guards.clear()
+        for task in list(self._tasks):
+            await cancel(task)
+
+    # -- sampling -------------------------------------------------------------------------------------
+    async def _loop(self, guard: Guard) -> None:
+        run = guard.run
+        host = self.services.hosts[run.host]
+        user = self.services.config.hosts[run.host].user
+        while True:
+            began = time.monotonic()
+            try:
+                sample = await host.sample(roots=[(run.pid, run.start)], user=user, top=TOP_COMPILERS)
+                await self._feed(guard, sample)
+            except HostError as exc:  # the follower says when a host stays away; sampling just waits
+                log.debug("sampling run %d on %s: %s", run.id, run.host, exc)
+                await asyncio.sleep(self.interval * 4)
+            except RigopsError as exc:
+                log.warning("the OOM guard of run %d: %s", run.id, exc)
+            except Exception:
+                log.exception("the OOM guard of run %d failed", run.id)
+                return
+            await asyncio.sleep(max(0.0, self.interval - (time.monotonic() - began)))
+
+    async def _feed(self, guard: Guard, sample: Sample) -> None:
+        found = guard.watch.feed(sample)
+        guard.last = sample
+        guard.peaks.add(sample)
+        guard.series.add(sample)
+        for kill in found.kills:
+            guard.series.add_kill(kill)
+        if found.kills:
+            self._record(guard, found.kills)
+            if guard.thread is not None:
+                await guard.thread.post(guard_render.kills_text(found.kills, guard.run))
+        if found.alert is not None:
+            await self._alert(guard, found.alert)
+        if found.calm and guard.paused:
+            await self._resume(guard, why=f"memory is back ({_available_pct(sample):.0f}% available)")
+        elif guard.paused and time.monotonic() - guard.paused_at > MAX_PAUSE:
+            await self._resume(guard, why=f"paused for {MAX_PAUSE / 60:.0f} min and memory is still tight; "
+                                          "consider a restart at a lower -j")
+        if time.monotonic() - guard.saved_at > SAVE_INTERVAL:
+            guard.saved_at = time.monotonic()
+            self.services.store.save_run_memory(guard.run.id, guard.series.to_json())
+
+    async def _last_sample(self, guard: Guard) -> None:
+        """One more look after the end: the compilers the build ended with are reported as ended only now."""
+        run = guard.run
+        try:
+            sample = await self.services.hosts[run.host].sample(
+                roots=[(run.pid, run.start)], user=self.services.config.hosts[run.host].user, top=0)
+        except HostError:
+            return
+        guard.peaks.add(sample)
+        found = guard.watch.feed(sample)
+        if found.kills:
+            self._record(guard, found.kills)
+            for kill in found.kills:
+                guard.series.add_kill(kill)
+
+    def _record(self, guard: Guard, kills: tuple[OomKill, ...]) -> None:
+        self.services.store.add_oom_kills([(k.host, k.time, guard.run.id, k.whose, k.evidence, k.victim_name,
+                                            k.victim_pid) for k in kills])
+
+    # -- alerts ---------------------------------------------------------------------------------------
+    async def _alert(self, guard: Guard, alert: Alert) -> None:
+        guard.alert = alert
+        if guard.ignored_by is not None or guard.thread is None:
+            return
+        auto = self.services.config.hosts[guard.run.host].on_memory_pressure
+        self.services.store.audit("memory pressure", user=None, channel=guard.thread.channel,
+                                  thread_ts=guard.thread.thread_ts, host=guard.run.host, build=guard.run.build,
+                                  detail={"run": guard.run.id, "available": alert.available, "total": alert.total,
+                                          "reasons": list(alert.reasons), "suggest_jobs": alert.suggest_jobs,
+                                          "policy": auto})
+        text, blocks = guard_render.alert_message(alert, guard.run, auto=auto)
+        guard.alert_ts = await guard.thread.post(text, blocks=blocks)
+        await self._post_chart(guard, title=f"{guard.run.build} on {guard.run.host}: memory pressure")
+        if auto == "pause":
+            await self.pause(guard, user=None)
+        elif auto == "restart" and (jobs := guard_render.fewer_jobs(alert, guard.run)) is not None:
+            self.restart(guard, jobs, user=AUTO_USER)
+
+    async def _post_chart(self, guard: Guard, *, title: str) -> None:
+        if guard.thread is None or not len(guard.series):
+            return
+        png = await asyncio.to_thread(render_memory_chart, guard.series, title=title)
+        await guard.thread.upload_file(png, filename=f"{guard.run.build}-run{guard.run.id}-memory.png", title=title)
+
+    async def settle_alert(self, guard: Guard, outcome: str) -> None:
+        """Replace the alert's buttons with what was done about it."""
+        if guard.thread is None or guard.alert_ts is None or guard.alert is None:
+            return
+        text = guard_render.alert_text(guard.alert, guard.run)
+        await guard.thread.update(guard.alert_ts, text, blocks=guard_render.handled_blocks(text, outcome))
+
+    # -- what can be done about it --------------------------------------------------------------------
+    async def pause(self, guard: Guard, *, user: str | None) -> int:
+        """SIGSTOP the heaviest compilers: as many as run above the suggested -j, else a quarter of them."""
+        sample = guard.last
+        if sample is None or not sample.top_compilers:
+            if guard.thread is not None:
+                await guard.thread.post(":information_source: No compilers of this build are running to pause.")
+            return 0
+        already = set(guard.paused)
+        candidates = [p for p in sample.top_compilers if (p.pid, p.start) not in already]
+        running = sample.compilers.count - len(already)
+        keep = guard.alert.suggest_jobs if guard.alert is not None and guard.alert.suggest_jobs else None
+        want = running - keep if keep is not None else -(-running // 4)
+        chosen = candidates[:max(1, min(want, len(candidates)))]
+        host = self.services.hosts[guard.run.host]
+        self.services.store.audit("pause", user=user or AUTO_USER, host=guard.run.host, build=guard.run.build,
+                                  detail={"run": guard.run.id, "targets": [[p.pid, p.start] for p in chosen]})
+        try:
+            result = await host.pause([(p.pid, p.start) for p in chosen],
+                                      user=self.services.config.hosts[guard.run.host].user)
+        except HostError as exc:
+            if guard.thread is not None:
+                await guard.thread.post(f":warning: Could not pause the compilers: {exc.reason}")
+            return 0
+        done = {(p.pid, p.start) for p in result.signalled}
+        stopped = [p for p in chosen if (p.pid, p.start) in done]
+        if stopped:
+            guard.paused += [(p.pid, p.start) for p in stopped]
+            guard.paused_at = time.monotonic()
+            self.services.store.set_paused(guard.run.id, guard.paused)
+        if guard.thread is not None:
+            await guard.thread.post(guard_render.paused_text(len(stopped), sum(p.rss for p in stopped), user=user))
+        return len(stopped)
+
+    async def _resume(self, guard: Guard, *, why: str, post: bool = True) -> None:
+        targets, guard.paused = guard.paused, []
+        host = self.services.hosts[guard.run.host]
+        try:
+            result = await host.resume(targets, user=self.services.config.hosts[guard.run.host].user)
+        except HostError as exc:
+            guard.paused = targets  # try again on the next sample
+            log.warning("resuming paused compilers of run %d: %s", guard.run.id, exc)
+            return
+        self.services.store.set_paused(guard.run.id, [])
+        self.services.store.audit("resume", user=AUTO_USER, host=guard.run.host, build=guard.run.build,
+                                  detail={"run": guard.run.id, "targets": [list(t) for t in targets], "why": why})
+        if post and guard.thread is not None and result.signalled:
+            await guard.thread.post(guard_render.resumed_text(len(result.signalled), why=why))
+
+    def restart(self, guard: Guard, jobs: int, *, user: str) -> None:
+        """Stop the build and start it again at ``jobs``, in its thread. Runs apart from the guard: the stop
+        ends the guard's own run."""
+        if guard.thread is None:
+            return
+        plan = Plan(host=guard.run.host, build=guard.run.build, steps=(Step("rebuild", jobs=jobs),))
+        note = (f"Restart at -j{jobs} pressed by <@{user}>." if user != AUTO_USER
+                else f"Restarting at -j{jobs}: this host's policy (on_memory_pressure = \"restart\").")
+        task = asyncio.create_task(execute(self.services, guard.thread, plan, requester=Requester(user=user),
+                                           note=note, on_build=self.on_build), name=f"oom-restart-{guard.run.id}")
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+
+def _available_pct(sample: Sample) -> float:
+    return 100.0 * sample.mem_available / sample.mem_total if sample.mem_total else 100.0
+
+
+async def cancel(task: asyncio.Task[None] | None) -> None:
+    """Cancel a task and wait until it is done; a cancellation of the caller still reaches the caller."""
+    if task is None or task is asyncio.current_task():
+        return
+    task.cancel()
+    await asyncio.wait({task})
+    if not task.cancelled() and task.exception() is not None:
+        log.error("task %s failed", task.get_name(), exc_info=task.exception())

@@ -1,0 +1,300 @@
+"""The OOM guard in a build's thread, with real memory pressure: builds the bot started run inside a cgroup v1
+memory cgroup with a limit, so the alert, the pause, the restart and the kernel's OOM kills are all real.
+
+The thresholds are per host (``memory_alert_pct``, ``memory_reserve``), so a 96 MiB cgroup behaves like a
+big host near its limit without these tests needing gigabytes.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import struct
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bot.config import Config
+from bot.emulator import Message, SlackEmulator, text_of
+from bot.slack.app import RigopsApp
+from bot.slack.guard_render import IGNORE_ACTION, PAUSE_ACTION, RESTART_ACTION
+from bot.store import BuildRun
+from tests.harness import OPS, make_config, running_app
+from tests.scenario import has_buttons, thread_text
+from tests.test_oom import Cgroups, cgroups, in_cgroup, public_tmp  # noqa: F401 - fixtures
+
+MIB = 1 << 20
+PNG = b"\x89PNG\r\n\x1a\n"
+VIEWER = "U0VIEWER"
+OPERATOR = "U0HUMAN"
+
+
+def config(workdir: Path, cg: Path, script: str, **host: Any) -> Config:
+    """One local host whose build moves itself into ``cg`` and runs ``script``."""
+    command = f"echo $$ > {cg}/cgroup.procs || exit 99\n{script}"
+    return make_config({"b200": {"address": "local", "memory_alert_pct": 20, **host, "builds": {"hello": {
+        "workdir": str(workdir), "command": command, "jobs": 4, "log_dir": str(workdir / "logs")}}}}, confirm=False)
+
+
+def members(cg: Path) -> list[int]:
+    return [int(p) for p in (cg / "cgroup.procs").read_text().split()]
+
+
+def name_of(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/comm").read_text().strip()
+    except OSError:
+        return ""
+
+
+def state_of(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return "gone"
+
+
+async def end_build(emu: SlackEmulator, cg: Path, root: int, *, expect: tuple[str, ...] = ("ninja",)) -> None:
+    """Let the build finish: once its tools are up, every process in its cgroup but its shell is killed, so
+    the shell exits 0."""
+    await emu.wait_for(lambda: set(expect) <= {name_of(p) for p in members(cg)}, timeout=20)
+    for pid in members(cg):
+        if pid != root:
+            os.kill(pid, signal.SIGKILL)
+
+
+def png_size(data: bytes) -> tuple[int, int]:
+    assert data[:8] == PNG
+    width, height = struct.unpack(">II", data[16:24])
+    return width, height
+
+
+async def start(emu: SlackEmulator, app: RigopsApp, text: str = "rebuild -j4") -> tuple[str, BuildRun]:
+    root = str((await emu.send_message(text, channel=OPS))["ts"])
+    store = app.follower.services.store
+    runs: list[BuildRun] = await emu.wait_for(lambda: store.runs(live=True), timeout=30)
+    return root, runs[0]
+
+
+async def alert_message(emu: SlackEmulator, root: str, *, timeout: float = 30) -> Message:
+    def find() -> Message | None:
+        return next((m for m in emu.thread(OPS, root) if "Memory pressure on b200" in m.text), None)
+
+    found: Message = await emu.wait_for(find, timeout=timeout)
+    return found
+
+
+async def wait_text(emu: SlackEmulator, root: str, needle: str, *, timeout: float = 30) -> Message:
+    def find() -> Message | None:
+        return next((m for m in emu.thread(OPS, root) if needle in text_of(m)), None)
+
+    found: Message = await emu.wait_for(find, timeout=timeout)
+    return found
+
+
+def charts(emu: SlackEmulator, root: str) -> list[bytes]:
+    return [f.content for m in emu.thread(OPS, root) for f in m.files if f.name.endswith("-memory.png")]
+
+
+def labels(message: Message) -> list[str]:
+    return [str(e["text"]["text"]) for b in message.blocks if b.get("type") == "actions" for e in b["elements"]]
+
+
+def action_ids(message: Message) -> list[str]:
+    return [str(e["action_id"]) for b in message.blocks if b.get("type") == "actions" for e in b["elements"]]
+
+
+@pytest.fixture
+def build_cg(cgroups: Cgroups) -> Iterator[Path]:  # noqa: F811
+    yield cgroups.make("guard", 96 * MIB)
+
+
+async def test_an_alert_comes_before_the_real_oom_kill_and_the_kill_is_blamed_on_the_build(
+        emulator: SlackEmulator, tmp_path: Path, state_dir: Path, build_cg: Path, cgroups: Cgroups,  # noqa: F811
+        fake_bin: Path, public_tmp: Path) -> None:  # noqa: F811
+    fifo = public_tmp / "go"
+    os.mkfifo(fifo, 0o666)
+    # compilers of 40, 20 and 20 MiB in a 96 MiB cgroup; on "go" a 20 MiB ptxas joins and the kernel kills one
+    script = (f"{fake_bin}/ninja 1 -- {fake_bin}/cc1plus 40 -- {fake_bin}/nvcc 20 -- {fake_bin}/cicc 20 &\n"
+              f"read go < {fifo}\n{fake_bin}/ptxas 20 &\nwait")
+    async with running_app(emulator, config(tmp_path, build_cg, script), state_dir) as app:
+        root, run = await start(emulator, app)
+        alert = await alert_message(emulator, root)
+        assert re.search(r"\d+% of the build's memory limit left \(\d+ MiB of 96 MiB\)", alert.text), alert.text
+        assert "3 compilers at ~" in alert.text
+        assert action_ids(alert) == [PAUSE_ACTION, IGNORE_ACTION]  # three would not fit fewer: no restart offer
+        await emulator.wait_for(lambda: charts(emulator, root), timeout=20)
+        assert png_size(charts(emulator, root)[0]) == (900, 400)
+
+        # An OOM kill elsewhere on the host is told, and not blamed on this build.
+        other_cg = cgroups.make("elsewhere", 32 * MIB)
+        other = in_cgroup(other_cg, f"exec {fake_bin}/hog 64")
+        readable = os.access("/dev/kmsg", os.R_OK)
+        other_text = "hit `hog`" if readable else "cannot tell whose process"
+        told = await wait_text(emulator, root, other_text)
+        assert other.wait(timeout=10) == -signal.SIGKILL
+        assert "not this build" in told.text or not readable
+
+        # The build's own OOM kill, after the alert, blamed on the build.
+        with open(fifo, "w"):
+            pass
+        boom = await wait_text(emulator, root, "OOM killer killed")
+        assert "of `hello` on *b200*" in boom.text
+        if readable:
+            assert "`cc1plus`" in boom.text
+        assert float(alert.ts) < float(boom.ts)
+        store = app.follower.services.store
+        kills = store.oom_kills("b200", since=0)
+        assert [k[3] for k in kills if k[2] == run.id and k[3] == "build"]
+        assert any(k[3] != "build" for k in kills)
+
+        await end_build(emulator, build_cg, run.pid)
+        await wait_text(emulator, root, "succeeded in")
+        await emulator.wait_for(lambda: len(charts(emulator, root)) >= 2, timeout=20)
+        series = store.run_memory(run.id)
+        assert series is not None and any(k[1] == "build" for k in series["kills"])
+    text = thread_text(emulator, OPS, root)
+    assert text.count("Memory pressure on b200") == 1, text  # one alert for the episode
+
+
+async def test_pause_stops_the_heaviest_compiler_and_resumes_it_when_memory_is_back(
+        emulator: SlackEmulator, tmp_path: Path, state_dir: Path, build_cg: Path, fake_bin: Path,
+        public_tmp: Path) -> None:  # noqa: F811
+    hog_pid = public_tmp / "hog.pid"
+    script = (f"{fake_bin}/ninja 1 -- {fake_bin}/cc1plus 30 -- {fake_bin}/nvcc 20 &\n"
+              f"{fake_bin}/hog 30 &\necho $! > {hog_pid}\nwait")
+    async with running_app(emulator, config(tmp_path, build_cg, script), state_dir) as app:
+        root, run = await start(emulator, app)
+        alert = await alert_message(emulator, root)
+
+        await emulator.click(alert.ts, PAUSE_ACTION, user=VIEWER, value=str(run.id))
+        denied = await emulator.wait_for(lambda: emulator.ephemerals(OPS, user=VIEWER), timeout=10)
+        assert "not an operator" in denied[0].text
+        assert all(state_of(p) != "T" for p in members(build_cg))
+
+        await emulator.click(alert.ts, PAUSE_ACTION, user=OPERATOR, value=str(run.id))
+        paused = await wait_text(emulator, root, "paused the 1 heaviest compiler")
+        assert f"<@{OPERATOR}>" in paused.text
+        stopped = [p for p in members(build_cg) if state_of(p) == "T"]
+        assert [name_of(p) for p in stopped] == ["cc1plus"]
+        assert app.follower.services.store.paused(run.id) == [(stopped[0], app.follower.guards.get(
+            run.id).paused[0][1])]  # type: ignore[union-attr]
+        settled = next(m for m in emulator.thread(OPS, root) if m.ts == alert.ts)
+        assert not has_buttons(settled) and "paused the heaviest compilers" in thread_text(emulator, OPS, root)
+
+        os.kill(int(hog_pid.read_text()), signal.SIGKILL)  # memory comes back
+        resumed = await wait_text(emulator, root, "Resumed 1 paused compiler")
+        assert "memory is back" in resumed.text
+        assert state_of(stopped[0]) not in ("T", "gone")
+        assert app.follower.services.store.paused(run.id) == []
+        await end_build(emulator, build_cg, run.pid)
+        await wait_text(emulator, root, "succeeded in")
+
+
+@pytest.mark.parametrize("how", ["button", "policy"])
+async def test_stop_and_restart_at_the_suggested_jobs(
+        how: str, emulator: SlackEmulator, tmp_path: Path, state_dir: Path, build_cg: Path,
+        fake_bin: Path) -> None:
+    # four 15 MiB compilers and a 20 MiB hog; with 30% kept in reserve fewer compilers fit
+    script = (f"{fake_bin}/ninja 1 -- {fake_bin}/cc1plus 15 -- {fake_bin}/nvcc 15 -- {fake_bin}/cicc 15 "
+              f"-- {fake_bin}/ptxas 15 &\n{fake_bin}/hog 20 &\nwait")
+    extra: dict[str, Any] = {"memory_reserve": 0.3}
+    if how == "policy":
+        extra["on_memory_pressure"] = "restart"
+    async with running_app(emulator, config(tmp_path, build_cg, script, **extra), state_dir) as app:
+        root, run = await start(emulator, app)
+        alert = await alert_message(emulator, root)
+        found = re.search(r"suggest -j(\d+)\.", alert.text)
+        assert found is not None and 1 <= int(found.group(1)) < 4, alert.text
+        jobs = int(found.group(1))
+        if how == "button":
+            assert labels(alert) == [f"Stop & restart at -j{jobs}", "Pause the heaviest compilers", "Ignore"]
+            await emulator.click(alert.ts, RESTART_ACTION, user=VIEWER, value=f"{run.id}:{jobs}")
+            await emulator.wait_for(lambda: emulator.ephemerals(OPS, user=VIEWER), timeout=10)
+            await emulator.click(alert.ts, RESTART_ACTION, user=OPERATOR, value=f"{run.id}:{jobs}")
+        else:
+            assert f"restarts the build at -j{jobs} by itself" in alert.text and RESTART_ACTION not in action_ids(alert)
+        await wait_text(emulator, root, f"started `hello` at -j{jobs}")
+        store = app.follower.services.store
+        runs = store.runs(host="b200")
+        assert [(r.jobs, r.state) for r in runs] == [(jobs, "running"), (4, "stopped")]
+        audit = [(e["what"], e["user"]) for e in store.audit_entries(50)]
+        who = OPERATOR if how == "button" else "rigops"
+        assert ("spawn", who) in audit
+        if how == "button":
+            assert ("request", VIEWER) in audit and f"Restart at -j{jobs} pressed by <@U0HUMAN>" in thread_text(
+                emulator, OPS, root)
+        else:
+            assert "this host's policy" in thread_text(emulator, OPS, root)
+        await end_build(emulator, build_cg, runs[0].pid)
+        await wait_text(emulator, root, "succeeded in")
+
+
+async def test_ignore_silences_the_next_episode(
+        emulator: SlackEmulator, tmp_path: Path, state_dir: Path, build_cg: Path, fake_bin: Path,
+        public_tmp: Path) -> None:  # noqa: F811
+    hog_pid = public_tmp / "hog.pid"
+    script = (f"{fake_bin}/ninja 1 -- {fake_bin}/cc1plus 30 -- {fake_bin}/nvcc 20 &\n"
+              f"{fake_bin}/hog 30 &\necho $! > {hog_pid}\nwait")
+    async with running_app(emulator, config(tmp_path, build_cg, script), state_dir) as app:
+        root, run = await start(emulator, app)
+        alert = await alert_message(emulator, root)
+        await emulator.click(alert.ts, IGNORE_ACTION, user=OPERATOR, value=str(run.id))
+        await wait_text(emulator, root, "Ignored by <@U0HUMAN>")
+        guard = app.follower.guards.get(run.id)
+        assert guard is not None and guard.ignored_by == OPERATOR
+
+        os.kill(int(hog_pid.read_text()), signal.SIGKILL)  # the episode ends ...
+        await emulator.wait_for(lambda: not guard.watch.in_episode, timeout=20)
+        again = in_cgroup(build_cg, f"exec {fake_bin}/hog 30")  # ... and a second one begins
+        try:
+            await emulator.wait_for(lambda: guard.watch.in_episode, timeout=20)
+            await emulator.wait_for(lambda: guard.alert is not None and guard.alert.time > alert_time(alert),
+                                    timeout=10)
+            assert thread_text(emulator, OPS, root).count("Memory pressure on b200") == 1
+        finally:
+            again.kill()
+            again.wait()
+        await end_build(emulator, build_cg, run.pid)
+        await wait_text(emulator, root, "succeeded in")
+
+
+def alert_time(message: Message) -> float:
+    return float(message.ts) - 5  # the alert's sample came at most a moment before its message
+
+
+async def test_the_advisor_picks_the_jobs_from_the_last_run_and_the_chart_comes_on_request(
+        emulator: SlackEmulator, tmp_path: Path, state_dir: Path, fake_bin: Path) -> None:
+    # compilers of 24 MiB that live two seconds: their peaks are what the advisor learns
+    script = (f"{fake_bin}/ninja 1 -- {fake_bin}/cc1plus 24 2 -- {fake_bin}/nvcc 24 2 -- {fake_bin}/cicc 24 2")
+    cfg = make_config({"b200": {"address": "local", "builds": {"hello": {
+        "workdir": str(tmp_path), "command": script, "jobs": 4, "log_dir": str(tmp_path / "logs")}}}},
+        confirm=False)
+    async with running_app(emulator, cfg, state_dir) as app:
+        root = str((await emulator.send_message("memory chart for hello", channel=OPS))["ts"])
+        await wait_text(emulator, root, "no memory chart yet")
+
+        root = str((await emulator.send_message("rebuild", channel=OPS))["ts"])
+        started = await wait_text(emulator, root, "started `hello` at -j4")
+        assert "past runs" not in started.text  # no data yet: the configured jobs
+        await wait_text(emulator, root, "succeeded in")
+        store = app.follower.services.store
+        peaks = await emulator.wait_for(lambda: store.job_memory("b200", "hello"), timeout=10)
+        assert len(peaks) == 3 and all(24 * MIB <= p < 40 * MIB for p in peaks)
+        await emulator.wait_for(lambda: charts(emulator, root), timeout=10)  # the chart at the end
+
+        await emulator.send_message("memory chart", channel=OPS, thread_ts=root)
+        await emulator.wait_for(lambda: len(charts(emulator, root)) == 2, timeout=20)
+        assert png_size(charts(emulator, root)[1]) == (900, 400)
+
+        await emulator.send_message("oom-ing, retry", channel=OPS, thread_ts=root)
+        advised = await wait_text(emulator, root, "-j from memory of past runs")
+        cores = os.cpu_count() or 1
+        assert re.search(r"~\d+ MiB per compile job at p95 over 1 run, \d+(?:\.\d)? GiB usable → "
+                         rf"-j{cores} \(capped at {cores} cores\)", advised.text), advised.text
+        assert f"started `hello` at -j{cores}" in advised.text
+        await emulator.wait_for(lambda: len(store.runs(host="b200")) == 2 and not store.runs(live=True),
+                                timeout=30)
