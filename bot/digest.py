@@ -25,6 +25,7 @@ from bot.store import BuildRun
 log = logging.getLogger(__name__)
 PROBE_TIMEOUT = 10.0  # seconds per host, snapshot and nvidia-smi together
 RECENT_RUNS = 50  # runs per host looked at for "running" and "finished since the last post"
+OOM_LOOKBACK = 24 * 3600  # a first digest tells the OOM kills of the last day
 BUSY_UTILIZATION = 10  # percent: a GPU above this counts as busy for "something changed"
 T = TypeVar("T")
 _lingering: set[asyncio.Task[Any]] = set()
@@ -40,6 +41,17 @@ class HostDigest:
     running: tuple[BuildRun, ...] = ()
     finished: tuple[BuildRun, ...] = ()  # ended since the digest's ``since``, newest first
     problem: str | None = None
+    oom_kills: tuple[OomKillSeen, ...] = ()  # seen by the OOM guard since ``since``, oldest first
+
+
+@dataclass(frozen=True)
+class OomKillSeen:
+    """An OOM kill the OOM guard recorded while it followed a build: the victim, and the build it hit."""
+
+    at: float
+    whose: str  # "build", "other" or "unknown"
+    victim: str | None
+    build: str | None  # the followed build, when the kill was its own
 
 
 @dataclass(frozen=True)
@@ -62,16 +74,30 @@ async def _host_digest(services: Services, name: str, *, since: float | None, ti
     runs = services.store.runs(host=name, limit=RECENT_RUNS)
     running = tuple(r for r in runs if r.state == "running")
     finished = tuple(r for r in runs if r.state != "running" and since is not None and (r.ended_at or 0) >= since)
+    kills = _oom_kills(services, name, since=since)
     if name not in services.config.hosts:
-        return HostDigest(host=name, running=running, finished=finished, problem="not in the config any more")
+        return HostDigest(host=name, running=running, finished=finished, oom_kills=kills,
+                          problem="not in the config any more")
     try:
         snapshot, gpus = await _within(_probe(services.hosts[name]), timeout)
     except TimeoutError:
-        return HostDigest(host=name, running=running, finished=finished,
+        return HostDigest(host=name, running=running, finished=finished, oom_kills=kills,
                           problem=f"no answer within {timeout:g} s")
     except HostError as exc:
-        return HostDigest(host=name, running=running, finished=finished, problem=exc.reason)
-    return HostDigest(host=name, snapshot=snapshot, gpus=gpus, running=running, finished=finished)
+        return HostDigest(host=name, running=running, finished=finished, oom_kills=kills, problem=exc.reason)
+    return HostDigest(host=name, snapshot=snapshot, gpus=gpus, running=running, finished=finished, oom_kills=kills)
+
+
+def _oom_kills(services: Services, host: str, *, since: float | None) -> tuple[OomKillSeen, ...]:
+    rows = services.store.oom_kills(host, since=since if since is not None else time.time() - OOM_LOOKBACK)
+    builds: dict[int, str | None] = {}
+    for _, _, run_id, whose, _, _, _ in rows:
+        if run_id is not None and whose == "build" and run_id not in builds:
+            run = services.store.run(run_id)
+            builds[run_id] = run.build if run is not None else None
+    return tuple(OomKillSeen(at=at, whose=whose, victim=victim,
+                             build=builds.get(run_id) if run_id is not None and whose == "build" else None)
+                 for _, at, run_id, whose, _, victim, _ in rows)
 
 
 async def _probe(host: Host) -> tuple[Snapshot, GpuReport]:
@@ -106,9 +132,9 @@ def _forget(task: asyncio.Task[Any]) -> None:
 
 def fingerprint(digest: Digest) -> str:
     """What "something changed" compares: hosts up or down, builds started or finished, memory getting low,
-    GPUs going busy or idle — not the exact numbers, which change on every look."""
+    GPUs going busy or idle, OOM kills — not the exact numbers, which change on every look."""
     parts = [[h.host, h.problem is None, [r.id for r in h.running], [r.id for r in h.finished],
-              _memory_level(h.snapshot), _gpu_state(h.gpus)] for h in digest.hosts]
+              _memory_level(h.snapshot), _gpu_state(h.gpus), len(h.oom_kills)] for h in digest.hosts]
     return hashlib.sha1(json.dumps(parts).encode()).hexdigest()[:16]
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import socket
 import time
 from collections.abc import AsyncIterator
@@ -273,3 +274,33 @@ async def test_opening_the_home_tab_publishes_a_fresh_dashboard(emulator: SlackE
     assert "*rig* — `" in text and "*spare* — `" in text
     assert "`0` H100 80GB HBM3 · 100% · 72.5/79.6 GiB · 67°C · /usr/bin/python3.10 (pid 48211, 74194 MiB)" in text
     assert "*Scheduled posts*\nNo scheduled posts." in text
+
+
+async def test_oom_kills_since_the_last_post_are_in_the_digest(state_dir: Path, gpus: Any) -> None:
+    gpus("b200")
+    services = Services.open(make_config({"rig": {"address": "local"}}), state_dir)
+    try:
+        since = time.time() - 60
+        run = add_run(services, "rig", "flash-attn", state="failed")
+        services.store.add_oom_kills([
+            ("rig", since - 10, run.id, "build", "kernel", "cicc", 10),  # before the last post: not again
+            ("rig", since + 1, run.id, "build", "kernel", "cc1plus", 11),
+            ("rig", since + 2, run.id, "build", "cgroup", "cc1plus", 12),
+            ("rig", since + 3, run.id, "other", "kernel", "python3", 13),
+            ("rig", since + 4, None, "unknown", "vmstat", None, None),
+        ])
+        digest = await collect(services, None, since=since, timeout=5.0)
+        quiet = await collect(services, None, since=time.time(), timeout=5.0)
+    finally:
+        await services.close()
+    (rig,) = digest.hosts
+    assert [(k.whose, k.victim, k.build) for k in rig.oom_kills] == [
+        ("build", "cc1plus", "flash-attn"), ("build", "cc1plus", "flash-attn"), ("other", "python3", None),
+        ("unknown", None, None)]
+    text, blocks = digest_message(digest, tz=UTC, schedule=SCHEDULE)
+    body = "\n".join(b["text"]["text"] for b in blocks if b["type"] == "section")
+    assert ":boom: 4 OOM kills since the last post: `cc1plus` ×2 in `flash-attn`, 2 elsewhere (`python3`)" in body
+    assert text.endswith("4 OOM kills")
+    assert quiet.hosts[0].oom_kills == () and "OOM" not in digest_message(quiet, tz=UTC, schedule=SCHEDULE)[0]
+    assert fingerprint(digest) != fingerprint(dataclasses.replace(digest, hosts=(
+        dataclasses.replace(rig, oom_kills=rig.oom_kills[:1]),)))
