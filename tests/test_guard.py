@@ -21,7 +21,7 @@ from bot.config import Config
 from bot.emulator import Message, SlackEmulator, text_of
 from bot.slack.app import RigopsApp
 from bot.slack.guard_render import IGNORE_ACTION, PAUSE_ACTION, RESTART_ACTION
-from bot.store import BuildRun
+from bot.store import BuildRun, Store
 from tests.harness import OPS, make_config, running_app
 from tests.scenario import has_buttons, thread_text
 from tests.test_oom import Cgroups, cgroups, in_cgroup, public_tmp  # noqa: F401 - fixtures
@@ -298,3 +298,52 @@ async def test_the_advisor_picks_the_jobs_from_the_last_run_and_the_chart_comes_
         assert f"started `hello` at -j{cores}" in advised.text
         await emulator.wait_for(lambda: len(store.runs(host="b200")) == 2 and not store.runs(live=True),
                                 timeout=30)
+
+
+async def test_compilers_left_paused_by_a_dead_bot_are_resumed_when_it_comes_back(
+        emulator: SlackEmulator, tmp_path: Path, state_dir: Path, fake_bin: Path) -> None:
+    cfg = make_config({"b200": {"address": "local", "builds": {"hello": {
+        "workdir": str(tmp_path), "command": f"{fake_bin}/ninja 1 -- {fake_bin}/cc1plus 8 -- {fake_bin}/nvcc 8",
+        "jobs": 2, "log_dir": str(tmp_path / "logs")}}}}, confirm=False)
+    async with running_app(emulator, cfg, state_dir) as app:
+        root, run = await start(emulator, app, "rebuild -j2")
+    compilers = await emulator.wait_for(lambda: compilers_of(run.pid), timeout=20)
+    # what a rigops that died mid-pause leaves: stopped compilers, and their identities in its state
+    for pid, _ in compilers:
+        os.kill(pid, signal.SIGSTOP)
+    state = Store.open(state_dir)
+    try:
+        state.set_paused(run.id, compilers)
+    finally:
+        state.close()
+    assert all(state_of(pid) == "T" for pid, _ in compilers)
+    async with running_app(emulator, cfg, state_dir) as app:
+        told = await wait_text(emulator, root, "Resumed 2 paused compilers")
+        assert "paused by a rigops that stopped" in told.text
+        assert all(state_of(pid) not in ("T", "gone") for pid, _ in compilers)
+        assert app.follower.services.store.paused(run.id) == []
+        for pid, _ in compilers:
+            os.kill(pid, signal.SIGKILL)
+        await wait_text(emulator, root, "succeeded in")
+
+
+def compilers_of(root: int) -> list[tuple[int, int]]:
+    """(pid, start) of the two fake compilers below ``root``, once both are up."""
+    parents: dict[int, int] = {}
+    stats: dict[int, list[str]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                data = Path(f"/proc/{entry}/stat").read_text()
+            except OSError:
+                continue
+            fields = data.rsplit(")", 1)[1].split()
+            parents[int(entry)], stats[int(entry)] = int(fields[1]), fields
+    found = []
+    for pid in parents:
+        up = pid
+        while up in parents and up != root and up > 1:
+            up = parents[up]
+        if up == root and name_of(pid) in ("cc1plus", "nvcc"):
+            found.append((pid, int(stats[pid][19])))
+    return sorted(found) if len(found) == 2 else []

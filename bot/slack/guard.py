@@ -54,6 +54,7 @@ class Guard:
     ignored_by: str | None = None
     paused: list[tuple[int, int]] = field(default_factory=list)
     paused_at: float = 0.0
+    inherited: bool = False  # paused by a rigops that died: resumed first thing
     saved_at: float = 0.0
     task: asyncio.Task[None] | None = None
 
@@ -83,8 +84,8 @@ class Guards:
         if stored is not None:  # a bot restarted mid-build keeps the chart it had
             with contextlib.suppress(ValueError, KeyError, TypeError):
                 guard.series = MemorySeries.from_json(stored)
-        guard.paused = self.services.store.paused(run.id)  # left paused by a bot that died: resume soon
-        guard.paused_at = time.monotonic() - MAX_PAUSE if guard.paused else 0.0
+        guard.paused = self.services.store.paused(run.id)  # left paused by a rigops that died
+        guard.inherited = bool(guard.paused)
         self._guards[run.id] = guard
         self.services.memory[run.id] = guard.series
         guard.task = asyncio.create_task(self._loop(guard), name=f"guard-run-{run.id}")
@@ -128,6 +129,9 @@ class Guards:
         while True:
             began = time.monotonic()
             try:
+                if guard.inherited:
+                    await self._resume(guard, why="they were paused by a rigops that stopped before resuming them")
+                    guard.inherited = bool(guard.paused)
                 sample = await host.sample(roots=[(run.pid, run.start)], user=user, top=TOP_COMPILERS)
                 await self._feed(guard, sample)
             except HostError as exc:  # the follower says when a host stays away; sampling just waits
