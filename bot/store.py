@@ -128,7 +128,16 @@ class Store:
         self._db.close()
 
     @contextmanager
+    def batch(self) -> Iterator[None]:
+        """Make the writes inside one transaction: all of them land, or none."""
+        with self._tx():
+            yield
+
+    @contextmanager
     def _tx(self) -> Iterator[sqlite3.Connection]:
+        if self._db.in_transaction:  # inside a batch: its transaction commits
+            yield self._db
+            return
         try:
             self._db.execute("BEGIN IMMEDIATE")
             try:

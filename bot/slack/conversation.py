@@ -38,15 +38,18 @@ async def handle_plan(services: Services, thread: Thread, plan: Plan, *, request
         await thread.post(messages.plan_refused(plan))
         return
     decision = await services.policy.decide(plan, requester.user, channel=thread.channel)
-    await audit.record(services, thread, "request", user=requester.user, plan=plan,
-                       detail={"role": decision.role, "allowed": decision.allowed})
+    with services.store.batch():  # one transaction for the request and what the thread remembers
+        full = audit.write(services, thread, "request", user=requester.user, plan=plan,
+                           detail={"role": decision.role, "allowed": decision.allowed})
+        if decision.allowed and thread.thread_ts and plan.host:
+            services.store.remember_thread(thread.channel, thread.thread_ts, host=plan.host, build=plan.build)
+    await audit.mirror(services, thread, "request", user=requester.user, plan=plan, full=full)
     if not decision.allowed:
         await audit.record(services, thread, "denied", user=requester.user, plan=plan, detail={"why": decision.reason})
         await thread.post(messages.denied(decision.reason))
         return
-    await thread.react(request_ts, "eyes")
-    if thread.thread_ts and plan.host:
-        services.store.remember_thread(thread.channel, thread.thread_ts, host=plan.host, build=plan.build)
+    if plan.destructive or services.config.is_group(plan.host):  # quick looks answer before an :eyes: would help
+        await thread.react(request_ts, "eyes")
     if plan.destructive and services.config.confirm and not decision.auto_approved:
         await ask_confirmation(services, thread, plan, requester=requester, request_ts=request_ts)
         return

@@ -5,6 +5,7 @@ Each listener counts itself in ``services.activity`` so the console can wait for
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping
@@ -29,6 +30,9 @@ log = logging.getLogger(__name__)
 # Message subtypes that are still a person writing; edits, joins, bot posts and deletions are not.
 HUMAN_SUBTYPES = frozenset({None, "thread_broadcast", "file_share"})
 SHOW_LOG_LINES = 80
+# Messages answered at once. A burst of events then waits its turn at this gate (cheaply) instead of every
+# answer running at once, so Slack's acks, which share the event loop, are not queued behind all that work.
+ANSWERS_AT_ONCE = 8
 
 
 def register(app: AsyncApp, services: Services, follower: Follower,
@@ -52,6 +56,7 @@ class Listeners:
         self.services = services
         self.follower = follower
         self.subcommands = subcommands
+        self._answering = asyncio.Semaphore(ANSWERS_AT_ONCE)
 
     def _first_delivery(self, body: dict[str, Any]) -> bool:
         event_id = body.get("event_id")
@@ -77,8 +82,9 @@ class Listeners:
 
     async def _answer_once(self, body: dict[str, Any], event: dict[str, Any], client: AsyncWebClient, *,
                            addressed: bool) -> None:
-        if self._first_delivery(body):
-            await self._answer(event, client, addressed=addressed)
+        async with self._answering:
+            if self._first_delivery(body):
+                await self._answer(event, client, addressed=addressed)
 
     async def _guarded(self, client: AsyncWebClient, where: dict[str, Any],
                        work: Callable[[], Awaitable[None]]) -> None:
