@@ -12,13 +12,14 @@ import hashlib
 import json
 import logging
 import time
-from collections.abc import Awaitable, Sequence
-from dataclasses import dataclass
+from collections.abc import Awaitable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
 from bot.errors import HostError
 from bot.hosts import Host
 from bot.hosts.models import GpuReport, Snapshot
+from bot.progress import Progress
 from bot.services import Services
 from bot.store import BuildRun
 
@@ -42,6 +43,7 @@ class HostDigest:
     finished: tuple[BuildRun, ...] = ()  # ended since the digest's ``since``, newest first
     problem: str | None = None
     oom_kills: tuple[OomKillSeen, ...] = ()  # seen by the OOM guard since ``since``, oldest first
+    progress: Mapping[int, tuple[Progress, float | None]] = field(default_factory=dict)  # running runs: (progress, eta)
 
 
 @dataclass(frozen=True)
@@ -74,18 +76,17 @@ async def _host_digest(services: Services, name: str, *, since: float | None, ti
     runs = services.store.runs(host=name, limit=RECENT_RUNS)
     running = tuple(r for r in runs if r.state == "running")
     finished = tuple(r for r in runs if r.state != "running" and since is not None and (r.ended_at or 0) >= since)
-    kills = _oom_kills(services, name, since=since)
+    known = HostDigest(host=name, running=running, finished=finished, oom_kills=_oom_kills(services, name, since=since),
+                       progress={r.id: services.progress[r.id] for r in running if r.id in services.progress})
     if name not in services.config.hosts:
-        return HostDigest(host=name, running=running, finished=finished, oom_kills=kills,
-                          problem="not in the config any more")
+        return replace(known, problem="not in the config any more")
     try:
         snapshot, gpus = await _within(_probe(services.hosts[name]), timeout)
     except TimeoutError:
-        return HostDigest(host=name, running=running, finished=finished, oom_kills=kills,
-                          problem=f"no answer within {timeout:g} s")
+        return replace(known, problem=f"no answer within {timeout:g} s")
     except HostError as exc:
-        return HostDigest(host=name, running=running, finished=finished, oom_kills=kills, problem=exc.reason)
-    return HostDigest(host=name, snapshot=snapshot, gpus=gpus, running=running, finished=finished, oom_kills=kills)
+        return replace(known, problem=exc.reason)
+    return replace(known, snapshot=snapshot, gpus=gpus)
 
 
 def _oom_kills(services: Services, host: str, *, since: float | None) -> tuple[OomKillSeen, ...]:

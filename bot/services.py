@@ -15,6 +15,7 @@ from bot.errors import PlanError
 from bot.hosts import Hosts
 from bot.plan import Plan
 from bot.policy import Policy
+from bot.progress import Progress
 from bot.store import Store
 
 
@@ -48,6 +49,7 @@ class Services:
     activity: Activity = field(default_factory=Activity)
     holders: dict[tuple[str, str | None], str] = field(default_factory=dict)  # who runs the destructive action
     memory: dict[int, MemorySeries] = field(default_factory=dict)  # the live memory series of followed runs
+    progress: dict[int, tuple[Progress, float | None]] = field(default_factory=dict)  # followed runs: (progress, eta)
     _locks: dict[tuple[str, str | None], asyncio.Lock] = field(default_factory=dict)
 
     @classmethod

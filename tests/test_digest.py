@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import re
 import socket
 import time
 from collections.abc import AsyncIterator
@@ -304,3 +305,25 @@ async def test_oom_kills_since_the_last_post_are_in_the_digest(state_dir: Path, 
     assert quiet.hosts[0].oom_kills == () and "OOM" not in digest_message(quiet, tz=UTC, schedule=SCHEDULE)[0]
     assert fingerprint(digest) != fingerprint(dataclasses.replace(digest, hosts=(
         dataclasses.replace(rig, oom_kills=rig.oom_kills[:1]),)))
+
+
+async def test_a_running_build_shows_its_progress_in_the_digest(emulator: SlackEmulator, tmp_path: Path,
+                                                               state_dir: Path, gpus: Any) -> None:
+    gpus("b200")
+    gate = tmp_path / "go"
+    command = (f"printf '[3/10] Building CXX object a.o\\n'; while [ ! -f {gate} ]; do sleep 0.05; done")
+    config = make_config({"rig": {"address": "local", "builds": {"app": {
+        "workdir": str(tmp_path), "command": command, "jobs": 2, "log_dir": str(tmp_path / "logs")}}}},
+        confirm=False)
+    async with running_bot(emulator, config, state_dir) as services:
+        await emulator.send_message("rebuild on rig", channel=OPS)
+        run = (await emulator.wait_for(lambda: services.store.runs(live=True), timeout=30))[0]
+        await emulator.wait_for(lambda: run.id in services.progress and services.progress[run.id][0].done == 3,
+                                timeout=30)
+        digest = await collect(services, None, since=time.time() - 60, timeout=5.0)
+        gate.touch()
+        await emulator.wait_for(lambda: not services.store.runs(live=True), timeout=30)
+        await emulator.wait_for(lambda: run.id not in services.progress, timeout=10)
+    body = "\n".join(b["text"]["text"] for b in digest_message(digest, tz=UTC, schedule=SCHEDULE)[1]
+                     if b["type"] == "section")
+    assert re.search(r"`app` running for [^(]* · \[3/10\]", body), body

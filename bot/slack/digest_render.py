@@ -11,8 +11,9 @@ from zoneinfo import ZoneInfo
 from bot.digest import Digest, HostDigest, OomKillSeen
 from bot.hosts.models import Gpu, GpuReport, Snapshot
 from bot.memory import Memory, human
+from bot.progress import Progress
 from bot.scheduler import Schedule
-from bot.slack.render import RESULT_ICON, duration
+from bot.slack.render import RESULT_ICON, duration, progress_parts
 from bot.store import BuildRun
 
 BAR_WIDTH = 20
@@ -94,11 +95,13 @@ def gpu_lines(report: GpuReport | None) -> list[str]:
     return [gpu_line(g) for g in report.gpus]
 
 
-def run_line(run: BuildRun, *, now: float, tz: ZoneInfo) -> str:
+def run_line(run: BuildRun, *, now: float, tz: ZoneInfo, progress: tuple[Progress, float | None] | None = None) -> str:
     icon = RESULT_ICON.get(run.state, "")
     who = f", started by <@{run.started_by}>" if run.started_by else ""
     if run.state == "running":
-        return f"{icon} `{run.build}` running for {duration(now - run.started_at)} (-j{run.jobs}, run {run.id}{who})"
+        done = progress_parts(progress[0], eta=progress[1]) if progress is not None else []
+        return (f"{icon} `{run.build}` running for {duration(now - run.started_at)}"
+                + "".join(f" · {p}" for p in done) + f" (-j{run.jobs}, run {run.id}{who})")
     ended = run.ended_at or now
     took = duration(ended - run.started_at)
     code = f", exit {run.exit_status}" if run.exit_status else ""
@@ -127,7 +130,7 @@ def host_text(row: HostDigest, *, now: float, tz: ZoneInfo, finished: str = SINC
         lines = [f"*{row.host}* — {memory_line(row.snapshot)}", load_line(row.snapshot), *gpu_lines(row.gpus)]
     if row.oom_kills:
         lines.append(oom_line(row.oom_kills, since_last_post=finished == SINCE_LAST_POST))
-    lines += [run_line(r, now=now, tz=tz) for r in row.running]
+    lines += [run_line(r, now=now, tz=tz, progress=row.progress.get(r.id)) for r in row.running]
     if row.finished:
         lines.append(finished)
         lines += [run_line(r, now=now, tz=tz) for r in row.finished]

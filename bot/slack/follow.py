@@ -200,12 +200,17 @@ class Follower:
                 return
 
     async def _card(self, state: Following, *, final: str | None) -> None:
+        progress, eta = state.tracker.progress(), state.tracker.eta(time.time())
+        if final is None:
+            self.services.progress[state.run.id] = (progress, eta)  # for the digest
+        else:
+            self.services.progress.pop(state.run.id, None)
         if state.thread is None:
             return
         now = time.monotonic()
         if final is None and now < state.card_due:
             return
-        text = render.build_card(state.run, state.tracker.progress(), eta=state.tracker.eta(time.time()),
+        text = render.build_card(state.run, progress, eta=eta,
                                  peak_used=state.peak_used, peak_tools=state.peak_tools,
                                  total_memory=state.total_memory, final=final)
         ok = True

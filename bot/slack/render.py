@@ -216,6 +216,20 @@ RESULT_ICON = {"succeeded": ":white_check_mark:", "failed": ":x:", "stopped": ":
                "lost": ":grey_question:", "running": ":hourglass_flowing_sand:"}
 
 
+def progress_parts(progress: Progress, *, eta: float | None) -> list[str]:
+    """"[123/456]", "27%", "ETA 5 min", the phase: what is known of a build's progress."""
+    parts = []
+    if progress.done is not None and progress.total:
+        parts.append(f"[{progress.done}/{progress.total}]")
+    if progress.percent is not None:
+        parts.append(f"{progress.percent:.0f}%")
+    if eta is not None:
+        parts.append(f"ETA {duration(eta)}")
+    if progress.phase:
+        parts.append(progress.phase)
+    return parts
+
+
 def build_card(run: BuildRun, progress: Progress, *, eta: float | None, peak_used: int, peak_tools: int,
                total_memory: int, final: str | None) -> str:
     """The live status card of a build, edited in place while it runs."""
@@ -223,16 +237,7 @@ def build_card(run: BuildRun, progress: Progress, *, eta: float | None, peak_use
     elapsed = (run.ended_at if final and run.ended_at else time.time()) - run.started_at
     rows = [f"{RESULT_ICON.get(state, '')} `{run.build}` on *{run.host}* — {state} · {duration(elapsed)} · "
             f"-j{run.jobs} · run {run.id}"]
-    parts = []
-    if progress.done is not None and progress.total:
-        parts.append(f"[{progress.done}/{progress.total}]")
-    if progress.percent is not None:
-        parts.append(f"{progress.percent:.0f}%")
-    if eta is not None and not final:
-        parts.append(f"ETA {duration(eta)}")
-    if progress.phase:
-        parts.append(progress.phase)
-    if parts:
+    if parts := progress_parts(progress, eta=None if final else eta):
         rows.append(" · ".join(parts))
     if total_memory:
         rows.append(f"peak memory used {human(peak_used)} of {human(total_memory)}"
