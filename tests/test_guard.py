@@ -114,7 +114,8 @@ def build_cg(cgroups: Cgroups) -> Iterator[Path]:  # noqa: F811
 
 async def test_an_alert_comes_before_the_real_oom_kill_and_the_kill_is_blamed_on_the_build(
         emulator: SlackEmulator, tmp_path: Path, state_dir: Path, build_cg: Path, cgroups: Cgroups,  # noqa: F811
-        fake_bin: Path, public_tmp: Path) -> None:  # noqa: F811
+        fake_bin: Path, public_tmp: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
+    monkeypatch.setattr("bot.slack.guard.KILLS_EVERY", 0.5)  # kills are told together at most every 10 s
     fifo = public_tmp / "go"
     os.mkfifo(fifo, 0o666)
     # compilers of 40, 20 and 20 MiB in a 96 MiB cgroup; on "go" a 20 MiB ptxas joins and the kernel kills one

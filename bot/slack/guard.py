@@ -35,6 +35,7 @@ SAMPLE_INTERVAL = 1.0
 SAVE_INTERVAL = 15.0  # how often the memory series is written to the state while the build runs
 MAX_PAUSE = 300.0  # paused compilers are resumed after this long even if memory never calmed
 TOP_COMPILERS = 64  # the heaviest compilers each sample lists: the candidates for a pause
+KILLS_EVERY = 10.0  # OOM kills are told at most this often per build; the ones in between come together
 MIN_CHART_POINTS = 5  # a build shorter than this many samples gets no chart at its end
 AUTO_USER = "rigops"  # who the audit names for what a host's policy did by itself
 
@@ -56,6 +57,8 @@ class Guard:
     paused_at: float = 0.0
     inherited: bool = False  # paused by a rigops that died: resumed first thing
     saved_at: float = 0.0
+    kills_untold: list[OomKill] = field(default_factory=list)
+    kills_told_at: float = -KILLS_EVERY
     task: asyncio.Task[None] | None = None
 
 
@@ -101,6 +104,7 @@ class Guards:
             await self._resume(guard, why="the build ended", post=False)
         if run.state in ("succeeded", "failed"):
             await self._last_sample(guard)
+        await self._tell_kills(guard)
         with contextlib.suppress(RigopsError):
             if run.state in ("succeeded", "failed"):  # a stopped build's compilers died before their peaks
                 self.services.store.record_job_memory(run.host, run.build, guard.peaks.values)
@@ -153,8 +157,9 @@ class Guards:
             guard.series.add_kill(kill)
         if found.kills:
             self._record(guard, found.kills)
-            if guard.thread is not None:
-                await guard.thread.post(guard_render.kills_text(found.kills, guard.run))
+            guard.kills_untold += found.kills
+        if guard.kills_untold and time.monotonic() - guard.kills_told_at >= KILLS_EVERY:
+            await self._tell_kills(guard)
         if found.alert is not None:
             await self._alert(guard, found.alert)
         if found.calm and guard.paused:
@@ -178,8 +183,15 @@ class Guards:
         found = guard.watch.feed(sample)
         if found.kills:
             self._record(guard, found.kills)
+            guard.kills_untold += found.kills
             for kill in found.kills:
                 guard.series.add_kill(kill)
+
+    async def _tell_kills(self, guard: Guard) -> None:
+        kills, guard.kills_untold = guard.kills_untold, []
+        guard.kills_told_at = time.monotonic()
+        if guard.thread is not None and kills:
+            await guard.thread.post(guard_render.kills_text(kills, guard.run))
 
     def _record(self, guard: Guard, kills: tuple[OomKill, ...]) -> None:
         self.services.store.add_oom_kills([(k.host, k.time, guard.run.id, k.whose, k.evidence, k.victim_name,

@@ -70,14 +70,14 @@ def handled_blocks(text: str, outcome: str) -> list[dict[str, Any]]:
 
 
 def kills_text(kills: Sequence[OomKill], run: BuildRun) -> str:
-    """One message for the OOM kills one sample revealed, the build's first."""
+    """One message for OOM kills told together, the build's first."""
     ours = [k for k in kills if k.whose == "build"]
     other = [k for k in kills if k.whose == "other"]
     unknown = [k for k in kills if k.whose == "unknown"]
     lines = []
     if ours:
         named = [k for k in ours if k.victim_name]
-        what = _victims(named) if named else "a process"
+        what = _victims(named) if named else f"{len(ours)} processes" if len(ours) > 1 else "a process"
         where = " (in its memory cgroup)" if any(k.evidence == "cgroup" for k in ours) else ""
         lines.append(f":boom: The kernel's OOM killer killed {what} of `{run.build}` on *{run.host}*{where}.")
     if other:
