@@ -102,10 +102,10 @@ class Guards:
         await cancel(guard.task)
         if guard.paused:
             await self._resume(guard, why="the build ended", post=False)
-        if run.state in ("succeeded", "failed"):
-            await self._last_sample(guard)
-        await self._tell_kills(guard)
-        with contextlib.suppress(RigopsError):
+        with contextlib.suppress(RigopsError):  # the state or the host failing must not lose the result
+            if run.state in ("succeeded", "failed"):
+                await self._last_sample(guard)
+            await self._tell_kills(guard)
             if run.state in ("succeeded", "failed"):  # a stopped build's compilers died before their peaks
                 self.services.store.record_job_memory(run.host, run.build, guard.peaks.values)
             if len(guard.series):
