@@ -21,11 +21,11 @@ How a plain message is read (the tables live in ``bot.intents_words``):
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from bot import intents_words as w
 from bot.config import ALL_HOSTS, NAME_RE, Config
-from bot.plan import ACTIONS, MAX_JOBS, MAX_LOG_LINES, MIN_JOBS, Action, Plan, Step, ThreadContext
+from bot.plan import ACTIONS, MAX_JOBS, MAX_LOG_LINES, MIN_JOBS, Action, Plan, Step, ThreadContext, half_jobs
 
 __all__ = ["SUBCOMMANDS", "parse", "parse_command"]
 
@@ -33,7 +33,8 @@ HOST_FREE_ACTIONS: frozenset[str] = frozenset({"hosts", "help"})
 BUILD_DEFAULT_ACTIONS: frozenset[str] = frozenset({"kill", "rebuild", "log", "chart"})  # others keep build null
 ONE_HOST_ACTIONS: frozenset[str] = frozenset({"kill", "rebuild", "log", "chart"})
 RELATIVE_JOBS_WARNING = (
-    "rigops cannot tell the current -j from chat, so the rebuild uses the build's configured jobs; "
+    "this thread has no earlier build of it to go by, so the rebuild uses its default -j (what past runs' "
+    "memory advises, else the configured jobs); "
     "name a number (e.g. 'try -j16') to pick one"
 )
 
@@ -69,7 +70,7 @@ class _Hits:
     strong: set[str] = field(default_factory=set)
     weak: set[str] = field(default_factory=set)
     trouble: bool = False
-    relative: bool = False
+    relative: str | None = None  # "down" ("halve the jobs", "fewer jobs") or "up" ("more jobs"), no number
     jobs: list[w.Number] = field(default_factory=list)
     lines: list[w.Number] = field(default_factory=list)
 
@@ -77,7 +78,7 @@ class _Hits:
         self.strong |= other.strong
         self.weak |= other.weak
         self.trouble |= other.trouble
-        self.relative |= other.relative
+        self.relative = self.relative or other.relative
         self.jobs += other.jobs
         self.lines += other.lines
 
@@ -101,9 +102,9 @@ def parse(
     if not actions:
         return Plan()
     jobs, lines, errors = _numbers(hits, actions)
-    warnings = (RELATIVE_JOBS_WARNING,) if "rebuild" in actions and hits.relative and not hits.jobs else ()
-    steps = _steps(actions, jobs, lines)
-    return _resolve(steps, names, config, context, errors, warnings)
+    relative = hits.relative if "rebuild" in actions and not hits.jobs else None
+    plan = _resolve(_steps(actions, jobs, lines), names, config, context, errors, ())
+    return _relative_jobs(plan, relative, context) if relative else plan
 
 
 def parse_command(text: str, *, config: Config, context: ThreadContext | None = None) -> Plan:
@@ -122,6 +123,19 @@ def parse_command(text: str, *, config: Config, context: ThreadContext | None = 
     lines = _checked_lines([number] if number is not None and action == "log" else [], errors)
     names = w.Names(hosts=tuple(hosts), builds=tuple(builds))
     return _resolve(_steps({action}, jobs, lines), names, config, context, errors, ())
+
+
+def _relative_jobs(plan: Plan, direction: str, context: ThreadContext | None) -> Plan:
+    """"halve the jobs", "more jobs": relative to the -j of the thread's last build of the same host and build;
+    without one, the rebuild keeps its default and says why."""
+    last = context.jobs if context is not None and (context.host, context.build) == (plan.host, plan.build) else None
+    if plan.error or last is None:
+        return replace(plan, warnings=(*plan.warnings, RELATIVE_JOBS_WARNING))
+    jobs = half_jobs(last) if direction == "down" else min(MAX_JOBS, last * 2)
+    steps = tuple(replace(s, jobs=jobs) if s.action == "rebuild" else s for s in plan.steps)
+    how = "half" if direction == "down" else "twice"
+    return replace(plan, steps=steps, warnings=(*plan.warnings, f"-j{jobs}: {how} the -j{last} of this thread's "
+                                                                  "last build"))
 
 
 # --- reading one clause --------------------------------------------------------------------------------
@@ -184,7 +198,7 @@ def _read_rebuild(body: str, addressed: bool, hits: _Hits) -> None:
         if imperative and rel.group(1):
             jobs = [w.Number.of(rel.group(1), "{} jobs")]
         else:
-            hits.relative = True
+            hits.relative = "up" if rel.group(0).split()[0] in w.MORE_WORDS else "down"
     if not (strong or weak):
         return
     bucket = hits.strong if strong else hits.weak

@@ -213,6 +213,7 @@ REQUEST_START_RE = re.compile(
     r"^(?:use|run|build|make|start|kick(?: it)? off|do|with|at|give it|only|just)\b"
 )
 # "halve the jobs", "fewer jobs", "lower -j": a relative change rigops cannot compute from chat alone.
+MORE_WORDS = frozenset({"double", "more", "increase", "bump", "raise"})
 RELATIVE_JOBS_RE = re.compile(
     r"\b(?:halve|half|halving|fewer|less|lower|reduce|decrease|cut|drop|double|more|increase|bump|raise)"
     r"(?: the| down| back| our| its)?(?: (?:number of|no\.? of|amount of))?"

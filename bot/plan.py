@@ -68,7 +68,9 @@ class Plan:
 
 @dataclass(frozen=True)
 class ThreadContext:
-    """What a Slack thread remembers: the host and build it was last about."""
+    """What a Slack thread remembers: the host and build it was last about, and the -j of the newest build of
+    theirs started from the thread ("halve the jobs" halves that)."""
 
     host: str | None = None
     build: str | None = None
+    jobs: int | None = None

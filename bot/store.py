@@ -168,7 +168,12 @@ class Store:
     def thread_context(self, channel: str, thread_ts: str) -> ThreadContext | None:
         rows = self._query("SELECT host, build FROM threads WHERE channel = ? AND thread_ts = ?",
                            (channel, thread_ts))
-        return ThreadContext(host=rows[0]["host"], build=rows[0]["build"]) if rows else None
+        if not rows:
+            return None
+        host, build = rows[0]["host"], rows[0]["build"]
+        last = self._query("SELECT jobs FROM runs WHERE channel = ? AND thread_ts = ? AND host = ? AND build = ? "
+                           "ORDER BY id DESC LIMIT 1", (channel, thread_ts, host, build))
+        return ThreadContext(host=host, build=build, jobs=last[0]["jobs"] if last else None)
 
     def remember_thread(self, channel: str, thread_ts: str, *, host: str | None, build: str | None) -> None:
         with self._tx() as db:

@@ -232,3 +232,19 @@ async def test_rebuild_stops_the_running_build_first_and_warns_above_the_core_co
         fields = read_stat_fields(runs[0].pid)
         if fields is not None:
             kill_session(int(fields[3]))
+
+
+async def test_halve_the_jobs_halves_the_thread_s_last_build(emulator: SlackEmulator, tmp_path: Path,
+                                                             state_dir: Path) -> None:
+    config = make_config({"b200": {"address": "local", "builds": {"app": {
+        "workdir": str(tmp_path), "command": "echo built with {jobs}", "jobs": 3,
+        "log_dir": str(tmp_path / "logs")}}}}, confirm=False)
+    async with running_bot(emulator, config, state_dir) as services:
+        first = await emulator.send_message("rebuild -j8", channel=OPS)
+        root = str(first["ts"])
+        await wait_done(emulator, OPS, root)
+        await emulator.send_message("halve the jobs", channel=OPS, thread_ts=root)
+        await emulator.wait_for(lambda: len(services.store.runs()) == 2, timeout=30)
+        await emulator.wait_for(lambda: "started `app` at -j4" in thread_text(emulator, OPS, root), timeout=30)
+        assert "half the -j8 of this thread's last build" in thread_text(emulator, OPS, root)
+        assert [r.jobs for r in services.store.runs()] == [4, 8]

@@ -675,3 +675,32 @@ def test_huge_hostile_messages_parse(text: str) -> None:
 
 def test_only_the_start_of_a_huge_message_counts() -> None:
     assert parse("lunch? " * 30_000 + "kill the build", config=ONE) == Plan()
+
+
+# --- "halve the jobs": relative to the thread's last build ---------------------------------------------
+
+CTX_LAST_32 = ThreadContext(host="b200", build="sgl-kernel", jobs=32)
+
+
+@pytest.mark.parametrize(("text", "context", "expected", "note"), [
+    ("halve the jobs", CTX_LAST_32, "rebuild=16", "half the -j32"),
+    ("cut the jobs in half and retry", CTX_LAST_32, "rebuild=16", "half the -j32"),
+    ("oom-ing, fewer jobs please", CTX_LAST_32, "kill mem rebuild=16", "half the -j32"),
+    ("bump the jobs", CTX_LAST_32, "rebuild=64", "twice the -j32"),
+    ("double the jobs", ThreadContext(host="b200", build="sgl-kernel", jobs=1000), "rebuild=1024", "twice the -j1000"),
+    ("halve the jobs", ThreadContext(host="b200", build="sgl-kernel", jobs=1), "rebuild=1", "half the -j1"),
+    # no earlier build in the thread, or one of another build: the default, and a word about it
+    ("halve the jobs", None, "rebuild", "no earlier build"),
+    ("halve the jobs", ThreadContext(host="b200", build="sgl-kernel"), "rebuild", "no earlier build"),
+    ("halve the jobs on flashinfer", ThreadContext(host="b200", build="flashinfer-other", jobs=8), "rebuild",
+     "no earlier build"),
+    ("try -j12", CTX_LAST_32, "rebuild=12", None),  # a number said wins
+])
+def test_relative_jobs_follow_the_thread_s_last_build(text: str, context: ThreadContext | None, expected: str,
+                                                      note: str | None) -> None:
+    plan = plain(text, MULTI if "flashinfer" in text else ONE, context)
+    assert summary(plan) == expected and plan.error is None
+    if note is None:
+        assert not plan.warnings
+    else:
+        assert any(note in w for w in plan.warnings), plan.warnings

@@ -26,7 +26,7 @@ Or use `/rigops <command> [host] [build]`:
 `schedule remove ID` – status digests posted on a schedule (admins add and remove)
 • `audit [N]` – the last N audit entries (admins)
 • `help` – this text
-A thread remembers its host and build, so _try -j12_ later in the same thread needs no names."""
+A thread remembers its host, build and last -j, so _try -j12_ or _halve the jobs_ later in it needs no names."""
 
 NOT_UNDERSTOOD = "I didn't catch that. Try _status_, _free -h_, _kill the build_ or _rebuild -j16_ — or `/rigops help`."
 GENERIC_FAILURE = "Something went wrong on my side; the details are in rigops' log."
