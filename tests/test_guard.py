@@ -181,8 +181,7 @@ async def test_pause_stops_the_heaviest_compiler_and_resumes_it_when_memory_is_b
         assert f"<@{OPERATOR}>" in paused.text
         stopped = [p for p in members(build_cg) if state_of(p) == "T"]
         assert [name_of(p) for p in stopped] == ["cc1plus"]
-        assert app.follower.services.store.paused(run.id) == [(stopped[0], app.follower.guards.get(
-            run.id).paused[0][1])]  # type: ignore[union-attr]
+        assert [pid for pid, _ in app.follower.services.store.paused(run.id)] == stopped  # kept, should we die
         settled = next(m for m in emulator.thread(OPS, root) if m.ts == alert.ts)
         assert not has_buttons(settled) and "paused the heaviest compilers" in thread_text(emulator, OPS, root)
 
