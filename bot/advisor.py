@@ -20,6 +20,7 @@ RESERVE = 0.10
 PERCENTILE = 95
 GIB = 1 << 30
 MIB = 1 << 20
+CUDA_COMPILERS = frozenset({"nvcc", "cicc", "ptxas", "cudafe++", "fatbinary", "nvlink"})
 _THREADS_FLAG = re.compile(r"^(?:--threads|-t)(?:=?(\d+))?$")
 
 
@@ -59,13 +60,15 @@ def advise(peaks: Sequence[int], *, runs: int, mem_total: int, cores: int, reser
 
 
 def advise_build(store: Store, host: str, build: str, *, mem_total: int, cores: int, reserve: float = RESERVE,
-                 nvcc_threads: int = 1, label: str = "compile") -> Advice | None:
-    """:func:`advise` over what the state kept of the build's runs on that host. Raises StateError."""
+                 nvcc_threads: int = 1, label: str | None = None) -> Advice | None:
+    """:func:`advise` over what the state kept of the build's runs on that host (named after what the runs
+    recorded, unless ``label`` says). Raises StateError."""
     peaks = store.job_memory(host, build)
     if not peaks:
         return None
     return advise(peaks, runs=store.job_memory_runs(host, build), mem_total=mem_total, cores=cores,
-                  reserve=reserve, nvcc_threads=nvcc_threads, label=label)
+                  reserve=reserve, nvcc_threads=nvcc_threads,
+                  label=label or store.job_memory_label(host, build) or "compile")
 
 
 def percentile(values: Sequence[int], pct: float) -> int:
@@ -109,19 +112,27 @@ def _threads_flags(text: str, *, short_ok: bool) -> list[int]:
 
 class JobMemory:
     """The peak RSS of each compiler process of one run, gathered from its Samples' ``ended`` lists; pass
-    ``values`` to ``Store.record_job_memory`` when the run ends."""
+    ``values`` and ``label`` to ``Store.record_job_memory`` when the run ends."""
 
     def __init__(self) -> None:
-        self._peaks: dict[tuple[int, int], int] = {}
+        self._peaks: dict[tuple[int, int], tuple[str, int]] = {}
 
     def add(self, sample: Sample) -> None:
         for p in sample.ended:
             key = (p.pid, p.start)
-            self._peaks[key] = max(self._peaks.get(key, 0), p.peak_rss)
+            self._peaks[key] = (p.name, max(self._peaks.get(key, ("", 0))[1], p.peak_rss))
 
     @property
     def values(self) -> list[int]:
-        return list(self._peaks.values())
+        return [rss for _, rss in self._peaks.values()]
+
+    @property
+    def label(self) -> str:
+        """What sets the per-job figure: "nvcc" when most of the heaviest 5% are CUDA's compilers."""
+        ranked = sorted(self._peaks.values(), key=lambda p: p[1], reverse=True)
+        heavy = ranked[: max(1, math.ceil(len(ranked) * (100 - PERCENTILE) / 100))]
+        cuda = sum(1 for name, _ in heavy if name in CUDA_COMPILERS)
+        return "nvcc" if heavy and 2 * cuda >= len(heavy) else "compile"
 
 
 def size_text(size: int) -> str:

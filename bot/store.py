@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -305,8 +306,9 @@ class Store:
         return [dict(r) for r in self._query("SELECT * FROM audit ORDER BY id DESC LIMIT ?", (limit,))]
 
     # -- compiler memory per build ------------------------------------------------------------------
-    def record_job_memory(self, host: str, build: str, rss_values: Sequence[int]) -> None:
-        """Keep one run's peak RSS per compiler process; a build keeps its last JOB_MEMORY_RUNS runs."""
+    def record_job_memory(self, host: str, build: str, rss_values: Sequence[int], *, label: str | None = None) -> None:
+        """Keep one run's peak RSS per compiler process (``label``: what kind of job they were, e.g. "nvcc");
+        a build keeps its last JOB_MEMORY_RUNS runs."""
         if not rss_values:
             return
         values = sorted(int(v) for v in rss_values)
@@ -315,7 +317,7 @@ class Store:
             values = [values[int(i * step)] for i in range(JOB_MEMORY_VALUES)]
         with self._tx() as db:
             db.execute("INSERT INTO job_memory (host, build, recorded_at, rss) VALUES (?, ?, ?, ?)",
-                       (host, build, time.time(), json.dumps(values)))
+                       (host, build, time.time(), json.dumps({"rss": values, "label": label})))
             db.execute("DELETE FROM job_memory WHERE host = ? AND build = ? AND id NOT IN (SELECT id FROM "
                        "job_memory WHERE host = ? AND build = ? ORDER BY id DESC LIMIT ?)",
                        (host, build, host, build, JOB_MEMORY_RUNS))
@@ -323,7 +325,13 @@ class Store:
     def job_memory(self, host: str, build: str) -> list[int]:
         """Every kept peak RSS of the build's compiler processes, over its kept runs."""
         rows = self._query("SELECT rss FROM job_memory WHERE host = ? AND build = ?", (host, build))
-        return [int(v) for r in rows for v in json.loads(r["rss"])]
+        return [int(v) for r in rows for v in _job_record(r["rss"])[0]]
+
+    def job_memory_label(self, host: str, build: str) -> str | None:
+        """What kind of job the build's kept runs mostly were ("nvcc", "compile"), if they said."""
+        rows = self._query("SELECT rss FROM job_memory WHERE host = ? AND build = ?", (host, build))
+        labels = Counter(label for r in rows if (label := _job_record(r["rss"])[1]))
+        return labels.most_common(1)[0][0] if labels else None
 
     def job_memory_runs(self, host: str, build: str) -> int:
         """How many runs :meth:`job_memory` covers."""
@@ -365,6 +373,14 @@ class Store:
     def paused(self, run_id: int) -> list[tuple[int, int]]:
         return [(int(r["pid"]), int(r["start"])) for r in
                 self._query("SELECT pid, start FROM paused WHERE run_id = ?", (run_id,))]
+
+
+def _job_record(text: str) -> tuple[list[int], str | None]:
+    """A job_memory row's (peaks, label); rows from before labels are a bare list."""
+    data = json.loads(text)
+    if isinstance(data, dict):
+        return [int(v) for v in data.get("rss", ())], data.get("label")
+    return [int(v) for v in data], None
 
 
 def _run(r: sqlite3.Row) -> BuildRun:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import os
 import pwd
+import sqlite3
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -61,9 +62,10 @@ def test_advice_from_two_recorded_runs(store: Store) -> None:
     run1 = run_of([0.2] * 10 + [6.5] * 10, first_pid=1000)
     run2 = run_of([0.2] * 10 + [6.6] * 7 + [6.8] * 3, first_pid=2000)
     assert sorted(run1.values) == sorted([int(0.2 * GIB)] * 10 + [int(6.5 * GIB)] * 10)
-    store.record_job_memory("b200", "sgl-kernel", run1.values)
-    store.record_job_memory("b200", "sgl-kernel", run2.values)
-    advice = advise_build(store, "b200", "sgl-kernel", mem_total=449 * GIB, cores=128, label="nvcc")
+    assert run1.label == run2.label == "nvcc"  # the heaviest 5% are cicc: CUDA jobs
+    store.record_job_memory("b200", "sgl-kernel", run1.values, label=run1.label)
+    store.record_job_memory("b200", "sgl-kernel", run2.values, label=run2.label)
+    advice = advise_build(store, "b200", "sgl-kernel", mem_total=449 * GIB, cores=128)
     assert advice is not None
     # 40 peaks: the 38th smallest (p95, nearest rank) is one of run 2's 6.8 GiB cicc processes.
     assert advice.per_job_bytes == int(6.8 * GIB) and advice.runs == 2
@@ -188,3 +190,28 @@ def test_a_huge_run_is_thinned_evenly_so_its_percentiles_hold(store: Store) -> N
     assert len(kept) == 5000
     assert abs(percentile(kept, 95) - percentile(values, 95)) <= 8
     assert abs(percentile(kept, 50) - percentile(values, 50)) <= 8
+
+
+def test_the_job_kind_comes_from_the_heaviest_processes(store: Store) -> None:
+    job = JobMemory()
+    job.add(recorded(1, [(10 + i, "cicc", 0.1) for i in range(19)] + [(40, "cc1plus", 3.0)]))
+    assert job.label == "compile"  # many small CUDA processes, but a C++ one is the heaviest
+    job.add(recorded(2, [(50, "ptxas", 3.5)]))
+    assert job.label == "nvcc"  # the heaviest two: one CUDA, one not
+    assert JobMemory().label == "compile"
+    store.record_job_memory("b200", "mixed", [GIB], label="compile")
+    store.record_job_memory("b200", "mixed", [GIB], label="nvcc")
+    store.record_job_memory("b200", "mixed", [GIB], label="nvcc")
+    assert store.job_memory_label("b200", "mixed") == "nvcc"
+    advice = advise_build(store, "b200", "mixed", mem_total=100 * GIB, cores=8)
+    assert advice is not None and "per nvcc job" in advice.reasoning
+
+
+def test_rows_kept_before_labels_still_count(store: Store, tmp_path: Path) -> None:
+    db = sqlite3.connect(tmp_path / "state" / "rigops.sqlite3")
+    db.execute("INSERT INTO job_memory (host, build, recorded_at, rss) VALUES ('b200', 'old', 0, '[1073741824]')")
+    db.commit()
+    db.close()
+    assert store.job_memory("b200", "old") == [GIB] and store.job_memory_label("b200", "old") is None
+    advice = advise_build(store, "b200", "old", mem_total=100 * GIB, cores=8)
+    assert advice is not None and "per compile job" in advice.reasoning

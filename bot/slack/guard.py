@@ -107,7 +107,8 @@ class Guards:
                 await self._last_sample(guard)
             await self._tell_kills(guard)
             if run.state in ("succeeded", "failed"):  # a stopped build's compilers died before their peaks
-                self.services.store.record_job_memory(run.host, run.build, guard.peaks.values)
+                self.services.store.record_job_memory(run.host, run.build, guard.peaks.values,
+                                                      label=guard.peaks.label)
             if len(guard.series):
                 self.services.store.save_run_memory(run.id, guard.series.to_json())
         if post_chart and guard.thread is not None and len(guard.series) >= MIN_CHART_POINTS:
