@@ -43,6 +43,12 @@ class HostDigest:
     finished: tuple[BuildRun, ...] = ()  # ended since the digest's ``since``, newest first
     problem: str | None = None
     oom_kills: tuple[OomKillSeen, ...] = ()  # seen by the OOM guard since ``since``, oldest first
+    oom_counted: int | None = None  # the host's own count of OOM kills since ``since``, where it can be told
+
+    @property
+    def oom_total(self) -> int:
+        """OOM kills since ``since``: the host's count, or what the OOM guard saw if that is more."""
+        return max(len(self.oom_kills), self.oom_counted or 0)
     progress: Mapping[int, tuple[Progress, float | None]] = field(default_factory=dict)  # running runs: (progress, eta)
 
 
@@ -86,7 +92,11 @@ async def _host_digest(services: Services, name: str, *, since: float | None, ti
         return replace(known, problem=f"no answer within {timeout:g} s")
     except HostError as exc:
         return replace(known, problem=exc.reason)
-    return replace(known, snapshot=snapshot, gpus=gpus)
+    counted = None
+    if snapshot.oom_kill is not None and since is not None:
+        counted = services.store.oom_kills_counted(name, at=time.time(), boot_id=snapshot.boot_id,
+                                                   count=snapshot.oom_kill, since=since)
+    return replace(known, snapshot=snapshot, gpus=gpus, oom_counted=counted)
 
 
 def _oom_kills(services: Services, host: str, *, since: float | None) -> tuple[OomKillSeen, ...]:
@@ -135,7 +145,7 @@ def fingerprint(digest: Digest) -> str:
     """What "something changed" compares: hosts up or down, builds started or finished, memory getting low,
     GPUs going busy or idle, OOM kills — not the exact numbers, which change on every look."""
     parts = [[h.host, h.problem is None, [r.id for r in h.running], [r.id for r in h.finished],
-              _memory_level(h.snapshot), _gpu_state(h.gpus), len(h.oom_kills)] for h in digest.hosts]
+              _memory_level(h.snapshot), _gpu_state(h.gpus), h.oom_total] for h in digest.hosts]
     return hashlib.sha1(json.dumps(parts).encode()).hexdigest()[:16]
 
 

@@ -58,6 +58,10 @@ CREATE TABLE IF NOT EXISTS oom_events (
     whose TEXT NOT NULL, evidence TEXT NOT NULL, victim TEXT, victim_pid INTEGER
 );
 CREATE INDEX IF NOT EXISTS oom_events_by_host ON oom_events (host, at);
+CREATE TABLE IF NOT EXISTS oom_counters (
+    host TEXT NOT NULL, at REAL NOT NULL, boot_id TEXT NOT NULL, count INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS oom_counters_by_host ON oom_counters (host, at);
 CREATE TABLE IF NOT EXISTS run_memory (run_id INTEGER PRIMARY KEY, series TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS paused (run_id INTEGER NOT NULL, pid INTEGER NOT NULL, start INTEGER NOT NULL,
     PRIMARY KEY (run_id, pid, start));
@@ -353,6 +357,20 @@ class Store:
         rows = self._query("SELECT host, at, run_id, whose, evidence, victim, victim_pid FROM oom_events "
                            "WHERE host = ? AND at > ? ORDER BY at", (host, since))
         return [tuple(r) for r in rows]
+
+    def oom_kills_counted(self, host: str, *, at: float, boot_id: str, count: int, since: float) -> int | None:
+        """Keep a reading of a host's OOM-kill counter; return how many kills it counted since ``since`` (from
+        the first reading after it), or None without an earlier reading to compare with."""
+        with self._tx() as db:
+            rows = db.execute("SELECT boot_id, count FROM oom_counters WHERE host = ? AND at >= ? AND at < ? "
+                              "ORDER BY at LIMIT 1", (host, since, at)).fetchall()
+            db.execute("INSERT INTO oom_counters (host, at, boot_id, count) VALUES (?, ?, ?, ?)",
+                       (host, at, boot_id, count))
+            db.execute("DELETE FROM oom_counters WHERE at < ?", (at - OOM_RETENTION,))
+        if not rows:
+            return None
+        before_boot, before = rows[0]["boot_id"], int(rows[0]["count"])
+        return count - before if before_boot == boot_id and count >= before else count  # rebooted: since boot
 
     def save_run_memory(self, run_id: int, series: dict[str, Any]) -> None:
         with self._tx() as db:

@@ -7,6 +7,7 @@ import asyncio
 import contextlib
 import dataclasses
 import re
+import signal
 import socket
 import time
 from collections.abc import AsyncIterator
@@ -35,6 +36,7 @@ from bot.slack.digest_render import (
 from bot.store import BuildRun
 from tests.fakes.nvidia_smi import DATA, install_nvidia_smi, path_with
 from tests.harness import OPS, make_config, running_bot
+from tests.test_oom import Cgroups, cgroups, in_cgroup, vmstat_oom_kill  # noqa: F401 - a fixture
 
 UTC = ZoneInfo("UTC")
 GIB = 1 << 30
@@ -327,3 +329,26 @@ async def test_a_running_build_shows_its_progress_in_the_digest(emulator: SlackE
     body = "\n".join(b["text"]["text"] for b in digest_message(digest, tz=UTC, schedule=SCHEDULE)[1]
                      if b["type"] == "section")
     assert re.search(r"`app` running for [^(]* · \[3/10\]", body), body
+
+
+async def test_the_host_s_own_oom_count_covers_kills_outside_followed_builds(
+        state_dir: Path, gpus: Any, cgroups: Cgroups, fake_bin: Path) -> None:  # noqa: F811
+    if vmstat_oom_kill() is None:
+        pytest.skip("this kernel keeps no oom_kill counter in /proc/vmstat")
+    gpus("b200")
+    services = Services.open(make_config({"rig": {"address": "local"}}), state_dir)
+    try:
+        first = await collect(services, None, since=time.time() - 60, timeout=5.0)
+        assert first.hosts[0].oom_counted is None  # nothing earlier to compare with
+        victim = in_cgroup(cgroups.make("digest", 32 * 1024 * 1024), f"exec {fake_bin}/hog 64")
+        assert victim.wait(timeout=30) == -signal.SIGKILL  # the kernel's OOM killer, for real
+        second = await collect(services, None, since=first.taken_at, timeout=5.0)
+        third = await collect(services, None, since=second.taken_at, timeout=5.0)
+    finally:
+        await services.close()
+    (rig,) = second.hosts
+    assert rig.oom_kills == () and rig.oom_counted is not None and rig.oom_counted >= 1
+    body = "\n".join(b["text"]["text"] for b in digest_message(second, tz=UTC, schedule=SCHEDULE)[1]
+                     if b["type"] == "section")
+    assert f":boom: {rig.oom_counted} OOM kill" in body and f"{rig.oom_counted} elsewhere" in body
+    assert third.hosts[0].oom_counted == 0 and "OOM" not in digest_message(third, tz=UTC, schedule=SCHEDULE)[0]

@@ -25,7 +25,8 @@ ping -> time.
 snapshot {top=5, user=null, names=BUILD_TOOL_NAMES} -> time, meminfo (every /proc/meminfo key; kB values
     in bytes, HugePages_* counts as they are), loadavg [1, 5, 15], cores,
     top: the `top` largest processes by RSS [{pid, ppid, name, user, rss, start}],
-    tools: every live process whose tool name is in names (owned by user, if given)
+    tools: every live process whose tool name is in names (owned by user, if given), oom_kill (/proc/vmstat's
+    counter, null where the kernel has none), boot_id
     [{pid, ppid, name, user, rss, start, cmd (argv joined, <= 200 chars)}].
     Kernel threads are never listed.
 kill {roots=[[pid, start]...], names=[] (NB: no default list), user=null (= the agent's user),
@@ -766,6 +767,8 @@ def op_snapshot(req: dict[str, Any]) -> dict[str, Any]:
         "cores": os.cpu_count(),
         "top": top,
         "tools": tools,
+        "oom_kill": read_vmstat_oom_kill(),
+        "boot_id": BOOT_ID,
     }
 
 

@@ -57,15 +57,19 @@ class Snapshot:
     cores: int
     top: tuple[Proc, ...]
     tools: tuple[Proc, ...]
+    oom_kill: int | None = None  # the host's OOM kills since boot (a counter), where the kernel keeps one
+    boot_id: str = ""
 
     @classmethod
     def from_json(cls, host: str, d: Mapping[str, Any], *, used_formula: UsedFormula) -> Snapshot:
         load = tuple(float(x) for x in (d.get("loadavg") or (0, 0, 0)))[:3]
+        oom_kill = d.get("oom_kill")
         return cls(host=host, time=float(d.get("time", 0)),
                    memory=memory_from_meminfo(d.get("meminfo", {}), used_formula=used_formula),
                    loadavg=(load[0], load[1], load[2]), cores=int(d.get("cores") or 1),
                    top=tuple(Proc.from_json(p) for p in d.get("top", ())),
-                   tools=tuple(Proc.from_json(p) for p in d.get("tools", ())))
+                   tools=tuple(Proc.from_json(p) for p in d.get("tools", ())),
+                   oom_kill=int(oom_kill) if oom_kill is not None else None, boot_id=str(d.get("boot_id") or ""))
 
 
 @dataclass(frozen=True)

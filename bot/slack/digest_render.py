@@ -108,18 +108,19 @@ def run_line(run: BuildRun, *, now: float, tz: ZoneInfo, progress: tuple[Progres
     return f"{icon} `{run.build}` {run.state} at {clock(ended, tz)} after {took} (-j{run.jobs}, run {run.id}{code})"
 
 
-def oom_line(kills: Sequence[OomKillSeen], *, since_last_post: bool = True) -> str:
-    """":boom: 3 OOM kills since the last post: `cc1plus` ×2 in `sgl-kernel`, 1 elsewhere (`python3`)"."""
+def oom_line(kills: Sequence[OomKillSeen], *, total: int, since_last_post: bool = True) -> str:
+    """":boom: 3 OOM kills since the last post: `cc1plus` ×2 in `sgl-kernel`, 1 elsewhere (`python3`)" — the
+    kills the OOM guard saw in the builds it followed, and the rest of the host's own count."""
     ours: Counter[tuple[str, str]] = Counter((k.victim or "a process", k.build or "a build") for k in kills
                                              if k.whose == "build")
-    others = [k for k in kills if k.whose != "build"]
     parts = [f"`{victim}`" + (f" ×{n}" if n > 1 else "") + f" in `{build}`" for (victim, build), n in
              ours.most_common(SHOWN_PROCESSES)]
-    if others:
-        named = sorted({k.victim for k in others if k.victim})
-        parts.append(f"{len(others)} elsewhere" + (f" ({', '.join(f'`{v}`' for v in named[:3])})" if named else ""))
+    elsewhere = total - sum(ours.values())
+    if elsewhere > 0:
+        named = sorted({k.victim for k in kills if k.whose != "build" and k.victim})
+        parts.append(f"{elsewhere} elsewhere" + (f" ({', '.join(f'`{v}`' for v in named[:3])})" if named else ""))
     when_text = "since the last post" if since_last_post else "lately"
-    return f":boom: {len(kills)} OOM kill{'s' if len(kills) != 1 else ''} {when_text}: " + ", ".join(parts)
+    return f":boom: {total} OOM kill{'s' if total != 1 else ''} {when_text}: " + ", ".join(parts)
 
 
 def host_text(row: HostDigest, *, now: float, tz: ZoneInfo, finished: str = SINCE_LAST_POST) -> str:
@@ -128,8 +129,8 @@ def host_text(row: HostDigest, *, now: float, tz: ZoneInfo, finished: str = SINC
         lines = [f":red_circle: *{row.host}* — down: {row.problem or 'no answer'}"]
     else:
         lines = [f"*{row.host}* — {memory_line(row.snapshot)}", load_line(row.snapshot), *gpu_lines(row.gpus)]
-    if row.oom_kills:
-        lines.append(oom_line(row.oom_kills, since_last_post=finished == SINCE_LAST_POST))
+    if row.oom_total:
+        lines.append(oom_line(row.oom_kills, total=row.oom_total, since_last_post=finished == SINCE_LAST_POST))
     lines += [run_line(r, now=now, tz=tz, progress=row.progress.get(r.id)) for r in row.running]
     if row.finished:
         lines.append(finished)
@@ -173,7 +174,7 @@ def summary(digest: Digest) -> str:
     parts += [f"{down} down"] if down else []
     parts += [f"{running} build{'s' if running != 1 else ''} running"]
     parts += [f"{finished} finished since the last post"] if finished else []
-    kills = sum(len(h.oom_kills) for h in digest.hosts)
+    kills = sum(h.oom_total for h in digest.hosts)
     parts += [f"{kills} OOM kill{'s' if kills != 1 else ''}"] if kills else []
     return "rigops status: " + ", ".join(parts)
 
