@@ -154,11 +154,7 @@ class Guards:
         guard.last = sample
         guard.peaks.add(sample)
         guard.series.add(sample)
-        for kill in found.kills:
-            guard.series.add_kill(kill)
-        if found.kills:
-            self._record(guard, found.kills)
-            guard.kills_untold += found.kills
+        self._note_kills(guard, found.kills)
         if guard.kills_untold and time.monotonic() - guard.kills_told_at >= KILLS_EVERY:
             await self._tell_kills(guard)
         if found.alert is not None:
@@ -181,12 +177,7 @@ class Guards:
         except HostError:
             return
         guard.peaks.add(sample)
-        found = guard.watch.feed(sample)
-        if found.kills:
-            self._record(guard, found.kills)
-            guard.kills_untold += found.kills
-            for kill in found.kills:
-                guard.series.add_kill(kill)
+        self._note_kills(guard, guard.watch.feed(sample).kills)
 
     async def _tell_kills(self, guard: Guard) -> None:
         kills, guard.kills_untold = guard.kills_untold, []
@@ -194,9 +185,15 @@ class Guards:
         if guard.thread is not None and kills:
             await guard.thread.post(guard_render.kills_text(kills, guard.run))
 
-    def _record(self, guard: Guard, kills: tuple[OomKill, ...]) -> None:
+    def _note_kills(self, guard: Guard, kills: tuple[OomKill, ...]) -> None:
+        """OOM kills go into the state (for the digest), the chart, and the next message about kills."""
+        if not kills:
+            return
         self.services.store.add_oom_kills([(k.host, k.time, guard.run.id, k.whose, k.evidence, k.victim_name,
                                             k.victim_pid) for k in kills])
+        for kill in kills:
+            guard.series.add_kill(kill)
+        guard.kills_untold += kills
 
     # -- alerts ---------------------------------------------------------------------------------------
     async def _alert(self, guard: Guard, alert: Alert) -> None:
