@@ -17,7 +17,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot import intents
 from bot.actions import Requester
 from bot.errors import StateError
-from bot.plan import Plan, Step, half_jobs
+from bot.plan import MAX_JOBS, MIN_JOBS, Plan, Step, half_jobs
 from bot.services import Services
 from bot.slack import audit, guard_render, messages
 from bot.slack.conversation import execute, handle_plan
@@ -229,37 +229,43 @@ class Listeners:
         much power as a kill, so only for operators of the host."""
         await ack()
         async with self.services.activity.track():
-            action = body["actions"][0]
-            user = str(body["user"]["id"])
-            run_id, _, jobs = str(action.get("value") or "").partition(":")
-            run = self.services.store.run(int(run_id)) if run_id.isdigit() else None
-            if run is None or run.channel is None:
-                return
-            thread = Thread(client, run.channel, run.thread_ts)
-            guard = self.follower.guards.get(run.id)
-            if guard is None:
-                await thread.ephemeral(user, "That build is no longer running.")
-                return
-            what = {guard_render.RESTART_ACTION: "restart", guard_render.PAUSE_ACTION: "pause"}.get(
-                action["action_id"], "ignore")
-            step = Step("rebuild", jobs=int(jobs)) if what == "restart" and jobs.isdigit() else Step("kill")
-            plan = Plan(host=run.host, build=run.build, steps=(step,))
-            decision = await self.services.policy.decide(plan, user, channel=run.channel)
-            await audit.record(self.services, thread, "request", user=user, plan=plan,
-                               detail={"role": decision.role, "allowed": decision.allowed, "via": f"memory {what}"})
-            if not decision.allowed:
-                await thread.ephemeral(user, messages.denied(decision.reason))
-                return
-            if what == "restart" and step.jobs:
-                await self.follower.guards.settle_alert(guard, f"<@{user}> chose to restart at -j{step.jobs}.")
-                self.follower.guards.restart(guard, step.jobs, user=user)
-            elif what == "pause":
-                await self.follower.guards.settle_alert(guard, f"<@{user}> paused the heaviest compilers.")
-                await self.follower.guards.pause(guard, user=user)
-            else:
-                guard.ignored_by = user
-                await self.follower.guards.settle_alert(
-                    guard, f"Ignored by <@{user}>: no more pressure alerts for this run (OOM kills are still told).")
+            await self._guarded(client, {"channel": (body.get("channel") or {}).get("id")},
+                                lambda: self._memory_button(body, client))
+
+    async def _memory_button(self, body: dict[str, Any], client: AsyncWebClient) -> None:
+        action = body["actions"][0]
+        user = str(body["user"]["id"])
+        run_id, _, jobs = str(action.get("value") or "").partition(":")
+        run = self.services.store.run(int(run_id)) if run_id.isdigit() else None
+        if run is None or run.channel is None:
+            return
+        thread = Thread(client, run.channel, run.thread_ts)
+        guard = self.follower.guards.get(run.id)
+        if guard is None:
+            await thread.ephemeral(user, "That build is no longer running.")
+            return
+        what = {guard_render.RESTART_ACTION: "restart", guard_render.PAUSE_ACTION: "pause"}.get(
+            action["action_id"], "ignore")
+        if what == "restart" and not (jobs.isdigit() and MIN_JOBS <= int(jobs) <= MAX_JOBS):
+            return  # not a value rigops put on the button
+        step = Step("rebuild", jobs=int(jobs)) if what == "restart" else Step("kill")
+        plan = Plan(host=run.host, build=run.build, steps=(step,))
+        decision = await self.services.policy.decide(plan, user, channel=run.channel)
+        await audit.record(self.services, thread, "request", user=user, plan=plan,
+                           detail={"role": decision.role, "allowed": decision.allowed, "via": f"memory {what}"})
+        if not decision.allowed:
+            await thread.ephemeral(user, messages.denied(decision.reason))
+            return
+        if what == "restart" and step.jobs:
+            await self.follower.guards.settle_alert(guard, f"<@{user}> chose to restart at -j{step.jobs}.")
+            self.follower.guards.restart(guard, step.jobs, user=user)
+        elif what == "pause":
+            await self.follower.guards.settle_alert(guard, f"<@{user}> paused the heaviest compilers.")
+            await self.follower.guards.pause(guard, user=user)
+        else:
+            guard.ignored_by = user
+            await self.follower.guards.settle_alert(
+                guard, f"Ignored by <@{user}>: no more pressure alerts for this run (OOM kills are still told).")
 
     def _pressed_run(self, body: dict[str, Any]) -> tuple[str, BuildRun | None]:
         """Who pressed a button under a build's result, and that run (None when the state has forgotten it)."""
