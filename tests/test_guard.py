@@ -182,6 +182,8 @@ async def test_pause_stops_the_heaviest_compiler_and_resumes_it_when_memory_is_b
         stopped = [p for p in members(build_cg) if state_of(p) == "T"]
         assert [name_of(p) for p in stopped] == ["cc1plus"]
         assert [pid for pid, _ in app.follower.services.store.paused(run.id)] == stopped  # kept, should we die
+        card = await wait_text(emulator, root, "1 compiler paused")  # the live card says so too
+        assert "`hello` on *b200* — running" in card.text and "memory pressure:" in card.text
         settled = next(m for m in emulator.thread(OPS, root) if m.ts == alert.ts)
         assert not has_buttons(settled) and "paused the heaviest compilers" in thread_text(emulator, OPS, root)
 

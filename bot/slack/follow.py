@@ -212,7 +212,8 @@ class Follower:
             return
         text = render.build_card(state.run, progress, eta=eta,
                                  peak_used=state.peak_used, peak_tools=state.peak_tools,
-                                 total_memory=state.total_memory, final=final)
+                                 total_memory=state.total_memory, final=final,
+                                 memory_note=self.guards.note(state.run.id))
         ok = True
         if state.card_ts is None:
             state.card_ts = await state.thread.post(text)

@@ -75,6 +75,17 @@ class Guards:
     def get(self, run_id: int) -> Guard | None:
         return self._guards.get(run_id)
 
+    def note(self, run_id: int) -> str | None:
+        """What the build's card says of memory while it is tight: "memory pressure: 4% available, 3 compilers
+        paused"."""
+        guard = self._guards.get(run_id)
+        if guard is None or guard.last is None or not (guard.watch.in_episode or guard.paused):
+            return None
+        parts = [f"memory pressure: {_available_pct(guard.last):.0f}% available"] if guard.watch.in_episode else []
+        if guard.paused:
+            parts.append(f"{len(guard.paused)} compiler{'s' if len(guard.paused) != 1 else ''} paused")
+        return ", ".join(parts)
+
     def start(self, run: BuildRun, thread: Thread | None) -> None:
         if run.id in self._guards:
             return

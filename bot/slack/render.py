@@ -231,7 +231,7 @@ def progress_parts(progress: Progress, *, eta: float | None) -> list[str]:
 
 
 def build_card(run: BuildRun, progress: Progress, *, eta: float | None, peak_used: int, peak_tools: int,
-               total_memory: int, final: str | None) -> str:
+               total_memory: int, final: str | None, memory_note: str | None = None) -> str:
     """The live status card of a build, edited in place while it runs."""
     state = final or "running"
     elapsed = (run.ended_at if final and run.ended_at else time.time()) - run.started_at
@@ -242,6 +242,8 @@ def build_card(run: BuildRun, progress: Progress, *, eta: float | None, peak_use
     if total_memory:
         rows.append(f"peak memory used {human(peak_used)} of {human(total_memory)}"
                     + (f" (build tools {human(peak_tools)})" if peak_tools else ""))
+    if memory_note and not final:
+        rows.append(f":warning: {memory_note}")
     if progress.last_line and not final:
         rows.append(f"`{progress.last_line[:150]}`")
     return redact("\n".join(rows))
