@@ -258,14 +258,6 @@ class Store:
         with self._tx() as db:
             db.execute("DELETE FROM runs WHERE id = ? AND state = 'starting'", (run_id,))
 
-    def add_run(self, *, host: str, build: str, jobs: int | None, pid: int, start: int,
-                supervisor_pid: int | None, log: str, exit_file: str, boot_id: str | None,
-                started_by: str | None, channel: str | None, thread_ts: str | None) -> BuildRun:
-        run = self.begin_run(host=host, build=build, jobs=jobs, log=log, exit_file=exit_file, boot_id=boot_id,
-                             started_by=started_by, channel=channel, thread_ts=thread_ts)
-        return self.started_run(run.id, pid=pid, start=start, supervisor_pid=supervisor_pid, log=log,
-                                exit_file=exit_file)
-
     def run(self, run_id: int) -> BuildRun | None:
         rows = self._query("SELECT * FROM runs WHERE id = ?", (run_id,))
         return _run(rows[0]) if rows else None

@@ -81,3 +81,34 @@ def fake_bin(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = Path(tempfile.mkdtemp(prefix="rigops-fakebin-"))
     os.chmod(path, 0o755)
     return build_fake_tools(path)
+
+
+@pytest.fixture
+def public_tmp() -> Iterator[Path]:
+    """A temp dir any user can use (pytest's are private to us)."""
+    import shutil
+    import tempfile
+
+    path = Path(tempfile.mkdtemp(prefix="rigops-public-"))
+    path.chmod(0o777)
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+@pytest.fixture
+def cgroups() -> Iterator[Any]:
+    """Child memory cgroups with limits (tests.fakes.cgroups.Cgroups); skips where cgroup v1 memory is absent."""
+    from tests.fakes.cgroups import Cgroups, own_memory_cgroup
+
+    parent = own_memory_cgroup()
+    if parent is None:
+        pytest.skip("no cgroup v1 memory controller on this machine")
+    probe = parent / f"rigops-probe-{os.getpid()}"
+    try:
+        probe.mkdir()
+        probe.rmdir()
+    except OSError as exc:
+        pytest.skip(f"the memory cgroup {parent} is not writable here: {exc}")
+    c = Cgroups(parent)
+    yield c
+    c.close()

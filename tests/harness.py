@@ -11,6 +11,7 @@ from bot.config import Config, parse
 from bot.emulator import SlackEmulator
 from bot.services import Services
 from bot.slack.app import RigopsApp, connect, create_app, disconnect, socket_mode_handler
+from bot.store import BuildRun, Store
 
 OPS = "C0OPS"
 HUMAN = "U0HUMAN"
@@ -49,3 +50,10 @@ async def running_app(emu: SlackEmulator, config: Config, state_dir: Path, *, po
 async def running_bot(emu: SlackEmulator, config: Config, state_dir: Path) -> AsyncIterator[Services]:
     async with running_app(emu, config, state_dir) as app:
         yield app.follower.services
+
+
+def record_run(store: Store, host: str, build: str, *, jobs: int = 20, started_by: str | None = None) -> BuildRun:
+    """A running build in the state, for tests about what rigops shows of runs (no process behind it)."""
+    run = store.begin_run(host=host, build=build, jobs=jobs, log="/tmp/none.log", exit_file="/tmp/none.exit",
+                          boot_id=None, started_by=started_by, channel=None, thread_ts=None)
+    return store.started_run(run.id, pid=999_999, start=1, supervisor_pid=None, log=run.log, exit_file=run.exit_file)

@@ -23,7 +23,7 @@ from bot.hosts import Host, make_host
 from bot.hosts.models import Sample
 from bot.store import JOB_MEMORY_RUNS, Store
 from tests.fakes.tools import start_tool, stop
-from tests.hosts.test_agent_sample import fake_user
+from tests.fakes.users import fake_user
 
 MIB = 1 << 20
 GIB = 1 << 30

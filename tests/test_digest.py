@@ -34,9 +34,9 @@ from bot.slack.digest_render import (
     memory_bar,
 )
 from bot.store import BuildRun
+from tests.fakes.cgroups import Cgroups, in_cgroup, vmstat_oom_kill
 from tests.fakes.nvidia_smi import DATA, install_nvidia_smi, path_with
-from tests.harness import OPS, make_config, running_bot
-from tests.test_oom import Cgroups, cgroups, in_cgroup, vmstat_oom_kill  # noqa: F401 - a fixture
+from tests.harness import OPS, make_config, record_run, running_bot
 
 UTC = ZoneInfo("UTC")
 GIB = 1 << 30
@@ -138,9 +138,7 @@ def closed_port() -> int:
 
 
 def add_run(services: Services, host: str, build: str, *, state: str | None, user: str = "U0HUMAN") -> BuildRun:
-    run = services.store.add_run(host=host, build=build, jobs=20, pid=999_999, start=1, supervisor_pid=None,
-                                 log="/tmp/none.log", exit_file="/tmp/none.exit", boot_id=None, started_by=user,
-                                 channel=None, thread_ts=None)
+    run = record_run(services.store, host, build, started_by=user)
     if state is not None:
         services.store.finish_run(run.id, state=state, exit_status=0 if state == "succeeded" else 1)  # type: ignore[arg-type]
     return services.store.run(run.id) or run
@@ -332,7 +330,7 @@ async def test_a_running_build_shows_its_progress_in_the_digest(emulator: SlackE
 
 
 async def test_the_host_s_own_oom_count_covers_kills_outside_followed_builds(
-        state_dir: Path, gpus: Any, cgroups: Cgroups, fake_bin: Path) -> None:  # noqa: F811
+        state_dir: Path, gpus: Any, cgroups: Cgroups, fake_bin: Path) -> None:
     if vmstat_oom_kill() is None:
         pytest.skip("this kernel keeps no oom_kill counter in /proc/vmstat")
     gpus("b200")

@@ -9,16 +9,12 @@ a pressure alert that came before the kill, and must not blame it for an OOM kil
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import dataclasses
 import os
 import pwd
-import shutil
 import signal
-import subprocess
-import tempfile
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -29,8 +25,9 @@ from bot.hosts import Host, make_host
 from bot.hosts.agent import KernelLog
 from bot.hosts.models import CgroupMemory, ClassUsage, OomEvent, Pressure, Proc, Sample
 from bot.oom import Findings, OomKill, OomWatch, Thresholds
+from tests.fakes.cgroups import Cgroups, in_cgroup, vmstat_oom_kill
 from tests.fakes.tools import stop
-from tests.hosts.test_agent_sample import fake_user, popen_as
+from tests.fakes.users import fake_user
 
 MIB = 1 << 20
 GIB = 1 << 30
@@ -222,81 +219,6 @@ def test_a_limited_cgroup_is_the_memory_that_counts() -> None:
 # A real OOM kill in a memory cgroup
 
 
-def own_memory_cgroup() -> Path | None:
-    """This process's cgroup v1 memory directory, if there is one."""
-    mount = None
-    for line in Path("/proc/self/mountinfo").read_text().splitlines():
-        left, _, right = line.partition(" - ")
-        fields = right.split()
-        if len(fields) >= 3 and fields[0] == "cgroup" and "memory" in fields[2].split(","):
-            mount = left.split()[4]
-    if mount is None:
-        return None
-    for line in Path("/proc/self/cgroup").read_text().splitlines():
-        _, controllers, path = line.split(":", 2)
-        if "memory" in controllers.split(","):
-            return Path(mount) / path.lstrip("/")
-    return None
-
-
-class Cgroups:
-    """Child memory cgroups with a limit, below our own; everything in them is killed at the end."""
-
-    def __init__(self, parent: Path) -> None:
-        self.parent = parent
-        self.made: list[Path] = []
-
-    def make(self, name: str, limit: int) -> Path:
-        path = self.parent / f"rigops-test-{os.getpid()}-{name}"
-        path.mkdir()
-        self.made.append(path)
-        (path / "memory.limit_in_bytes").write_text(str(limit))
-        with contextlib.suppress(OSError):  # no swapping our way out of the limit
-            (path / "memory.memsw.limit_in_bytes").write_text(str(limit))
-        return path
-
-    def close(self) -> None:
-        for path in self.made:
-            deadline = time.monotonic() + 20
-            while True:
-                pids = [int(p) for p in (path / "cgroup.procs").read_text().split()]
-                for pid in pids:
-                    with contextlib.suppress(ProcessLookupError):
-                        os.kill(pid, signal.SIGKILL)
-                try:
-                    path.rmdir()
-                    break
-                except OSError:
-                    if time.monotonic() > deadline:
-                        raise
-                    time.sleep(0.02)
-
-
-@pytest.fixture
-def cgroups() -> Iterator[Cgroups]:
-    parent = own_memory_cgroup()
-    if parent is None:
-        pytest.skip("no cgroup v1 memory controller on this machine")
-    probe = parent / f"rigops-probe-{os.getpid()}"
-    try:
-        probe.mkdir()
-        probe.rmdir()
-    except OSError as exc:
-        pytest.skip(f"the memory cgroup {parent} is not writable here: {exc}")
-    c = Cgroups(parent)
-    yield c
-    c.close()
-
-
-@pytest.fixture
-def public_tmp() -> Iterator[Path]:
-    """A temp dir the fake user can use (pytest's are private to us)."""
-    path = Path(tempfile.mkdtemp(prefix="rigops-oom-"))
-    path.chmod(0o777)
-    yield path
-    shutil.rmtree(path, ignore_errors=True)
-
-
 @pytest.fixture
 async def host() -> AsyncIterator[Host]:
     h = make_host(parse({"hosts": {"here": {"address": "local", "user": ME}}}).hosts["here"])
@@ -304,25 +226,9 @@ async def host() -> AsyncIterator[Host]:
     await h.close()
 
 
-def in_cgroup(cg: Path, script: str, *, user: str | None = None) -> subprocess.Popen[bytes]:
-    """``script`` run (as ``user``) by a shell that first moves itself into ``cg``, so that everything it
-    starts is in there too."""
-    if user is not None:  # cgroup v1 lets the owner of cgroup.procs move their own processes in
-        entry = pwd.getpwnam(user)
-        os.chown(cg / "cgroup.procs", entry.pw_uid, entry.pw_gid)
-    return popen_as(user, ["/bin/sh", "-c", f"echo $$ > {cg}/cgroup.procs || exit 99\n{script}"])
-
-
 def start_of(pid: int) -> int:
     data = Path(f"/proc/{pid}/stat").read_bytes()
     return int(data[data.rfind(b")") + 2 :].split()[19])
-
-
-def vmstat_oom_kill() -> int | None:
-    for line in Path("/proc/vmstat").read_text().splitlines():
-        if line.startswith("oom_kill "):
-            return int(line.split()[1])
-    return None
 
 
 class Recorder:

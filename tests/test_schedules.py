@@ -29,7 +29,7 @@ from bot.scheduler import DB_NAME, LOCK_NAME, ScheduleRunner
 from bot.slack.app import RigopsApp
 from bot.slack.schedules import Schedules, parse_add
 from tests.fakes.nvidia_smi import install_nvidia_smi, path_with
-from tests.harness import ADMIN, OPS, make_config, running_app
+from tests.harness import ADMIN, OPS, make_config, record_run, running_app
 
 DIGEST = "C0DIGEST"
 BERLIN = ZoneInfo("Europe/Berlin")
@@ -310,9 +310,7 @@ async def test_only_changes_skips_a_post_when_nothing_changed(emulator: SlackEmu
             await eventually(lambda run=run: runner(app).runs == run)  # type: ignore[misc]
         assert len(digests(emulator)) == 1 and runner(app).list()[0].last_post_at is not None
         store = app.follower.services.store
-        done = store.add_run(host="b200", build="sgl-kernel", jobs=8, pid=999_999, start=1, supervisor_pid=None,
-                             log="/tmp/x.log", exit_file="/tmp/x.exit", boot_id=None, started_by=None, channel=None,
-                             thread_ts=None)
+        done = record_run(store, "b200", "sgl-kernel", jobs=8)
         store.finish_run(done.id, state="succeeded", exit_status=0)
         fire(app, "1")
         await emulator.wait_for(lambda: len(digests(emulator)) == 2)

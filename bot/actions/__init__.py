@@ -11,8 +11,9 @@ from dataclasses import dataclass, field
 
 from bot.chart import MemorySeries
 from bot.config import BuildConfig, HostConfig
+from bot.errors import PlanError
 from bot.hosts import Host
-from bot.store import Store
+from bot.store import BuildRun, Store
 
 
 @dataclass(frozen=True)
@@ -34,6 +35,18 @@ class Requester:
     user: str
     channel: str | None = None
     thread_ts: str | None = None
+
+
+def newest_run(ctx: ActionContext, *, missing: str) -> BuildRun:
+    """The newest run of the target's build (any build, when it names none). Raises PlanError("``missing``:
+    rigops has not started …") when there is none."""
+    target = ctx.target
+    build = target.build.name if target.build else None
+    runs = ctx.store.runs(host=target.config.name, build=build, limit=1)
+    if not runs:
+        what = f"{build} on {target.config.name}" if build else f"any build on {target.config.name}"
+        raise PlanError(f"{missing}: rigops has not started {what}")
+    return runs[0]
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass
 
-from bot.actions import ActionContext
+from bot.actions import ActionContext, newest_run
 from bot.chart import MemorySeries, render_memory_chart
 from bot.errors import PlanError
 from bot.store import BuildRun
@@ -22,13 +22,7 @@ class MemoryChart:
 async def memory_chart(ctx: ActionContext) -> MemoryChart:
     """The chart of the newest run: live while rigops follows it, else as the state kept it. Raises PlanError
     when there is no run or it has no samples."""
-    target = ctx.target
-    build = target.build.name if target.build else None
-    runs = ctx.store.runs(host=target.config.name, build=build, limit=1)
-    if not runs:
-        what = f"{build} on {target.config.name}" if build else f"any build on {target.config.name}"
-        raise PlanError(f"no memory chart yet: rigops has not started {what}")
-    run = runs[0]
+    run = newest_run(ctx, missing="no memory chart yet")
     series = ctx.memory.get(run.id)
     if series is None:
         stored = ctx.store.run_memory(run.id)

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from bot.actions import ActionContext
-from bot.errors import PlanError
+from bot.actions import ActionContext, newest_run
 from bot.hosts.models import Tail
 from bot.plan import DEFAULT_LOG_LINES
 from bot.store import BuildRun
@@ -19,11 +18,6 @@ class LogTail:
 
 async def tail_log(ctx: ActionContext, *, lines: int | None) -> LogTail:
     """The last ``lines`` lines of the newest run's log. Raises PlanError when there is none, HostError."""
-    target = ctx.target
-    build = target.build.name if target.build else None
-    runs = ctx.store.runs(host=target.config.name, build=build, limit=1)
-    if not runs:
-        what = f"{build} on {target.config.name}" if build else f"any build on {target.config.name}"
-        raise PlanError(f"no build log yet: rigops has not started {what}")
-    tail = await target.host.tail(runs[0].log, lines=lines or DEFAULT_LOG_LINES)
-    return LogTail(run=runs[0], tail=tail)
+    run = newest_run(ctx, missing="no build log yet")
+    tail = await ctx.target.host.tail(run.log, lines=lines or DEFAULT_LOG_LINES)
+    return LogTail(run=run, tail=tail)

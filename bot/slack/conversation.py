@@ -174,7 +174,7 @@ async def _show_result(thread: Thread, result: StepResult) -> str:
             await thread.post(render.gpu_text(result))
             return ""
         case MemoryChart():
-            await thread.upload_file(result.png, filename=f"{result.run.build}-run{result.run.id}-memory.png",
+            await thread.upload(result.png, filename=f"{result.run.build}-run{result.run.id}-memory.png",
                                      title=f"{result.run.build} on {result.run.host}: memory of run {result.run.id}")
             return f"peak {human(result.peak_used)} in use"
     raise AssertionError(f"unrendered result {type(result).__name__}")

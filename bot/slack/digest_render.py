@@ -13,7 +13,7 @@ from bot.hosts.models import Gpu, GpuReport, Snapshot
 from bot.memory import Memory, human
 from bot.progress import Progress
 from bot.scheduler import Schedule
-from bot.slack.render import RESULT_ICON, duration, progress_parts
+from bot.slack.render import RESULT_ICON, duration, progress_parts, tool_counts
 from bot.store import BuildRun
 
 BAR_WIDTH = 20
@@ -55,11 +55,7 @@ def load_line(snap: Snapshot) -> str:
     one, five, fifteen = snap.loadavg
     line = f"load {one:.1f} · {five:.1f} · {fifteen:.1f} on {snap.cores} cores"
     if snap.tools:
-        counts: dict[str, int] = {}
-        for p in snap.tools:
-            counts[p.name] = counts.get(p.name, 0) + 1
-        names = ", ".join(f"{n} × {name}" for name, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
-        line += f" · build processes: {names} ({human(sum(p.rss for p in snap.tools))})"
+        line += f" · build processes: {tool_counts(snap.tools)} ({human(sum(p.rss for p in snap.tools))})"
     return line
 
 

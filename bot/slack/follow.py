@@ -71,9 +71,6 @@ class Following:
     card_ts: str | None = None
     card_due: float = 0.0
     card_interval: float = CARD_INTERVAL
-    peak_used: int = 0
-    peak_tools: int = 0
-    total_memory: int = 0
     gone_since: float | None = None
 
 
@@ -155,10 +152,6 @@ class Follower:
                 await self._finish(state, "lost", None)
                 return True
             return False
-        snap = await host.snapshot(user=self.services.config.hosts[run.host].user, top=0)
-        state.total_memory = snap.memory.total
-        state.peak_used = max(state.peak_used, snap.memory.used)
-        state.peak_tools = max(state.peak_tools, sum(p.rss for p in snap.tools))
         await self._card(state, final=None)
         return False
 
@@ -210,9 +203,10 @@ class Follower:
         now = time.monotonic()
         if final is None and now < state.card_due:
             return
-        text = render.build_card(state.run, progress, eta=eta,
-                                 peak_used=state.peak_used, peak_tools=state.peak_tools,
-                                 total_memory=state.total_memory, final=final,
+        guard = self.guards.get(state.run.id)  # its samples hold the memory the card shows
+        text = render.build_card(state.run, progress, eta=eta, peak_used=guard.peak_used if guard else 0,
+                                 peak_tools=guard.peak_tools if guard else 0,
+                                 total_memory=guard.last.mem_total if guard and guard.last else 0, final=final,
                                  memory_note=self.guards.note(state.run.id))
         ok = True
         if state.card_ts is None:

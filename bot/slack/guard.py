@@ -22,7 +22,7 @@ from bot.advisor import JobMemory
 from bot.chart import MemorySeries, render_memory_chart
 from bot.errors import HostError, RigopsError
 from bot.hosts.models import Sample
-from bot.oom import Alert, OomKill, OomWatch, Thresholds
+from bot.oom import Alert, OomKill, OomWatch, Thresholds, headroom
 from bot.plan import Plan, Step
 from bot.services import Services
 from bot.slack import guard_render
@@ -50,6 +50,8 @@ class Guard:
     peaks: JobMemory = field(default_factory=JobMemory)
     series: MemorySeries = field(default_factory=MemorySeries)
     last: Sample | None = None
+    peak_used: int = 0  # the most memory in use on the host, and by the build's tools, in any sample
+    peak_tools: int = 0
     alert: Alert | None = None
     alert_ts: str | None = None
     ignored_by: str | None = None
@@ -163,6 +165,8 @@ class Guards:
     async def _feed(self, guard: Guard, sample: Sample) -> None:
         found = guard.watch.feed(sample)
         guard.last = sample
+        guard.peak_used = max(guard.peak_used, sample.mem_total - sample.mem_available)
+        guard.peak_tools = max(guard.peak_tools, sample.drivers.rss + sample.compilers.rss + sample.linkers.rss)
         guard.peaks.add(sample)
         guard.series.add(sample)
         self._note_kills(guard, found.kills)
@@ -229,7 +233,7 @@ class Guards:
         if guard.thread is None or not len(guard.series):
             return
         png = await asyncio.to_thread(render_memory_chart, guard.series, title=title)
-        await guard.thread.upload_file(png, filename=f"{guard.run.build}-run{guard.run.id}-memory.png", title=title)
+        await guard.thread.upload(png, filename=f"{guard.run.build}-run{guard.run.id}-memory.png", title=title)
 
     async def settle_alert(self, guard: Guard, outcome: str) -> None:
         """Replace the alert's buttons with what was done about it."""
@@ -302,7 +306,9 @@ class Guards:
 
 
 def _available_pct(sample: Sample) -> float:
-    return 100.0 * sample.mem_available / sample.mem_total if sample.mem_total else 100.0
+    """Memory left, as the alerts count it: of the build's cgroup limit when that is the tighter."""
+    _, available, total = headroom(sample)
+    return 100.0 * available / total if total else 100.0
 
 
 async def cancel(task: asyncio.Task[None] | None) -> None:

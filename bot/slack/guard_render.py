@@ -9,6 +9,7 @@ from typing import Any
 from bot.advisor import size_text
 from bot.config import PressureAction
 from bot.oom import Alert, OomKill
+from bot.slack.render import button
 from bot.store import BuildRun
 
 RESTART_ACTION = "rigops_oom_restart"
@@ -55,10 +56,10 @@ def alert_message(alert: Alert, run: BuildRun, *, auto: PressureAction) -> tuple
         text += f"\nThis host's policy restarts the build at -j{jobs} by itself."
     buttons = []
     if jobs is not None and auto != "restart":
-        buttons.append(_button(f"Stop & restart at -j{jobs}", RESTART_ACTION, f"{run.id}:{jobs}", style="danger"))
+        buttons.append(button(f"Stop & restart at -j{jobs}", RESTART_ACTION, f"{run.id}:{jobs}", style="danger"))
     if auto != "pause":
-        buttons.append(_button("Pause the heaviest compilers", PAUSE_ACTION, str(run.id)))
-    buttons.append(_button("Ignore", IGNORE_ACTION, str(run.id)))
+        buttons.append(button("Pause the heaviest compilers", PAUSE_ACTION, str(run.id)))
+    buttons.append(button("Ignore", IGNORE_ACTION, str(run.id)))
     return text, [{"type": "section", "text": {"type": "mrkdwn", "text": text}},
                   {"type": "actions", "block_id": f"oom-{run.id}", "elements": buttons}]
 
@@ -107,11 +108,3 @@ def _victims(kills: Sequence[OomKill]) -> str:
     if len(kills) == 1 and kills[0].victim_pid:
         parts[0] += f" (pid {kills[0].victim_pid})"
     return ", ".join(parts)
-
-
-def _button(label: str, action_id: str, value: str, *, style: str | None = None) -> dict[str, Any]:
-    button: dict[str, Any] = {"type": "button", "action_id": action_id, "value": value,
-                              "text": {"type": "plain_text", "text": label}}
-    if style:
-        button["style"] = style
-    return button

@@ -109,8 +109,9 @@ def _counts(counts: dict[str, int] | Any) -> str:
     return ", ".join(f"{n} × {name}" for name, n in items)
 
 
-def _by_name(procs: Sequence[Proc]) -> dict[str, int]:
-    return dict(Counter(p.name for p in procs))
+def tool_counts(procs: Sequence[Proc]) -> str:
+    """"2 × cc1plus, 1 × ninja": processes by name, the most first."""
+    return _counts(Counter(p.name for p in procs))
 
 
 def _proc_line(p: Proc) -> str:
@@ -137,7 +138,7 @@ def snapshot_text(snap: Snapshot) -> str:
         rows.append("Top memory users:\n" + "\n".join(_proc_line(p) for p in snap.top))
     if snap.tools:
         total = sum(p.rss for p in snap.tools)
-        rows.append(f"Build tools running: {_counts(_by_name(snap.tools))} using {human(total)}")
+        rows.append(f"Build tools running: {tool_counts(snap.tools)} using {human(total)}")
     return _clip("\n".join(rows))
 
 
@@ -169,7 +170,7 @@ def status_text(report: StatusReport) -> str:
     tools = report.snapshot.tools
     started = {v.run.pid for v in report.runs if v.run.state == "running"}
     if tools:
-        rows.append(f"Build processes running: {_counts(_by_name(tools))} using {human(sum(p.rss for p in tools))}"
+        rows.append(f"Build processes running: {tool_counts(tools)} using {human(sum(p.rss for p in tools))}"
                     + ("" if started else " (not started by rigops)"))
     else:
         rows.append("No build processes running.")
@@ -267,20 +268,21 @@ def build_result(run: BuildRun, diagnosis: Diagnosis | None) -> tuple[str, list[
     elif diagnosis is not None:
         text += f"\nNo error line found. {diagnosis.fix}"
     text = redact(text)
-    buttons = [_button("Retry", RETRY_ACTION, run.id, primary=True)]
+    buttons = [button("Retry", RETRY_ACTION, run.id, style="primary")]
     if diagnosis is not None and diagnosis.category in MEMORY_CATEGORIES and (run.jobs or 0) > 1:
-        buttons.append(_button(f"Retry at -j{half_jobs(run.jobs)}", RETRY_HALF_ACTION, run.id))
-    buttons.append(_button("Show log", SHOW_LOG_ACTION, run.id))
+        buttons.append(button(f"Retry at -j{half_jobs(run.jobs)}", RETRY_HALF_ACTION, run.id))
+    buttons.append(button("Show log", SHOW_LOG_ACTION, run.id))
     return text, [{"type": "section", "text": {"type": "mrkdwn", "text": _clip(text)}},
                   {"type": "actions", "block_id": f"run-{run.id}", "elements": buttons}]
 
 
-def _button(label: str, action_id: str, run_id: int, *, primary: bool = False) -> dict[str, Any]:
-    button: dict[str, Any] = {"type": "button", "action_id": action_id, "value": str(run_id),
-                              "text": {"type": "plain_text", "text": label}}
-    if primary:
-        button["style"] = "primary"
-    return button
+def button(label: str, action_id: str, value: str | int, *, style: str | None = None) -> dict[str, Any]:
+    """A Block Kit button; ``style`` is "primary", "danger" or None."""
+    out: dict[str, Any] = {"type": "button", "action_id": action_id, "value": str(value),
+                           "text": {"type": "plain_text", "text": label}}
+    if style:
+        out["style"] = style
+    return out
 
 
 def fleet_text(where: str, step: Step, results: Sequence[HostResult]) -> str:

@@ -59,18 +59,12 @@ class Thread:
             if exc.response.get("error") != "already_reacted":
                 log.warning("reactions.add failed: %s", exc.response.get("error"))
 
-    async def upload(self, content: str, *, filename: str, title: str) -> None:
+    async def upload(self, content: str | bytes, *, filename: str, title: str) -> None:
+        """Attach a file: text is redacted first; bytes (a chart) hold no text to redact."""
         try:
-            await self.client.files_upload_v2(channel=self.channel, thread_ts=self.thread_ts, content=redact(content),
-                                              filename=filename, title=title)
+            await self.client.files_upload_v2(channel=self.channel, thread_ts=self.thread_ts, filename=filename,
+                                              content=redact(content) if isinstance(content, str) else content,
+                                              title=title)
         except SlackApiError as exc:
             log.error("files upload failed: %s", exc.response.get("error"))
             await self.post(f"(could not attach {filename}: {exc.response.get('error')})")
-
-    async def upload_file(self, content: bytes, *, filename: str, title: str) -> None:
-        """Attach a binary file (a chart); nothing in it is text to redact."""
-        try:
-            await self.client.files_upload_v2(channel=self.channel, thread_ts=self.thread_ts, content=content,
-                                              filename=filename, title=title)
-        except SlackApiError as exc:
-            log.error("files upload failed: %s", exc.response.get("error"))

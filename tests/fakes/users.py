@@ -6,8 +6,10 @@ import getpass
 import os
 import pwd
 import subprocess
+from typing import Any
 
 BUILD_USER = "rigops-build"
+SAMPLE_USER = "rigops-sample"
 
 
 def ensure_build_user(name: str = BUILD_USER) -> str:
@@ -21,3 +23,25 @@ def ensure_build_user(name: str = BUILD_USER) -> str:
         subprocess.run(["useradd", "--create-home", "--shell", "/bin/sh", name], check=True)
     subprocess.run(["usermod", "-p", "*", name], check=True)
     return name
+
+
+def fake_user() -> str | None:
+    """The user fake compilers run as: when we are root, one of these tests' own, so that other tests' kills
+    by name (of root's, nobody's or the build user's tools) never stop them; else ourselves (None)."""
+    if os.geteuid() != 0:
+        return None
+    try:
+        pwd.getpwnam(SAMPLE_USER)
+    except KeyError:  # another test process may be adding it too: look again rather than trust the exit code
+        subprocess.run(["useradd", "--no-create-home", "--shell", "/bin/sh", SAMPLE_USER], check=False,
+                       capture_output=True)
+        pwd.getpwnam(SAMPLE_USER)
+    return SAMPLE_USER
+
+
+def popen_as(user: str | None, argv: list[str]) -> subprocess.Popen[bytes]:
+    """``argv`` in a new session, as ``user`` (None: ourselves)."""
+    extra: dict[str, Any] = {}
+    if user is not None:
+        extra = {"user": user, "group": pwd.getpwnam(user).pw_gid, "extra_groups": []}
+    return subprocess.Popen(argv, stdin=subprocess.DEVNULL, start_new_session=True, cwd="/", **extra)

@@ -231,27 +231,6 @@ class Agent:
         return code
 
 
-@pytest.fixture
-def start_agent() -> Iterator[Callable[..., Agent]]:
-    agents: list[Agent] = []
-
-    def start(**kwargs: Any) -> Agent:
-        agent = Agent(**kwargs)
-        agents.append(agent)
-        return agent
-
-    yield start
-    for agent in agents:
-        agent.close()
-    for agent in agents:
-        assert agent.garbage == [], "the agent wrote non-protocol lines on stdout"
-
-
-@pytest.fixture
-def agent(start_agent: Callable[..., Agent]) -> Agent:
-    return start_agent()
-
-
 class Cleanup:
     def __init__(self) -> None:
         self.popens: list[subprocess.Popen[bytes]] = []
@@ -264,16 +243,6 @@ class Cleanup:
     def session(self, sid: int) -> int:
         self.sessions.append(sid)
         return sid
-
-
-@pytest.fixture
-def cleanup() -> Iterator[Cleanup]:
-    c = Cleanup()
-    yield c
-    for sid in c.sessions:
-        fake.kill_session(sid)
-    for proc in c.popens:
-        fake.stop(proc)
 
 
 @pytest.fixture(scope="session")

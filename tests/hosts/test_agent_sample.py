@@ -10,12 +10,10 @@ from __future__ import annotations
 
 import os
 import pwd
-import shutil
 import subprocess
 import sys
-import tempfile
 import time
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +22,7 @@ import pytest
 from bot.config import parse
 from bot.hosts import Host, make_host
 from tests.fakes.sshd import SshServer
+from tests.fakes.users import fake_user, popen_as
 from tests.hosts.test_agent import (
     IS_ROOT,
     MIB,
@@ -42,68 +41,6 @@ from tests.hosts.test_agent import (
 )
 
 ME = pwd.getpwuid(os.getuid()).pw_name
-SAMPLE_USER = "rigops-sample"
-
-
-def fake_user() -> str | None:
-    """The user fake compilers run as: when we are root, one of these tests' own, so that other tests' kills
-    by name (of root's, nobody's or the build user's tools) never stop them; else ourselves (None)."""
-    if os.geteuid() != 0:
-        return None
-    try:
-        pwd.getpwnam(SAMPLE_USER)
-    except KeyError:  # another test process may be adding it too: look again rather than trust the exit code
-        subprocess.run(["useradd", "--no-create-home", "--shell", "/bin/sh", SAMPLE_USER], check=False,
-                       capture_output=True)
-        pwd.getpwnam(SAMPLE_USER)
-    return SAMPLE_USER
-
-
-def popen_as(user: str | None, argv: list[str]) -> subprocess.Popen[bytes]:
-    """``argv`` in a new session, as ``user`` (None: ourselves)."""
-    extra: dict[str, Any] = {}
-    if user is not None:
-        extra = {"user": user, "group": pwd.getpwnam(user).pw_gid, "extra_groups": []}
-    return subprocess.Popen(argv, stdin=subprocess.DEVNULL, start_new_session=True, cwd="/", **extra)
-
-
-@pytest.fixture
-def public_tmp() -> Iterator[Path]:
-    """A temp dir the fake user can use (pytest's are private to us)."""
-    path = Path(tempfile.mkdtemp(prefix="rigops-sample-"))
-    path.chmod(0o777)
-    yield path
-    shutil.rmtree(path, ignore_errors=True)
-
-
-@pytest.fixture
-def start_agent() -> Iterator[Callable[..., Agent]]:
-    agents: list[Agent] = []
-
-    def start(**kwargs: Any) -> Agent:
-        agents.append(Agent(**kwargs))
-        return agents[-1]
-
-    yield start
-    for a in agents:
-        a.close()
-    for a in agents:
-        assert a.garbage == [], "the agent wrote non-protocol lines on stdout"
-
-
-@pytest.fixture
-def agent(start_agent: Callable[..., Agent]) -> Agent:
-    return start_agent()
-
-
-@pytest.fixture
-def cleanup() -> Iterator[Cleanup]:
-    c = Cleanup()
-    yield c
-    for sid in c.sessions:
-        fake.kill_session(sid)
-    for proc in c.popens:
-        fake.stop(proc)
 
 
 def root_of(proc: subprocess.Popen[bytes]) -> list[int]:

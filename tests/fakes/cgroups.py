@@ -1,0 +1,79 @@
+"""Memory cgroups with a limit for tests (cgroup v1, below our own), so that OOM kills are real."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import pwd
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+from tests.fakes.users import popen_as
+
+
+def own_memory_cgroup() -> Path | None:
+    """This process's cgroup v1 memory directory, if there is one."""
+    mount = None
+    for line in Path("/proc/self/mountinfo").read_text().splitlines():
+        left, _, right = line.partition(" - ")
+        fields = right.split()
+        if len(fields) >= 3 and fields[0] == "cgroup" and "memory" in fields[2].split(","):
+            mount = left.split()[4]
+    if mount is None:
+        return None
+    for line in Path("/proc/self/cgroup").read_text().splitlines():
+        _, controllers, path = line.split(":", 2)
+        if "memory" in controllers.split(","):
+            return Path(mount) / path.lstrip("/")
+    return None
+
+
+class Cgroups:
+    """Child memory cgroups with a limit, below our own; everything in them is killed at the end."""
+
+    def __init__(self, parent: Path) -> None:
+        self.parent = parent
+        self.made: list[Path] = []
+
+    def make(self, name: str, limit: int) -> Path:
+        path = self.parent / f"rigops-test-{os.getpid()}-{name}"
+        path.mkdir()
+        self.made.append(path)
+        (path / "memory.limit_in_bytes").write_text(str(limit))
+        with contextlib.suppress(OSError):  # no swapping our way out of the limit
+            (path / "memory.memsw.limit_in_bytes").write_text(str(limit))
+        return path
+
+    def close(self) -> None:
+        for path in self.made:
+            deadline = time.monotonic() + 20
+            while True:
+                pids = [int(p) for p in (path / "cgroup.procs").read_text().split()]
+                for pid in pids:
+                    with contextlib.suppress(ProcessLookupError):
+                        os.kill(pid, signal.SIGKILL)
+                try:
+                    path.rmdir()
+                    break
+                except OSError:
+                    if time.monotonic() > deadline:
+                        raise
+                    time.sleep(0.02)
+
+
+def in_cgroup(cg: Path, script: str, *, user: str | None = None) -> subprocess.Popen[bytes]:
+    """``script`` run (as ``user``) by a shell that first moves itself into ``cg``, so that everything it
+    starts is in there too."""
+    if user is not None:  # cgroup v1 lets the owner of cgroup.procs move their own processes in
+        entry = pwd.getpwnam(user)
+        os.chown(cg / "cgroup.procs", entry.pw_uid, entry.pw_gid)
+    return popen_as(user, ["/bin/sh", "-c", f"echo $$ > {cg}/cgroup.procs || exit 99\n{script}"])
+
+
+def vmstat_oom_kill() -> int | None:
+    for line in Path("/proc/vmstat").read_text().splitlines():
+        if line.startswith("oom_kill "):
+            return int(line.split()[1])
+    return None
