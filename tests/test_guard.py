@@ -20,7 +20,7 @@ import pytest
 from bot.config import Config
 from bot.emulator import Message, SlackEmulator, text_of
 from bot.slack.app import RigopsApp
-from bot.slack.guard_render import IGNORE_ACTION, PAUSE_ACTION, RESTART_ACTION
+from bot.slack.guard_render import IGNORE_ACTION, PAUSE_ACTION, RESTART_ACTION, RESUME_ACTION
 from bot.store import BuildRun, Store
 from tests.fakes.cgroups import Cgroups, in_cgroup
 from tests.harness import OPS, make_config, running_app
@@ -197,6 +197,33 @@ async def test_pause_stops_the_heaviest_compiler_and_resumes_it_when_memory_is_b
         assert "memory is back" in resumed.text
         assert state_of(stopped[0]) not in ("T", "gone")
         assert app.follower.services.store.paused(run.id) == []
+        await end_build(emulator, build_cg, run.pid)
+        await wait_text(emulator, root, "succeeded in")
+
+
+async def test_resume_now_lets_paused_compilers_go_on_while_memory_is_still_tight(
+        emulator: SlackEmulator, tmp_path: Path, state_dir: Path, build_cg: Path, fake_bin: Path,
+        public_tmp: Path) -> None:
+    hog_pid = public_tmp / "hog.pid"
+    async with running_app(emulator, config(tmp_path, build_cg, tight_build(fake_bin, hog_pid)), state_dir) as app:
+        root, run = await start(emulator, app)
+        alert = await alert_message(emulator, root)
+        await emulator.click(alert.ts, PAUSE_ACTION, user=OPERATOR, value=str(run.id))
+        paused = await wait_text(emulator, root, "paused the 1 heaviest compiler")
+        assert action_ids(paused) == [RESUME_ACTION]
+        stopped = [p for p in members(build_cg) if state_of(p) == "T"]
+        assert len(stopped) == 1
+
+        await emulator.click(paused.ts, RESUME_ACTION, user=VIEWER, value=str(run.id))
+        await emulator.wait_for(lambda: emulator.ephemerals(OPS, user=VIEWER), timeout=10)
+        assert state_of(stopped[0]) == "T"  # a viewer may not
+        await emulator.click(paused.ts, RESUME_ACTION, user=OPERATOR, value=str(run.id))
+        resumed = await wait_text(emulator, root, "Resumed 1 paused compiler")
+        assert "<@U0HUMAN> resumed them" in resumed.text
+        guard = app.follower.guards.get(run.id)
+        assert guard is not None and guard.watch.in_episode  # memory is still tight: this was the button
+        assert state_of(stopped[0]) not in ("T", "gone") and app.follower.services.store.paused(run.id) == []
+        assert ("resume", OPERATOR) in [(e["what"], e["user"]) for e in app.follower.services.store.audit_entries(50)]
         await end_build(emulator, build_cg, run.pid)
         await wait_text(emulator, root, "succeeded in")
 

@@ -273,10 +273,20 @@ class Guards:
             guard.paused_at = time.monotonic()
             self.services.store.set_paused(guard.run.id, guard.paused)
         if guard.thread is not None:
-            await guard.thread.post(guard_render.paused_text(len(stopped), sum(p.rss for p in stopped), user=user))
+            text, blocks = guard_render.paused_message(len(stopped), sum(p.rss for p in stopped), user=user,
+                                                       run=guard.run)
+            await guard.thread.post(text, blocks=blocks)
         return len(stopped)
 
-    async def _resume(self, guard: Guard, *, why: str, post: bool = True) -> None:
+    async def resume(self, guard: Guard, *, user: str) -> None:
+        """[Resume now]: let the paused compilers go on before memory is back."""
+        if not guard.paused:
+            if guard.thread is not None:
+                await guard.thread.ephemeral(user, "Nothing of this build is paused now.")
+            return
+        await self._resume(guard, why=f"<@{user}> resumed them", user=user)
+
+    async def _resume(self, guard: Guard, *, why: str, post: bool = True, user: str = AUTO_USER) -> None:
         targets, guard.paused = guard.paused, []
         host = self.services.hosts[guard.run.host]
         try:
@@ -286,7 +296,7 @@ class Guards:
             log.warning("resuming paused compilers of run %d: %s", guard.run.id, exc)
             return
         self.services.store.set_paused(guard.run.id, [])
-        self.services.store.audit("resume", user=AUTO_USER, host=guard.run.host, build=guard.run.build,
+        self.services.store.audit("resume", user=user, host=guard.run.host, build=guard.run.build,
                                   detail={"run": guard.run.id, "targets": [list(t) for t in targets], "why": why})
         if post and guard.thread is not None and result.signalled:
             await guard.thread.post(guard_render.resumed_text(len(result.signalled), why=why))

@@ -15,6 +15,7 @@ from bot.store import BuildRun
 RESTART_ACTION = "rigops_oom_restart"
 PAUSE_ACTION = "rigops_oom_pause"
 IGNORE_ACTION = "rigops_oom_ignore"
+RESUME_ACTION = "rigops_oom_resume"
 
 
 def fewer_jobs(alert: Alert, run: BuildRun) -> int | None:
@@ -92,10 +93,16 @@ def kills_text(kills: Sequence[OomKill], run: BuildRun) -> str:
     return "\n".join(lines)
 
 
-def paused_text(count: int, freed: int, *, user: str | None) -> str:
+def paused_message(count: int, freed: int, *, user: str | None, run: BuildRun) -> tuple[str, list[dict[str, Any]]]:
+    """Who paused how many compilers, with a button to let them go on before memory is back."""
     who = f"<@{user}> paused" if user else "Paused (this host's policy)"
-    return (f":double_vertical_bar: {who} the {count} heaviest compiler{'s' if count != 1 else ''} "
+    text = (f":double_vertical_bar: {who} the {count} heaviest compiler{'s' if count != 1 else ''} "
             f"({size_text(freed)} between them) with SIGSTOP; they carry on when memory is back.")
+    blocks: list[dict[str, Any]] = [{"type": "section", "text": {"type": "mrkdwn", "text": text}}]
+    if count:
+        blocks.append({"type": "actions", "block_id": f"paused-{run.id}",
+                       "elements": [button("Resume now", RESUME_ACTION, str(run.id))]})
+    return text, blocks
 
 
 def resumed_text(count: int, *, why: str) -> str:

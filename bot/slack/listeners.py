@@ -46,7 +46,8 @@ def register(app: AsyncApp, services: Services, follower: Follower,
     app.action(messages.RETRY_ACTION)(listeners.on_retry)
     app.action(messages.RETRY_HALF_ACTION)(listeners.on_retry)
     app.action(messages.SHOW_LOG_ACTION)(listeners.on_show_log)
-    for action_id in (guard_render.RESTART_ACTION, guard_render.PAUSE_ACTION, guard_render.IGNORE_ACTION):
+    for action_id in (guard_render.RESTART_ACTION, guard_render.PAUSE_ACTION, guard_render.IGNORE_ACTION,
+                      guard_render.RESUME_ACTION):
         app.action(action_id)(listeners.on_memory_button)
     app.error(listeners.on_error)
 
@@ -225,8 +226,8 @@ class Listeners:
                           requester=Requester(user=user))
 
     async def on_memory_button(self, ack: AsyncAck, body: dict[str, Any], client: AsyncWebClient) -> None:
-        """[Stop & restart at -jN] [Pause the heaviest compilers] [Ignore] under a memory-pressure alert: as
-        much power as a kill, so only for operators of the host."""
+        """[Stop & restart at -jN] [Pause the heaviest compilers] [Ignore] under a memory-pressure alert, and
+        [Resume now] under a pause: as much power as a kill, so only for operators of the host."""
         await ack()
         async with self.services.activity.track():
             await self._guarded(client, {"channel": (body.get("channel") or {}).get("id")},
@@ -244,8 +245,8 @@ class Listeners:
         if guard is None:
             await thread.ephemeral(user, "That build is no longer running.")
             return
-        what = {guard_render.RESTART_ACTION: "restart", guard_render.PAUSE_ACTION: "pause"}.get(
-            action["action_id"], "ignore")
+        what = {guard_render.RESTART_ACTION: "restart", guard_render.PAUSE_ACTION: "pause",
+                guard_render.RESUME_ACTION: "resume"}.get(action["action_id"], "ignore")
         if what == "restart" and not (jobs.isdigit() and MIN_JOBS <= int(jobs) <= MAX_JOBS):
             return  # not a value rigops put on the button
         step = Step("rebuild", jobs=int(jobs)) if what == "restart" else Step("kill")
@@ -262,6 +263,8 @@ class Listeners:
         elif what == "pause":
             await self.follower.guards.settle_alert(guard, f"<@{user}> paused the heaviest compilers.")
             await self.follower.guards.pause(guard, user=user)
+        elif what == "resume":
+            await self.follower.guards.resume(guard, user=user)
         else:
             guard.ignored_by = user
             await self.follower.guards.settle_alert(
