@@ -21,6 +21,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
+from bot.aio import cancel
 from bot.config import HostConfig
 from bot.errors import ActionFailed, AgentUnavailable, HostError, HostTimeout
 from bot.hosts.agent import BUILD_TOOL_NAMES
@@ -200,10 +201,7 @@ class Host(ABC):
             await self._close_agent(pipe)
         task, self._reader_task = self._reader_task, None
         for t in (task, pipe.drain):
-            if t is not None and t is not asyncio.current_task():
-                t.cancel()
-                with contextlib.suppress(asyncio.CancelledError, Exception):
-                    await t
+            await cancel(t)
 
     @property
     def connected(self) -> bool:

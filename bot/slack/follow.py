@@ -14,12 +14,13 @@ from dataclasses import dataclass, field
 
 from slack_sdk.web.async_client import AsyncWebClient
 
+from bot.aio import cancel
 from bot.diagnose import Diagnosis, diagnose
 from bot.errors import HostError
 from bot.progress import ProgressTracker
 from bot.services import Services
 from bot.slack import render
-from bot.slack.guard import SAMPLE_INTERVAL, Guards, cancel
+from bot.slack.guard import SAMPLE_INTERVAL, Guards
 from bot.slack.thread import Thread
 from bot.store import BuildRun, RunState
 

@@ -19,6 +19,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.actions import Requester
 from bot.advisor import JobMemory
+from bot.aio import cancel
 from bot.chart import MemorySeries, render_memory_chart
 from bot.errors import HostError, RigopsError
 from bot.hosts.models import Sample
@@ -319,13 +320,3 @@ def _available_pct(sample: Sample) -> float:
     """Memory left, as the alerts count it: of the build's cgroup limit when that is the tighter."""
     _, available, total = headroom(sample)
     return 100.0 * available / total if total else 100.0
-
-
-async def cancel(task: asyncio.Task[None] | None) -> None:
-    """Cancel a task and wait until it is done; a cancellation of the caller still reaches the caller."""
-    if task is None or task is asyncio.current_task():
-        return
-    task.cancel()
-    await asyncio.wait({task})
-    if not task.cancelled() and task.exception() is not None:
-        log.error("task %s failed", task.get_name(), exc_info=task.exception())
