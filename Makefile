@@ -33,7 +33,7 @@ sshd:
 
 lint: $(STAMP)
 	$(BIN)/ruff check bot tests bench
-	$(BIN)/mypy --strict bot
+	$(BIN)/mypy --strict bot slackemu
 
 unit: $(STAMP)
 	$(BIN)/pytest -q -m "not ssh"

@@ -17,7 +17,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import psutil
+
 from bench.common import ROOT, fake_bin, ms, percentile
+from tests.fakes.tools import read_stat_fields
 
 SECONDS = float(os.environ.get("RIGOPS_BENCH_AGENT_SECONDS", "20"))  # per phase
 EXTRA_PROCESSES = 200
@@ -46,9 +49,11 @@ class Agent:
         return result
 
     def rss(self) -> tuple[int, int]:
-        """(VmRSS, VmHWM) in bytes."""
-        fields = dict(line.split(":", 1) for line in Path(f"/proc/{self.proc.pid}/status").read_text().splitlines())
-        return int(fields["VmRSS"].split()[0]) * 1024, int(fields["VmHWM"].split()[0]) * 1024
+        """(RSS, peak RSS) in bytes. psutil has no peak RSS, and wait4's ru_maxrss starts at the parent's peak
+        (exec copies the high-water mark), so the peak is /proc's VmHWM."""
+        status = Path(f"/proc/{self.proc.pid}/status").read_text()
+        hwm_kib = next(int(line.split()[1]) for line in status.splitlines() if line.startswith("VmHWM:"))
+        return psutil.Process(self.proc.pid).memory_info().rss, hwm_kib * 1024
 
     def finish(self) -> float:
         """Close the agent; the CPU seconds (user + system) it used in all, exactly, from wait4."""
@@ -94,8 +99,9 @@ def busy_host(bin_dir: Path) -> Iterator[tuple[int, int]]:
               f"while :; do {bin_dir}/cc1plus 4 0.4 & sleep {CHURN_EVERY}; done")
     build = subprocess.Popen(["/bin/sh", "-c", script], stdin=subprocess.DEVNULL, start_new_session=True)
     try:
-        data = Path(f"/proc/{build.pid}/stat").read_bytes()
-        yield build.pid, int(data[data.rfind(b")") + 2 :].split()[19])
+        fields = read_stat_fields(build.pid)
+        assert fields is not None
+        yield build.pid, int(fields[19])  # the agent's start: clock ticks after boot, not psutil's epoch seconds
     finally:
         os.killpg(build.pid, signal.SIGKILL)
         build.wait()
@@ -109,7 +115,7 @@ def main() -> dict[str, float]:
     bin_dir = fake_bin()
     with busy_host(bin_dir) as root:
         time.sleep(1.0)  # let the fake build allocate before the idle baseline starts
-        procs = sum(1 for name in os.listdir("/proc") if name.isdigit())
+        procs = len(psutil.pids())
         idle = phase(None, {})
         snap = phase("snapshot", {"top": 5})
         sample = phase("sample", {"roots": [list(root)], "user": None, "cgroup": True})

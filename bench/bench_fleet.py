@@ -17,7 +17,7 @@ ROUNDS = 3
 
 
 async def bot_rounds(servers: list, user: str) -> tuple[float, float, float]:  # type: ignore[type-arg]
-    from bot.emulator import SlackEmulator
+    from slackemu import SlackEmulator
     from tests.harness import OPS, make_config, running_bot
 
     hosts = {f"n{i:02d}": s.host_table(user=user) for i, s in enumerate(servers)}

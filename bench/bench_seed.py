@@ -32,7 +32,7 @@ def start_build(bin_dir: Path, user: str) -> subprocess.Popen[bytes]:
 
 
 async def one_round(server: object, user: str, bin_dir: Path, workdir: Path) -> float:
-    from bot.emulator import SlackEmulator
+    from slackemu import SlackEmulator
     from tests.harness import OPS, make_config, running_bot
 
     table = server.host_table(user=user, builds={"sgl-kernel": {  # type: ignore[attr-defined]

@@ -12,18 +12,13 @@ import tempfile
 import time
 from pathlib import Path
 
+import psutil
+
 from bench.common import ms, percentile
 
 BURST = 200
 REQUESTS = 1000
 SLACK_LIMIT = 3.0
-
-
-def rss(pid: int) -> int:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) * 1024
-    return 0
 
 
 def start_bot(emu: object, folder: Path) -> subprocess.Popen[bytes]:
@@ -51,7 +46,7 @@ class Done:
 
 
 async def run() -> dict[str, float]:
-    from bot.emulator import SlackEmulator
+    from slackemu import SlackEmulator
 
     folder = Path(tempfile.mkdtemp(prefix="rigops-bench-slack-"))
     async with SlackEmulator() as emu:
@@ -70,7 +65,7 @@ async def measure(emu: object, pid: int) -> dict[str, float]:
     await emu.wait_connected(timeout=30)  # type: ignore[attr-defined]
     await emu.send_message("free -h", channel=OPS)  # type: ignore[attr-defined]
     await emu.wait_for(lambda: done.count == 1, timeout=30)  # type: ignore[attr-defined]
-    idle = rss(pid)
+    idle = psutil.Process(pid).memory_info().rss
     # a burst: half chatter the bot ignores, half requests it answers (each a memory probe and a post)
     envelopes = []
     for i in range(BURST):
@@ -89,7 +84,7 @@ async def measure(emu: object, pid: int) -> dict[str, float]:
         await emu.send_message("free -h" if i % 2 else "chatter", channel=OPS)  # type: ignore[attr-defined]
     await emu.wait_for(lambda: done.count == 1 + REQUESTS // 2, timeout=300)  # type: ignore[attr-defined]
     took = time.perf_counter() - began
-    after = rss(pid)
+    after = psutil.Process(pid).memory_info().rss
     return {"p50": percentile(lat, 0.5), "p99": percentile(lat, 0.99), "max": max(lat), "idle_rss": idle,
             "after_rss": after, "rate": (REQUESTS - BURST) / took}
 

@@ -1,13 +1,62 @@
-"""``rigops check``: reach every configured host and say, one line each, whether it works."""
+"""``rigops check``: reach every configured host and say, one line each, whether it works; then one line about
+rigops itself, from psutil: its own footprint, and the free space its SQLite state needs."""
 
 from __future__ import annotations
 
 import asyncio
+import platform
 import time
+from dataclasses import dataclass
+from pathlib import Path
 
+import psutil
+
+from bot.advisor import MIB, size_text
 from bot.config import Config, HostConfig
 from bot.errors import HostError
 from bot.hosts import make_host
+
+# The state dir's disk is nearly full under either: SQLite fails its writes when the disk fills.
+LOW_DISK_BYTES = 100 * MIB
+LOW_DISK_FRACTION = 0.01
+
+
+@dataclass(frozen=True)
+class Footprint:
+    """This rigops process as psutil sees it."""
+
+    pid: int
+    rss: int
+    cpu_seconds: float  # user + system
+    threads: int
+    open_files: int
+    fds: int
+
+    @classmethod
+    def measure(cls) -> Footprint:
+        proc = psutil.Process()
+        with proc.oneshot():
+            cpu = proc.cpu_times()
+            return cls(pid=proc.pid, rss=proc.memory_info().rss, cpu_seconds=cpu.user + cpu.system,
+                       threads=proc.num_threads(), open_files=len(proc.open_files()), fds=proc.num_fds())
+
+
+@dataclass(frozen=True)
+class StateDisk:
+    """Free space on the state dir's filesystem (its nearest existing parent's, before the first run)."""
+
+    free: int
+    total: int
+
+    @classmethod
+    def measure(cls, state_dir: Path) -> StateDisk:
+        """Raises OSError."""
+        usage = psutil.disk_usage(str(next(p for p in (state_dir, *state_dir.parents) if p.exists())))
+        return cls(free=usage.free, total=usage.total)
+
+    @property
+    def nearly_full(self) -> bool:
+        return self.free < LOW_DISK_BYTES or self.free < self.total * LOW_DISK_FRACTION
 
 
 async def check_host(config: HostConfig) -> tuple[bool, str]:
@@ -36,3 +85,32 @@ async def check_hosts(config: Config) -> int:
     for _, line in results:
         print(line)
     return 0 if all(ok for ok, _ in results) else 1
+
+
+def check_rigops(state_dir: Path) -> str:
+    """One line: this process's RSS, CPU time, threads, open files and fds, its Python, and the state dir's free
+    space, as a warning when that disk is nearly full or unreadable."""
+    me = Footprint.measure()
+    about = (f"rigops: pid {me.pid}, python {platform.python_version()}, RSS {size_text(me.rss)}, "
+             f"CPU {me.cpu_seconds:.2f} s, {_count(me.threads, 'thread')}, {_count(me.open_files, 'open file')}, "
+             f"{_count(me.fds, 'fd')}; state dir {state_dir}")
+    try:
+        disk = StateDisk.measure(state_dir)
+    except OSError as exc:
+        return f"WARN {about}: cannot read its free space ({exc.strerror})"
+    space = f"{size_text(disk.free)} free of {size_text(disk.total)} ({disk.free / (disk.total or 1):.1%})"
+    if disk.nearly_full:
+        return f"WARN {about}: {space}, nearly full: rigops' SQLite state fails when the disk is full"
+    return f"ok   {about}: {space}"
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'s' if n != 1 else ''}"
+
+
+async def run_checks(config: Config, *, state_dir: Path) -> int:
+    """Print one line per host, then one about rigops itself; 0 when every host answered, 1 otherwise (a nearly
+    full state disk is a warning: nothing has failed yet)."""
+    status = await check_hosts(config)
+    print(check_rigops(state_dir))
+    return status

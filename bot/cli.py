@@ -113,7 +113,7 @@ def _explain(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(plan.to_json()))
     else:
-        from bot.slack.render import describe_step
+        from bot.text.render import describe_step
 
         if plan.error:
             print(f"refused: {plan.error}")
@@ -141,9 +141,9 @@ def _diagnose(args: argparse.Namespace) -> int:
 
 
 def _check(args: argparse.Namespace) -> int:
-    from bot.checks import check_hosts
+    from bot.checks import run_checks
 
     cfg = config_mod.load(args.config)
     where = cfg.path or "no config file (local only)"
     print(f"config {where}: ok, {len(cfg.hosts)} host(s)")
-    return asyncio.run(check_hosts(cfg))
+    return asyncio.run(run_checks(cfg, state_dir=config_mod.state_dir(args.state_dir)))

@@ -1,32 +1,32 @@
-"""``rigops console``: the same app and listeners as in Slack, driven from a terminal.
+"""``rigops console``: the core driven from a terminal, the second front end beside Slack.
 
-An in-process Slack emulator stands where Slack would be: each input line becomes a real Socket Mode
-envelope (a channel message in one thread, or ``/rigops ...`` as a slash command), and whatever the bot
-posts, edits or reacts comes back through the Web API and is printed here.
+Each input line is a message in one thread of a console channel (or ``/rigops ...``, a slash command); what the
+core says comes back through :class:`ConsoleReply` and is printed. Choices are answered by typing: *yes* presses
+Run, *no* presses Cancel (``--yes`` presses Run by itself).
 """
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
-import os
+import itertools
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TextIO
 
 from bot.config import Config, SlackConfig
-from bot.emulator import ApiCall, SlackEmulator, render_blocks
-from bot.services import Services
-from bot.slack.app import connect, create_app, disconnect, socket_mode_handler
-from bot.slack.messages import CANCEL_ACTION, RUN_ACTION
+from bot.core.app import Core
+from bot.core.requests import Said, SlashCommand
+from bot.core.talk import Message, Place, Pressed
 
 CONSOLE_CHANNEL = "C0CONSOLE"
-PROXY_VARS = ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy")
 YES = frozenset({"y", "yes", "run", "go", "ok"})
 NO = frozenset({"n", "no", "cancel", "stop"})
 EMOJI = {":white_check_mark:": "✅", ":x:": "❌", ":hourglass_flowing_sand:": "⏳", ":white_small_square:": "▫️",
          ":heavy_minus_sign:": "➖", ":warning:": "⚠️", ":no_entry:": "⛔"}
+ANSWER_HINT = "rigops: (say yes to run it, no to cancel)"
+WELCOME = "rigops console — type a message as in the ops channel, or /rigops help. Ctrl-D quits."
 
 
 def _plain(text: str) -> str:
@@ -35,40 +35,59 @@ def _plain(text: str) -> str:
     return text
 
 
-class Printer:
-    """Prints what the bot does in Slack; remembers messages that wait for a Run button."""
+def lines_of(message: Message) -> list[str]:
+    """A message as terminal lines: its title, its sections (or text), its choices as ``[Run] [Cancel]``, its
+    footnote."""
+    rows = [message.title] if message.title else []
+    rows += (list(message.sections) or [message.text])
+    if message.choices:
+        rows.append(" ".join(f"[{c.label}]" for c in message.choices))
+    if message.footnote:
+        rows.append(message.footnote)
+    return _plain("\n".join(rows)).splitlines()
+
+
+class ConsoleReply:
+    """The core's Reply on a terminal. Remembers which messages wait for a choice."""
 
     def __init__(self, out: TextIO) -> None:
         self.out = out
+        self._ids = itertools.count(1)
         self.shown: dict[str, list[str]] = {}
-        self.waiting: list[str] = []  # ts of messages with Run / Cancel buttons
+        self.waiting: dict[str, Message] = {}  # message id -> a message with choices not yet answered
 
-    def on_call(self, call: ApiCall) -> None:
-        p = call.params
-        if call.method == "chat.postMessage":
-            self._show(str((call.response or {}).get("ts", "")), p)
-        elif call.method == "chat.update":
-            self._show(str(p.get("ts", "")), p, edit=True)
-        elif call.method == "reactions.add":
-            print(f"  [{p.get('name')}]", file=self.out, flush=True)
-        elif call.method == "files.completeUploadExternal":
-            print(f"rigops: (attached a file: {call.params.get('files')})", file=self.out, flush=True)
+    def _print(self, prefix: str, lines: list[str]) -> None:
+        if lines:
+            print(prefix + ("\n" + " " * len(prefix)).join(lines), file=self.out, flush=True)
 
-    def _show(self, ts: str, params: dict[str, Any], *, edit: bool = False) -> None:
-        blocks = params.get("blocks") or []
-        text = render_blocks(blocks) if blocks else str(params.get("text", ""))
-        lines = _plain(text).splitlines()
-        old = self.shown.get(ts, [])
-        new = [ln for ln in lines if ln not in old] if edit else lines
-        self.shown[ts] = lines
-        has_buttons = any(b.get("type") == "actions" for b in blocks if isinstance(b, dict))
-        if has_buttons and ts not in self.waiting:
-            self.waiting.append(ts)
-        elif not has_buttons and ts in self.waiting:
-            self.waiting.remove(ts)
-        if new:
-            prefix = "rigops (edit): " if edit else "rigops: "
-            print(prefix + ("\n" + " " * len(prefix)).join(new), file=self.out, flush=True)
+    async def post(self, place: Place, message: Message) -> str | None:
+        message_id = f"{next(self._ids)}.000000"
+        self._track(message_id, message)
+        self.shown[message_id] = lines_of(message)
+        self._print("rigops: ", self.shown[message_id])
+        return message_id
+
+    async def update(self, place: Place, message_id: str, message: Message) -> bool:
+        self._track(message_id, message)
+        lines, old = lines_of(message), self.shown.get(message_id, [])
+        self.shown[message_id] = lines
+        self._print("rigops (edit): ", [ln for ln in lines if ln not in old])
+        return True
+
+    async def react(self, place: Place, message_id: str, name: str) -> None:
+        print(f"  [{name}]", file=self.out, flush=True)
+
+    async def upload(self, place: Place, content: str | bytes, *, filename: str, title: str) -> None:
+        print(f"rigops: (attached a file: {filename} — {title})", file=self.out, flush=True)
+
+    async def private(self, place: Place, user: str, text: str) -> None:
+        self._print("rigops (only you see this): ", _plain(text).splitlines())
+
+    def _track(self, message_id: str, message: Message) -> None:
+        if any(c.kind in ("run", "cancel") for c in message.choices):
+            self.waiting[message_id] = message
+        else:
+            self.waiting.pop(message_id, None)
 
 
 async def _lines(prompt: bool) -> AsyncIterator[str]:
@@ -89,65 +108,54 @@ def _read_line(prompt: bool) -> str | None:
 
 async def run_console(config: Config, state_dir: Path, *, yes: bool, user: str, out: TextIO = sys.stdout) -> int:
     """Chat until end of input; returns the exit status."""
-    for proxy in PROXY_VARS:  # slack_sdk sends even loopback traffic through these
-        os.environ.pop(proxy, None)
     channels = (*config.slack.ops_channels, CONSOLE_CHANNEL)
     config = dataclasses.replace(config, slack=SlackConfig(ops_channels=channels))
     interactive = sys.stdin.isatty()
-    async with SlackEmulator() as emu:
-        services = Services.open(config, state_dir, console_admin=user)
-        app = create_app(services, bot_token=emu.bot_token, api_url=emu.api_url)
-        handler = socket_mode_handler(app, app_token=emu.app_token)
-        printer = Printer(out)
-        emu.on_call.append(printer.on_call)
-        try:
-            await connect(handler)
-            await emu.wait_connected()
-            await app.start()
-            if interactive:
-                print("rigops console — type a message as in the ops channel, or /rigops help. Ctrl-D quits.",
-                      file=out, flush=True)
-            session = _Session(emu, services, printer, user=user, yes=yes)
-            async for line in _lines(interactive):
-                await session.say(line)
-            await emu.wait_for(lambda: all(emu.ack_for(e) for e in emu.envelopes), timeout=10)
-        finally:
-            await disconnect(handler)
-            await app.close()
-            await services.close()
+    reply = ConsoleReply(out)
+    core = Core.open(config, state_dir, reply, console_admin=user)
+    try:
+        await core.start()
+        if interactive:
+            print(WELCOME, file=out, flush=True)
+        session = Session(core, reply, user=user, yes=yes)
+        async for line in _lines(interactive):
+            await session.say(line)
+    finally:
+        await core.close()
     return 0
 
 
-class _Session:
-    def __init__(self, emu: SlackEmulator, services: Services, printer: Printer, *, user: str, yes: bool) -> None:
-        self.emu, self.services, self.printer = emu, services, printer
+class Session:
+    """One person at the terminal, in one thread."""
+
+    def __init__(self, core: Core, reply: ConsoleReply, *, user: str, yes: bool) -> None:
+        self.core, self.reply = core, reply
         self.user, self.yes = user, yes
-        self.sent = 0
-        self.thread_ts: str | None = None
+        self.thread: str | None = None
+        self._typed = itertools.count(1)
 
     async def say(self, line: str) -> None:
         word = line.lower().strip(" .!")
-        if self.printer.waiting and (word in YES or word in NO):
-            await self._press(RUN_ACTION if word in YES else CANCEL_ACTION)
+        if self.reply.waiting and (word in YES or word in NO):
+            await self._press("run" if word in YES else "cancel")
         elif line.startswith("/rigops"):
-            await self.emu.send_slash(line.removeprefix("/rigops").strip(), channel=CONSOLE_CHANNEL, user=self.user)
-            await self._settle()
+            await self.core.command(SlashCommand(text=line.removeprefix("/rigops").strip(), user=self.user,
+                                                 channel=CONSOLE_CHANNEL))
         else:
-            event = await self.emu.send_message(line, channel=CONSOLE_CHANNEL, user=self.user,
-                                                thread_ts=self.thread_ts)
-            self.thread_ts = self.thread_ts or str(event["ts"])
-            await self._settle()
+            ts = f"{next(self._typed)}.500000"  # the person's own messages, apart from rigops' ids
+            self.thread = self.thread or ts
+            await self.core.said(Said(text=line, user=self.user, channel=CONSOLE_CHANNEL, ts=ts,
+                                      thread_ts=None if self.thread == ts else self.thread))
+        await self._settle()
 
     async def _settle(self) -> None:
-        self.sent += 1
-        await self.services.activity.wait_finished(self.sent)
-        while self.yes and self.printer.waiting:
-            await self._press(RUN_ACTION)
-        if self.printer.waiting and not self.yes:
-            print("rigops: (say yes to run it, no to cancel)", file=self.printer.out, flush=True)
+        while self.yes and self.reply.waiting:
+            await self._press("run")
+        if self.reply.waiting and not self.yes:
+            print(ANSWER_HINT, file=self.reply.out, flush=True)
 
-    async def _press(self, action_id: str) -> None:
-        ts = self.printer.waiting.pop()
-        await self.emu.click(ts, action_id, channel=CONSOLE_CHANNEL, user=self.user)
-        self.sent += 1
-        await self.services.activity.wait_finished(self.sent)
+    async def _press(self, kind: str) -> None:
+        message_id, message = self.reply.waiting.popitem()
+        choice = next(c for c in message.choices if c.kind == kind)
+        await self.core.pressed(Pressed(kind=choice.kind, value=choice.value, user=self.user,
+                                        place=Place(CONSOLE_CHANNEL, self.thread), message=message_id))

@@ -69,21 +69,27 @@ class Digest:
     hosts: tuple[HostDigest, ...]
 
 
+Progresses = Mapping[int, tuple[Progress, float | None]]
+
+
 async def collect(services: Services, hosts: Sequence[str] | None, *, since: float | None,
-                  timeout: float = PROBE_TIMEOUT) -> Digest:
-    """The digest of ``hosts`` (None: every configured host), all probed at once."""
+                  progress: Progresses | None = None, timeout: float = PROBE_TIMEOUT) -> Digest:
+    """The digest of ``hosts`` (None: every configured host), all probed at once; ``progress``: of the builds
+    being followed, (progress, ETA) by run id."""
     names = list(services.config.hosts) if hosts is None else list(hosts)
     taken_at = time.time()
-    rows = await asyncio.gather(*(_host_digest(services, name, since=since, timeout=timeout) for name in names))
+    rows = await asyncio.gather(*(_host_digest(services, name, since=since, timeout=timeout, progress=progress or {})
+                                  for name in names))
     return Digest(taken_at=taken_at, since=since, hosts=tuple(rows))
 
 
-async def _host_digest(services: Services, name: str, *, since: float | None, timeout: float) -> HostDigest:
+async def _host_digest(services: Services, name: str, *, since: float | None, timeout: float,
+                       progress: Progresses) -> HostDigest:
     runs = services.store.runs(host=name, limit=RECENT_RUNS)
     running = tuple(r for r in runs if r.state == "running")
     finished = tuple(r for r in runs if r.state != "running" and since is not None and (r.ended_at or 0) >= since)
     known = HostDigest(host=name, running=running, finished=finished, oom_kills=_oom_kills(services, name, since=since),
-                       progress={r.id: services.progress[r.id] for r in running if r.id in services.progress})
+                       progress={r.id: progress[r.id] for r in running if r.id in progress})
     if name not in services.config.hosts:
         return replace(known, problem="not in the config any more")
     try:

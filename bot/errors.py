@@ -9,12 +9,32 @@
         ├── HostKeyError       unknown or changed host key (never accepted)
         ├── HostTimeout        a request to the agent took longer than its timeout
         ├── AgentUnavailable   the agent could not start (no python3, crashed)
-        └── ActionFailed       the agent ran the request and reported an error
+        └── ActionFailed       the agent ran the request and reported an error; ``code`` says which:
+                bad_json        the request line was not JSON (a bot bug)
+                bad_request     an argument is missing or malformed (a bot bug)
+                unknown_op      the agent has no such operation (a bot bug)
+                unknown_user    the request names a user the host does not have
+                forbidden       the agent's user may not do that (signal another user's processes)
+                bad_workdir     spawn: the workdir is missing or not accessible
+                bad_path        spawn: the log or exit file cannot be created
+                spawn_failed    spawn: the build supervisor could not start the command
+                not_found       tail, read: no such file
+                not_a_file      tail, read: a directory, FIFO or device
+                unreadable      tail, read: the file exists but cannot be opened
+                internal        the agent failed unexpectedly (its stderr has the traceback); an op may
+                                have been half done
 
 Expected errors become a clear chat reply; their ``str()`` is written for people.
 """
 
 from __future__ import annotations
+
+from typing import Literal, get_args
+
+# What the agent says went wrong (the "type" of its error answers); bot/hosts/agent.py keeps the same list.
+AgentErrorCode = Literal["bad_json", "bad_request", "unknown_op", "unknown_user", "forbidden", "bad_workdir",
+                         "bad_path", "spawn_failed", "not_found", "not_a_file", "unreadable", "internal"]
+AGENT_ERROR_CODES: frozenset[str] = frozenset(get_args(AgentErrorCode))
 
 
 class RigopsError(Exception):
@@ -66,6 +86,7 @@ class AgentUnavailable(HostError):
 
 
 class ActionFailed(HostError):
-    def __init__(self, message: str, *, host: str, op: str) -> None:
+    def __init__(self, message: str, *, host: str, op: str, code: AgentErrorCode) -> None:
         super().__init__(message, host=host)
         self.op = op
+        self.code = code

@@ -22,16 +22,18 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field, replace
+from typing import cast
 
 from bot import intents_words as w
+from bot.commands import COMMANDS, WORDS
 from bot.config import ALL_HOSTS, NAME_RE, Config
 from bot.plan import ACTIONS, MAX_JOBS, MAX_LOG_LINES, MIN_JOBS, Action, Plan, Step, ThreadContext, half_jobs
 
 __all__ = ["SUBCOMMANDS", "parse", "parse_command"]
 
-HOST_FREE_ACTIONS: frozenset[str] = frozenset({"hosts", "help"})
-BUILD_DEFAULT_ACTIONS: frozenset[str] = frozenset({"kill", "rebuild", "log", "chart"})  # others keep build null
-ONE_HOST_ACTIONS: frozenset[str] = frozenset({"kill", "rebuild", "log", "chart"})
+HOST_FREE_ACTIONS: frozenset[str] = frozenset(c.name for c in COMMANDS if c.hosts == "none")
+BUILD_DEFAULT_ACTIONS: frozenset[str] = frozenset(c.name for c in COMMANDS if c.build_default)  # others: null
+ONE_HOST_ACTIONS: frozenset[str] = frozenset(c.name for c in COMMANDS if c.hosts == "one")
 RELATIVE_JOBS_WARNING = (
     "this thread has no earlier build of it to go by, so the rebuild uses its default -j (what past runs' "
     "memory advises, else the configured jobs); "
@@ -40,22 +42,8 @@ RELATIVE_JOBS_WARNING = (
 
 # --- /rigops subcommands -------------------------------------------------------------------------------
 
-SUBCOMMANDS: dict[str, Action] = {
-    "kill": "kill", "stop": "kill", "abort": "kill",
-    "mem": "mem", "memory": "mem", "ram": "mem", "free": "mem",
-    "rebuild": "rebuild", "retry": "rebuild", "restart": "rebuild",
-    "status": "status", "log": "log", "logs": "log", "tail": "log",
-    "gpu": "gpu", "gpus": "gpu", "nvidia-smi": "gpu",
-    "chart": "chart", "graph": "chart", "plot": "chart",
-    "hosts": "hosts", "help": "help",
-}
-USAGE: dict[str, str] = {
-    "kill": "/rigops kill [host] [build]", "mem": "/rigops mem [host]",
-    "rebuild": "/rigops rebuild [host] [build] [-jN]", "status": "/rigops status [host] [build]",
-    "log": "/rigops log [host] [build] [N]", "gpu": "/rigops gpu [host]",
-    "chart": "/rigops chart [host] [build]", "hosts": "/rigops hosts",
-    "help": "/rigops help",
-}
+SUBCOMMANDS: dict[str, Action] = {word: cast(Action, c.name) for word, c in WORDS.items() if c.is_action}
+USAGE: dict[str, str] = {c.name: c.full_usage for c in COMMANDS}
 CMD_JOBS_RE = re.compile(r"(?:-{1,2}j(?:obs)?=?|j|max_jobs=)?(-?[0-9]+)")
 CMD_LINES_RE = re.compile(r"(?:-n|--lines=?)?(-?[0-9]+)")
 CMD_JOIN_RE = re.compile(r"(?<!\S)(-{1,2}j(?:obs)?|-n|--lines)\s+(?=-?\d)")

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from bot.hosts.agent import COMPILER_NAMES
-from bot.hosts.models import OomEvent, Sample
+from bot.hosts.models import OomEvent, ProcId, Sample
 
 MIB = 1 << 20
 Whose = Literal["build", "other", "unknown"]
@@ -89,11 +89,11 @@ class Findings:
 class OomWatch:
     """Follows one build (its root processes and user) on one host through that host's Samples."""
 
-    def __init__(self, *, roots: Iterable[tuple[int, int]] = (), user: str | None = None,
+    def __init__(self, *, roots: Iterable[ProcId] = (), user: str | None = None,
                  thresholds: Thresholds | None = None) -> None:
         self.user = user
         self.thresholds = thresholds or Thresholds()
-        self._roots = frozenset(pid for pid, _ in roots)
+        self._root_pids = frozenset(pid for pid, _ in roots)
         self._prev: Sample | None = None
         # Kills a counter showed but no kernel line explained yet: the line follows the count, so a kill
         # stays owed for one sample before it is reported as of unknown victim.
@@ -136,7 +136,7 @@ class OomWatch:
         return tuple(kills)
 
     def _from_event(self, s: Sample, e: OomEvent) -> OomKill:
-        known = self._roots | {p.pid for p in (self._prev.top_compilers if self._prev else ())}
+        known = self._root_pids | {p.pid for p in (self._prev.top_compilers if self._prev else ())}
         own_cgroup = s.cgroup.path if s.cgroup is not None and s.cgroup.exclusive else None
         ours = (e.in_tree or e.victim_pid in known or (own_cgroup is not None and _within(e.cgroup, own_cgroup))
                 or (self.user is not None and e.user == self.user and e.victim_name in COMPILER_NAMES))

@@ -8,9 +8,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from bot.commands import COMMANDS
+
 Action = Literal["kill", "mem", "rebuild", "status", "log", "gpu", "chart", "hosts", "help"]
 ACTIONS: tuple[Action, ...] = ("kill", "mem", "rebuild", "status", "log", "gpu", "chart", "hosts", "help")
-DESTRUCTIVE: frozenset[Action] = frozenset({"kill", "rebuild"})
+DESTRUCTIVE: frozenset[str] = frozenset(c.name for c in COMMANDS if c.destructive)
 
 MIN_JOBS = 1
 MAX_JOBS = 1024

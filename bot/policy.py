@@ -11,8 +11,9 @@ from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
+from bot.commands import BY_NAME
 from bot.config import Config
-from bot.plan import DESTRUCTIVE, Plan
+from bot.plan import Plan
 from bot.policy_config import PolicyConfig, Role
 
 GroupMembers = Callable[[str], Awaitable[frozenset[str]]]
@@ -27,12 +28,12 @@ class Decision:
     reason: str = ""
 
 
-async def _no_groups(group: str) -> frozenset[str]:
+async def no_groups(group: str) -> frozenset[str]:
     return frozenset()
 
 
 class Policy:
-    def __init__(self, config: Config, *, members: GroupMembers = _no_groups, console_admin: str | None = None) -> None:
+    def __init__(self, config: Config, *, members: GroupMembers = no_groups, console_admin: str | None = None) -> None:
         self.config = config
         self.rules: PolicyConfig | None = config.policy
         self.members = members
@@ -66,7 +67,7 @@ class Policy:
     async def decide(self, plan: Plan, user: str, *, channel: str | None) -> Decision:
         """May ``user`` run ``plan``, and does it skip the Run button?"""
         role = await self.role(user, host=plan.host, channel=channel)
-        destructive = [s.action for s in plan.steps if s.action in DESTRUCTIVE]
+        destructive = [s.action for s in plan.steps if BY_NAME[s.action].role != "viewer"]
         if destructive and role == "viewer":
             where = f" on {plan.host}" if plan.host else ""
             why = ("there is no [policy] in rigops' config, so nobody may" if self.rules is None and

@@ -5,6 +5,10 @@ file's SQLAlchemyJobStore that calls ``bot.scheduler:run_schedule(schedule_id)``
 ``scheduler.lock`` runs jobs; another rigops on the same state dir keeps its scheduler paused (it may still
 add and remove schedules) and takes over when the lock frees, so nothing is posted twice. Runs missed while
 no rigops was up are coalesced into one post; a run missed by more than MISFIRE_GRACE is skipped.
+
+The rigops tables of that file have their own schema versions (``bot.store.migrations.SCHEDULE_MIGRATIONS``,
+applied by ``bot.store.sqlite``); APScheduler's ``apscheduler_jobs`` table is APScheduler's alone. A locked
+database never stops the processing of jobs: ``bot.store.jobstore.RetryingJobStore`` says how.
 """
 
 from __future__ import annotations
@@ -17,8 +21,7 @@ import json
 import logging
 import os
 import sqlite3
-from collections.abc import Awaitable, Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -32,7 +35,6 @@ from apscheduler.events import (  # type: ignore[import-untyped]
     EVENT_SCHEDULER_SHUTDOWN,
 )
 from apscheduler.jobstores.base import JobLookupError  # type: ignore[import-untyped]
-from apscheduler.jobstores.sqlalchemy import SQLAlchemyJobStore  # type: ignore[import-untyped]
 from apscheduler.schedulers.asyncio import AsyncIOScheduler  # type: ignore[import-untyped]
 from sqlalchemy import create_engine
 from sqlalchemy.exc import SQLAlchemyError
@@ -40,6 +42,9 @@ from sqlalchemy.exc import SQLAlchemyError
 from bot.config import ScheduleConfig
 from bot.errors import PlanError, StateError
 from bot.schedule_text import parse_when
+from bot.store.jobstore import RetryingJobStore
+from bot.store.migrations import SCHEDULE_MIGRATIONS
+from bot.store.sqlite import Database
 
 log = logging.getLogger(__name__)
 DB_NAME = "schedules.sqlite3"
@@ -50,6 +55,8 @@ REFRESH_INTERVAL = 30.0  # how often a paused rigops tries the lock, and the run
 JOBSTORE_RETRY = 10.0  # after the job store failed (the database locked), try again this much later
 SHUTDOWN_TIMEOUT = 5.0
 DB_TIMEOUT = 1.0  # seconds SQLite waits for another process's write; the event loop waits with it
+
+
 def config_id(schedule: ScheduleConfig) -> str:
     """A stable id for a config schedule: the same entry keeps its job (and its missed runs) across restarts."""
     spec = [schedule.cron, schedule.channel, schedule.hosts, schedule.timezone, schedule.only_changes]
@@ -90,73 +97,47 @@ class Posted:
     fingerprint: str
 
 
-TABLE_SCHEMA = """
-CREATE TABLE IF NOT EXISTS rigops_schedules (
-    id TEXT PRIMARY KEY, when_text TEXT NOT NULL, channel TEXT NOT NULL, hosts TEXT, timezone TEXT NOT NULL,
-    only_changes INTEGER NOT NULL, source TEXT NOT NULL, created_by TEXT, created_at REAL NOT NULL,
-    last_post_at REAL, last_fingerprint TEXT
-);
-CREATE TABLE IF NOT EXISTS rigops_schedule_ids (n INTEGER PRIMARY KEY AUTOINCREMENT);
-"""
-
-
 class ScheduleTable:
     """The schedules' rows, beside APScheduler's own table in the same SQLite file. Raises StateError."""
 
-    def __init__(self, db: sqlite3.Connection) -> None:
+    def __init__(self, db: Database) -> None:
         self._db = db
 
     @classmethod
     def open(cls, path: Path, *, timeout: float) -> ScheduleTable:
-        try:
-            db = sqlite3.connect(path, timeout=timeout, isolation_level=None, check_same_thread=False)
-            db.row_factory = sqlite3.Row
-            db.execute("PRAGMA journal_mode=WAL")
-            db.executescript(TABLE_SCHEMA)
-        except sqlite3.Error as exc:
-            raise StateError(f"cannot open the schedules in {path}: {exc}") from exc
-        return cls(db)
+        return cls(Database.open(path, what="schedules", migrations=SCHEDULE_MIGRATIONS, timeout=timeout))
 
     def close(self) -> None:
         self._db.close()
 
-    @contextmanager
-    def _sql(self) -> Iterator[sqlite3.Connection]:
-        try:
-            yield self._db
-        except sqlite3.Error as exc:
-            raise StateError(f"schedules database error: {exc}") from exc
-
     def new_id(self) -> str:
         """The next number for a schedule added from Slack; numbers are never reused."""
-        with self._sql() as db:
+        with self._db.transaction() as db:
             return str(db.execute("INSERT INTO rigops_schedule_ids DEFAULT VALUES").lastrowid)
 
     def insert(self, s: Schedule) -> None:
-        with self._sql() as db:
+        with self._db.transaction() as db:
             db.execute("INSERT INTO rigops_schedules (id, when_text, channel, hosts, timezone, only_changes, source, "
                        "created_by, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                        (s.id, s.when, s.channel, json.dumps(s.hosts) if s.hosts is not None else None, s.timezone,
                         int(s.only_changes), s.source, s.created_by, s.created_at))
 
     def delete(self, schedule_id: str) -> None:
-        with self._sql() as db:
+        with self._db.transaction() as db:
             db.execute("DELETE FROM rigops_schedules WHERE id = ?", (schedule_id,))
 
     def record_post(self, schedule_id: str, posted: Posted) -> None:
-        with self._sql() as db:
+        with self._db.transaction() as db:
             db.execute("UPDATE rigops_schedules SET last_post_at = ?, last_fingerprint = ? WHERE id = ?",
                        (posted.at, posted.fingerprint, schedule_id))
 
     def get(self, schedule_id: str) -> Schedule | None:
-        with self._sql() as db:
-            rows = db.execute("SELECT * FROM rigops_schedules WHERE id = ?", (schedule_id,)).fetchall()
+        rows = self._db.query("SELECT * FROM rigops_schedules WHERE id = ?", (schedule_id,))
         return _schedule(rows[0]) if rows else None
 
     def all(self) -> list[Schedule]:
         """Config schedules first, then Slack's in the order they were added."""
-        with self._sql() as db:
-            rows = db.execute("SELECT * FROM rigops_schedules ORDER BY source, created_at").fetchall()
+        rows = self._db.query("SELECT * FROM rigops_schedules ORDER BY source, created_at")
         return [_schedule(r) for r in rows]
 
 
@@ -205,19 +186,6 @@ class SchedulerLock:
 Poster = Callable[[Schedule], Awaitable[Posted | None]]
 
 
-class _Scheduler(AsyncIOScheduler):  # type: ignore[misc]
-    """An AsyncIOScheduler whose job processing survives a job store error (the database locked while it
-    records a job's next run): the error is logged and processing goes on after ``jobstore_retry_interval``."""
-
-    def _process_jobs(self) -> float | None:
-        try:
-            wait: float | None = super()._process_jobs()
-        except Exception:
-            log.exception("processing the schedules failed; trying again in %g s", self.jobstore_retry_interval)
-            return float(self.jobstore_retry_interval)
-        return wait
-
-
 # The running bot that submitted each schedule's job; the job finds it here by its schedule id.
 _RUNNERS: dict[str, ScheduleRunner] = {}
 
@@ -246,7 +214,8 @@ class ScheduleRunner:
         self.refresh = refresh
         self.runs = 0  # schedule runs this process finished (tests check that only one process runs them)
         engine = create_engine(f"sqlite:///{state_dir / DB_NAME}", connect_args={"timeout": DB_TIMEOUT})
-        self.scheduler = _Scheduler(jobstores={"default": SQLAlchemyJobStore(engine=engine)}, timezone=UTC,
+        self.jobstore = RetryingJobStore(engine=engine)
+        self.scheduler = AsyncIOScheduler(jobstores={"default": self.jobstore}, timezone=UTC,
                                           jobstore_retry_interval=retry)
         self._configured: Sequence[ScheduleConfig] = ()
         self._ticker: asyncio.Task[None] | None = None
@@ -281,7 +250,7 @@ class ScheduleRunner:
             _RUNNERS.update((s.id, self) for s in self.table.all())
         except StateError as exc:
             log.warning("cannot read the schedules: %s", exc)
-        self.scheduler.wakeup()  # also restarts processing after an error stopped its timer
+        self.scheduler.wakeup()  # also restarts processing if anything ever stopped its timer
 
     async def _tick_forever(self) -> None:
         while True:

@@ -1,11 +1,10 @@
-"""What the bot runs on: config, state, hosts, and a count of requests in flight (the console waits on it)."""
+"""What every part of rigops runs on: the config, the state, the hosts and the access policy. Built once, shared,
+never patched afterwards; what changes while rigops runs belongs to the part of the core that owns it."""
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 from bot.actions import ActionContext, Requester, Target
@@ -14,48 +13,23 @@ from bot.config import Config
 from bot.errors import PlanError
 from bot.hosts import Hosts
 from bot.plan import Plan
-from bot.policy import Policy
-from bot.progress import Progress
+from bot.policy import GroupMembers, Policy, no_groups
 from bot.store import Store
 
 
-class Activity:
-    """Counts handled requests so a front end can wait until what it sent has been dealt with."""
-
-    def __init__(self) -> None:
-        self.finished = 0
-        self._changed = asyncio.Condition()
-
-    @asynccontextmanager
-    async def track(self) -> AsyncIterator[None]:
-        try:
-            yield
-        finally:
-            async with self._changed:
-                self.finished += 1
-                self._changed.notify_all()
-
-    async def wait_finished(self, count: int) -> None:
-        async with self._changed:
-            await self._changed.wait_for(lambda: self.finished >= count)
-
-
-@dataclass
+@dataclass(frozen=True)
 class Services:
     config: Config
     store: Store
     hosts: Hosts
     policy: Policy
-    activity: Activity = field(default_factory=Activity)
-    holders: dict[tuple[str, str | None], str] = field(default_factory=dict)  # who runs the destructive action
-    memory: dict[int, MemorySeries] = field(default_factory=dict)  # the live memory series of followed runs
-    progress: dict[int, tuple[Progress, float | None]] = field(default_factory=dict)  # followed runs: (progress, eta)
-    _locks: dict[tuple[str, str | None], asyncio.Lock] = field(default_factory=dict)
 
     @classmethod
-    def open(cls, config: Config, state_dir: Path, *, console_admin: str | None = None) -> Services:
+    def open(cls, config: Config, state_dir: Path, *, members: GroupMembers = no_groups,
+             console_admin: str | None = None) -> Services:
+        """``members`` says who is in a user group (Slack's usergroups); ``console_admin`` is the console's user."""
         return cls(config=config, store=Store.open(state_dir), hosts=Hosts(config),
-                   policy=Policy(config, console_admin=console_admin))
+                   policy=Policy(config, members=members, console_admin=console_admin))
 
     async def close(self) -> None:
         await self.hosts.close()
@@ -69,9 +43,7 @@ class Services:
         build = host_config.builds.get(plan.build) if plan.build else None
         return Target(host=self.hosts[plan.host], config=host_config, build=build)
 
-    def context(self, plan: Plan, requester: Requester) -> ActionContext:
-        return ActionContext(target=self.target(plan), store=self.store, requester=requester, memory=self.memory)
-
-    def lock(self, plan: Plan) -> asyncio.Lock:
-        """One destructive action per host and build at a time."""
-        return self._locks.setdefault((plan.host or "", plan.build), asyncio.Lock())
+    def context(self, plan: Plan, requester: Requester, *,
+                memory: Mapping[int, MemorySeries] | None = None) -> ActionContext:
+        """What an action needs; ``memory``: the live memory series of followed runs (the OOM guard's)."""
+        return ActionContext(target=self.target(plan), store=self.store, requester=requester, memory=memory or {})

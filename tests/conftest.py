@@ -41,7 +41,7 @@ def state_dir(tmp_path: Path) -> Path:
 
 @pytest.fixture
 async def emulator() -> AsyncIterator[Any]:
-    from bot.emulator import SlackEmulator
+    from slackemu import SlackEmulator
 
     async with SlackEmulator() as emu:
         yield emu

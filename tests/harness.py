@@ -8,10 +8,10 @@ from pathlib import Path
 from typing import Any
 
 from bot.config import Config, parse
-from bot.emulator import SlackEmulator
-from bot.services import Services
+from bot.core.app import Core
 from bot.slack.app import RigopsApp, connect, create_app, disconnect, socket_mode_handler
 from bot.store import BuildRun, Store
+from slackemu import SlackEmulator
 
 OPS = "C0OPS"
 HUMAN = "U0HUMAN"
@@ -31,9 +31,8 @@ def make_config(hosts: dict[str, Any], *, confirm: bool = True, **extra: Any) ->
 async def running_app(emu: SlackEmulator, config: Config, state_dir: Path, *, poll: float = 0.2,
                       card_interval: float = 0.5, sample_interval: float = 0.2) -> AsyncIterator[RigopsApp]:
     """The whole bot, following builds quickly (polls every 0.2 s) so tests need not wait long."""
-    services = Services.open(config, state_dir)
-    app = create_app(services, bot_token=emu.bot_token, api_url=emu.api_url, poll=poll, card_interval=card_interval,
-                     sample_interval=sample_interval)
+    app = create_app(config, state_dir, bot_token=emu.bot_token, api_url=emu.api_url, poll=poll,
+                     card_interval=card_interval, sample_interval=sample_interval)
     handler = socket_mode_handler(app, app_token=emu.app_token, ping_interval=0.5)
     await connect(handler)
     await emu.wait_connected()
@@ -43,13 +42,12 @@ async def running_app(emu: SlackEmulator, config: Config, state_dir: Path, *, po
     finally:
         await disconnect(handler)
         await app.close()
-        await services.close()
 
 
 @asynccontextmanager
-async def running_bot(emu: SlackEmulator, config: Config, state_dir: Path) -> AsyncIterator[Services]:
+async def running_bot(emu: SlackEmulator, config: Config, state_dir: Path) -> AsyncIterator[Core]:
     async with running_app(emu, config, state_dir) as app:
-        yield app.follower.services
+        yield app.core
 
 
 def record_run(store: Store, host: str, build: str, *, jobs: int = 20, started_by: str | None = None) -> BuildRun:

@@ -6,8 +6,14 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from bot.emulator import Message, SlackEmulator, text_of
-from bot.slack.messages import RUN_ACTION
+from bot.slack.blocks import ACTION_PREFIX
+from slackemu import Message, SlackEmulator, text_of
+
+# The action ids of rigops' buttons, as Slack sends them back
+RUN_ACTION, CANCEL_ACTION = ACTION_PREFIX + "run", ACTION_PREFIX + "cancel"
+RETRY_ACTION, RETRY_HALF_ACTION, SHOW_LOG_ACTION = (ACTION_PREFIX + k for k in ("retry", "retry_half", "show_log"))
+RESTART_ACTION, PAUSE_ACTION, IGNORE_ACTION, RESUME_ACTION = (
+    ACTION_PREFIX + k for k in ("oom_restart", "oom_pause", "oom_ignore", "oom_resume"))
 
 
 def thread_text(emu: SlackEmulator, channel: str, thread_ts: str) -> str:

@@ -208,10 +208,15 @@ def test_the_job_kind_comes_from_the_heaviest_processes(store: Store) -> None:
 
 
 def test_rows_kept_before_labels_still_count(store: Store, tmp_path: Path) -> None:
+    """A row as releases before labels wrote it (a bare list), in a state at schema version 1: the upgrade to the
+    next version rewrites it, and the advisor counts it."""
+    store.close()
     db = sqlite3.connect(tmp_path / "state" / "rigops.sqlite3")
     db.execute("INSERT INTO job_memory (host, build, recorded_at, rss) VALUES ('b200', 'old', 0, '[1073741824]')")
+    db.execute("PRAGMA user_version = 1")
     db.commit()
     db.close()
+    store = Store.open(tmp_path / "state")
     assert store.job_memory("b200", "old") == [GIB] and store.job_memory_label("b200", "old") is None
     advice = advise_build(store, "b200", "old", mem_total=100 * GIB, cores=8)
     assert advice is not None and "per compile job" in advice.reasoning

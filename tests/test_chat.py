@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from bot.emulator import SlackEmulator
+from bot.core.app import Core
 from bot.plan import ACTIONS
-from bot.services import Services
+from slackemu import SlackEmulator
 from tests.harness import OPS, make_config, running_bot
 from tests.scenario import has_buttons, thread_text, wait_done
 
@@ -19,12 +19,12 @@ def config_with_build(workdir: Path, *, confirm: bool = True, command: str = "tr
         "h100": {"address": "local"}}, confirm=confirm)
 
 
-def actions_run(services: Services) -> list[dict[str, object]]:
+def actions_run(services: Core) -> list[dict[str, object]]:
     """Audit entries of actions that ran (each is written before its action runs)."""
     return [e for e in services.store.audit_entries(500) if e["what"] == "action"]
 
 
-async def say(emu: SlackEmulator, services: Services, text: str, **kw: object) -> dict[str, object]:
+async def say(emu: SlackEmulator, services: Core, text: str, **kw: object) -> dict[str, object]:
     """Send a message and wait until the bot has dealt with it (replied or stayed silent)."""
     before = services.activity.finished
     event = await emu.send_message(text, channel=kw.pop("channel", OPS), **kw)  # type: ignore[arg-type]
@@ -165,7 +165,7 @@ async def test_slash_commands_answer_in_the_channel(emulator: SlackEmulator, tmp
 
 
 async def test_cancel_takes_the_buttons_away(emulator: SlackEmulator, tmp_path: Path, state_dir: Path) -> None:
-    from bot.slack.messages import CANCEL_ACTION
+    from tests.scenario import CANCEL_ACTION
 
     async with running_bot(emulator, config_with_build(tmp_path), state_dir) as services:
         event = await say(emulator, services, "kill the build on b200")
@@ -179,7 +179,7 @@ async def test_cancel_takes_the_buttons_away(emulator: SlackEmulator, tmp_path: 
 
 
 async def test_a_double_press_runs_the_plan_once(emulator: SlackEmulator, tmp_path: Path, state_dir: Path) -> None:
-    from bot.slack.messages import RUN_ACTION
+    from tests.scenario import RUN_ACTION
 
     async with running_bot(emulator, config_with_build(tmp_path), state_dir) as services:
         event = await say(emulator, services, "kill the build on b200")

@@ -18,28 +18,30 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from bot.digest import Digest, HostDigest, collect, fingerprint
-from bot.emulator import SlackEmulator
 from bot.gpu import parse_gpu_report
 from bot.hosts.models import GpuReport, Snapshot
 from bot.memory import Memory
 from bot.scheduler import Schedule
 from bot.services import Services
-from bot.slack.digest_render import (
-    HEADER_TEXT,
-    HOME_BLOCKS,
-    MESSAGE_BLOCKS,
-    SECTION_TEXT,
-    digest_message,
-    home_view,
-    memory_bar,
-)
+from bot.slack.blocks import HEADER_TEXT, HOME_BLOCKS, MESSAGE_BLOCKS, SECTION_TEXT, to_blocks
+from bot.slack.home import home_view
+from bot.slack.reply import MORE_SECTIONS
 from bot.store import BuildRun
+from bot.text.digest import digest_message as digest_text
+from bot.text.digest import memory_bar
+from slackemu import SlackEmulator
 from tests.fakes.cgroups import Cgroups, in_cgroup, vmstat_oom_kill
 from tests.fakes.nvidia_smi import DATA, install_nvidia_smi, path_with
 from tests.harness import OPS, make_config, record_run, running_bot
 
 UTC = ZoneInfo("UTC")
 GIB = 1 << 30
+
+
+def digest_message(digest: Any, *, tz: Any, schedule: Schedule) -> tuple[str, list[dict[str, Any]]]:
+    """The digest as Slack gets it: the fallback text and the blocks."""
+    message = digest_text(digest, tz=tz, schedule=schedule)
+    return message.text, to_blocks(message, more=MORE_SECTIONS)
 
 
 def canned(kind: str) -> GpuReport:
@@ -315,15 +317,15 @@ async def test_a_running_build_shows_its_progress_in_the_digest(emulator: SlackE
     config = make_config({"rig": {"address": "local", "builds": {"app": {
         "workdir": str(tmp_path), "command": command, "jobs": 2, "log_dir": str(tmp_path / "logs")}}}},
         confirm=False)
-    async with running_bot(emulator, config, state_dir) as services:
+    async with running_bot(emulator, config, state_dir) as core:
+        progress = core.follower.progress
         await emulator.send_message("rebuild on rig", channel=OPS)
-        run = (await emulator.wait_for(lambda: services.store.runs(live=True), timeout=30))[0]
-        await emulator.wait_for(lambda: run.id in services.progress and services.progress[run.id][0].done == 3,
-                                timeout=30)
-        digest = await collect(services, None, since=time.time() - 60, timeout=5.0)
+        run = (await emulator.wait_for(lambda: core.store.runs(live=True), timeout=30))[0]
+        await emulator.wait_for(lambda: run.id in progress and progress[run.id][0].done == 3, timeout=30)
+        digest = await collect(core.services, None, since=time.time() - 60, progress=progress, timeout=5.0)
         gate.touch()
-        await emulator.wait_for(lambda: not services.store.runs(live=True), timeout=30)
-        await emulator.wait_for(lambda: run.id not in services.progress, timeout=10)
+        await emulator.wait_for(lambda: not core.store.runs(live=True), timeout=30)
+        await emulator.wait_for(lambda: run.id not in progress, timeout=10)
     body = "\n".join(b["text"]["text"] for b in digest_message(digest, tz=UTC, schedule=SCHEDULE)[1]
                      if b["type"] == "section")
     assert re.search(r"`app` running for [^(]* · \[3/10\]", body), body

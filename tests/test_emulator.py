@@ -14,7 +14,7 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetryHandler
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.emulator import ApiCall, SlackEmulator, render_blocks, text_of
+from slackemu import ApiCall, SlackEmulator, render_blocks, text_of
 
 BUTTONS: list[dict[str, Any]] = [
     {"type": "section", "text": {"type": "mrkdwn", "text": "*Rebuild* `api` on gpu-01?"}},

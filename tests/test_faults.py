@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.emulator import SlackEmulator
+from slackemu import SlackEmulator
 from tests.fakes.silent import silent_server
 from tests.fakes.sshd import SshServer, free_port, keygen
 from tests.harness import OPS, make_config, running_bot

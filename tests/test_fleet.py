@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from bot.emulator import SlackEmulator
+from slackemu import SlackEmulator
 from tests.fakes.silent import silent_server
 from tests.fakes.sshd import SshServer, start_sshd
 from tests.harness import OPS, make_config, running_bot

@@ -9,10 +9,9 @@ from pathlib import Path
 import pytest
 
 from bot.config import Config
-from bot.emulator import Message, SlackEmulator
-from bot.slack.messages import RETRY_ACTION, RETRY_HALF_ACTION, SHOW_LOG_ACTION
+from slackemu import Message, SlackEmulator
 from tests.harness import OPS, make_config, running_app
-from tests.scenario import has_buttons, thread_text, wait_until
+from tests.scenario import RETRY_ACTION, RETRY_HALF_ACTION, SHOW_LOG_ACTION, has_buttons, thread_text, wait_until
 
 PROJECT = Path(__file__).parent / "projects" / "hello"
 BUILD = "cmake -S . -B out -G Ninja && cmake --build out --parallel {jobs}"
@@ -59,7 +58,7 @@ async def test_a_build_that_succeeds_is_reported_with_its_duration(
     async with running_app(emulator, config(project(tmp_path)), state_dir) as app:
         root = await start_build(emulator)
         result = await wait_result(emulator, root)
-        runs = app.follower.services.store.runs()
+        runs = app.core.store.runs()
     assert "succeeded in" in result.text and "<@U0HUMAN>" in result.text and not has_buttons(result)
     card = next(m for m in emulator.thread(OPS, root) if "`hello` on *b200* —" in m.text)
     assert "succeeded" in card.text and "[7/7]" in card.text
@@ -77,7 +76,7 @@ async def test_a_failed_build_shows_the_first_real_error_and_its_fix(
         assert "missing_syshdr" in result.text and "fatal error: numa.h: No such file or directory" in result.text
         assert "libnuma-dev" in result.text and "<@U0HUMAN>" in result.text
         assert "[Retry]" in thread_text(emulator, OPS, root) and RETRY_HALF_ACTION not in str(result.blocks)
-        services = app.follower.services
+        services = app.core
         before = services.activity.finished
         await emulator.click(result.ts, SHOW_LOG_ACTION, channel=OPS)
         await services.activity.wait_finished(before + 1)
@@ -101,7 +100,7 @@ async def test_a_compiler_killed_for_memory_offers_half_the_jobs(
         assert "oom_compiler" in result.text and "Killed signal terminated program cc1plus" in result.text
         await emulator.click(result.ts, RETRY_HALF_ACTION, channel=OPS)
         await wait_result(emulator, root, after=1)
-        assert [r.jobs for r in app.follower.services.store.runs()] == [2, 4]
+        assert [r.jobs for r in app.core.store.runs()] == [2, 4]
 
 
 async def test_the_card_survives_rate_limits(emulator: SlackEmulator, tmp_path: Path, state_dir: Path) -> None:
@@ -125,15 +124,15 @@ async def test_after_a_restart_the_bot_reports_builds_that_ended_while_it_was_aw
     cfg = config(tmp_path, command=command)
     async with running_app(emulator, cfg, state_dir) as app:
         root = await start_build(emulator)
-        await emulator.wait_for(lambda: app.follower.services.store.runs(live=True), timeout=30)
-        run = app.follower.services.store.runs()[0]
+        await emulator.wait_for(lambda: app.core.store.runs(live=True), timeout=30)
+        run = app.core.store.runs()[0]
     # the bot is down; the build goes on and ends
     assert not Path(run.exit_file).exists()
     gate.touch()
     wait_until(lambda: Path(run.exit_file).exists(), timeout=30, what="the build to end")
     async with running_app(emulator, cfg, state_dir) as app:
         result = await wait_result(emulator, root)
-        again = app.follower.services.store.run(run.id)
+        again = app.core.store.run(run.id)
     assert "failed after" in result.text and "(exit 3, -j2)" in result.text and "error: gave up" in result.text
     assert again is not None and again.state == "failed" and again.exit_status == 3
 
@@ -147,8 +146,8 @@ async def test_a_run_that_vanished_without_an_exit_status_is_lost(
     cfg = config(tmp_path, command=command)
     async with running_app(emulator, cfg, state_dir) as app:
         root = await start_build(emulator)
-        await emulator.wait_for(lambda: app.follower.services.store.runs(live=True), timeout=30)
-        run = app.follower.services.store.runs()[0]
+        await emulator.wait_for(lambda: app.core.store.runs(live=True), timeout=30)
+        run = app.core.store.runs()[0]
     assert run.supervisor_pid is not None
     os.kill(run.supervisor_pid, signal.SIGKILL)  # as if the host went down under the build
     os.kill(run.pid, signal.SIGKILL)
@@ -195,15 +194,15 @@ async def test_a_run_from_before_a_host_reboot_is_lost(emulator: SlackEmulator, 
     cfg = config(tmp_path, command="echo started; exec sleep 600")
     async with running_app(emulator, cfg, state_dir) as app:
         root = await start_build(emulator)
-        await emulator.wait_for(lambda: app.follower.services.store.runs(live=True), timeout=30)
-        run = app.follower.services.store.runs()[0]
+        await emulator.wait_for(lambda: app.core.store.runs(live=True), timeout=30)
+        run = app.core.store.runs()[0]
     try:
         with sqlite3.connect(state_dir / "rigops.sqlite3") as db:  # recorded under another boot
             db.execute("UPDATE runs SET boot_id = 'a-boot-before-the-reboot' WHERE id = ?", (run.id,))
         async with running_app(emulator, cfg, state_dir) as app:
             result = await wait_result(emulator, root)
             assert "is lost" in result.text
-            assert (app.follower.services.store.run(run.id) or run).state == "lost"
+            assert (app.core.store.run(run.id) or run).state == "lost"
     finally:
         fields = read_stat_fields(run.pid)
         if fields is not None:
@@ -217,7 +216,7 @@ async def test_a_long_log_tail_goes_up_as_a_file_with_secrets_redacted(
     async with running_app(emulator, config(tmp_path, command=command), state_dir) as app:
         root = await start_build(emulator)
         await wait_result(emulator, root)
-        services = app.follower.services
+        services = app.core
         before = services.activity.finished
         await emulator.send_message("show me the last 700 lines", channel=OPS, thread_ts=root)
         await services.activity.wait_finished(before + 1)

@@ -50,7 +50,7 @@ def test_bad_groups_are_config_errors(groups: dict[str, list[str]], message: str
 
 
 def test_a_schedule_over_a_group_posts_its_members() -> None:
-    from bot.slack.schedules import _hosts
+    from bot.core.schedules import _hosts
 
     cfg = parse({"hosts": {"n1": {"address": "local"}, "n2": {"address": "local"}, "b": {"address": "local"}},
                  "groups": {"a100": ["n1", "n2"]},

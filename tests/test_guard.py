@@ -18,13 +18,12 @@ from typing import Any
 import pytest
 
 from bot.config import Config
-from bot.emulator import Message, SlackEmulator, text_of
 from bot.slack.app import RigopsApp
-from bot.slack.guard_render import IGNORE_ACTION, PAUSE_ACTION, RESTART_ACTION, RESUME_ACTION
 from bot.store import BuildRun, Store
+from slackemu import Message, SlackEmulator, text_of
 from tests.fakes.cgroups import Cgroups, in_cgroup
 from tests.harness import OPS, make_config, running_app
-from tests.scenario import has_buttons, thread_text
+from tests.scenario import IGNORE_ACTION, PAUSE_ACTION, RESTART_ACTION, RESUME_ACTION, has_buttons, thread_text
 
 MIB = 1 << 20
 PNG = b"\x89PNG\r\n\x1a\n"
@@ -74,7 +73,7 @@ def png_size(data: bytes) -> tuple[int, int]:
 
 async def start(emu: SlackEmulator, app: RigopsApp, text: str = "rebuild -j4") -> tuple[str, BuildRun]:
     root = str((await emu.send_message(text, channel=OPS))["ts"])
-    store = app.follower.services.store
+    store = app.core.store
     runs: list[BuildRun] = await emu.wait_for(lambda: store.runs(live=True), timeout=30)
     return root, runs[0]
 
@@ -115,7 +114,7 @@ def build_cg(cgroups: Cgroups) -> Iterator[Path]:
 async def test_an_alert_comes_before_the_real_oom_kill_and_the_kill_is_blamed_on_the_build(
         emulator: SlackEmulator, tmp_path: Path, state_dir: Path, build_cg: Path, cgroups: Cgroups,
         fake_bin: Path, public_tmp: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("bot.slack.guard.KILLS_EVERY", 0.5)  # kills are told together at most every 10 s
+    monkeypatch.setattr("bot.core.guard.KILLS_EVERY", 0.5)  # kills are told together at most every 10 s
     fifo = public_tmp / "go"
     os.mkfifo(fifo, 0o666)
     # compilers of 40, 20 and 20 MiB in a 96 MiB cgroup; on "go" a 20 MiB ptxas joins and the kernel kills one
@@ -147,7 +146,7 @@ async def test_an_alert_comes_before_the_real_oom_kill_and_the_kill_is_blamed_on
         if readable:
             assert "`cc1plus`" in boom.text
         assert float(alert.ts) < float(boom.ts)
-        store = app.follower.services.store
+        store = app.core.store
         kills = store.oom_kills("b200", since=0)
         assert [k[3] for k in kills if k[2] == run.id and k[3] == "build"]
         assert any(k[3] != "build" for k in kills)
@@ -186,7 +185,7 @@ async def test_pause_stops_the_heaviest_compiler_and_resumes_it_when_memory_is_b
         assert f"<@{OPERATOR}>" in paused.text
         stopped = [p for p in members(build_cg) if state_of(p) == "T"]
         assert [name_of(p) for p in stopped] == ["cc1plus"]
-        assert [pid for pid, _ in app.follower.services.store.paused(run.id)] == stopped  # kept, should we die
+        assert [pid for pid, _ in app.core.store.paused(run.id)] == stopped  # kept, should we die
         card = await wait_text(emulator, root, "1 compiler paused")  # the live card says so too
         assert "`hello` on *b200* — running" in card.text and "memory pressure:" in card.text
         settled = next(m for m in emulator.thread(OPS, root) if m.ts == alert.ts)
@@ -196,7 +195,7 @@ async def test_pause_stops_the_heaviest_compiler_and_resumes_it_when_memory_is_b
         resumed = await wait_text(emulator, root, "Resumed 1 paused compiler")
         assert "memory is back" in resumed.text
         assert state_of(stopped[0]) not in ("T", "gone")
-        assert app.follower.services.store.paused(run.id) == []
+        assert app.core.store.paused(run.id) == []
         await end_build(emulator, build_cg, run.pid)
         await wait_text(emulator, root, "succeeded in")
 
@@ -220,10 +219,10 @@ async def test_resume_now_lets_paused_compilers_go_on_while_memory_is_still_tigh
         await emulator.click(paused.ts, RESUME_ACTION, user=OPERATOR, value=str(run.id))
         resumed = await wait_text(emulator, root, "Resumed 1 paused compiler")
         assert "<@U0HUMAN> resumed them" in resumed.text
-        guard = app.follower.guards.get(run.id)
+        guard = app.core.guards.get(run.id)
         assert guard is not None and guard.watch.in_episode  # memory is still tight: this was the button
-        assert state_of(stopped[0]) not in ("T", "gone") and app.follower.services.store.paused(run.id) == []
-        assert ("resume", OPERATOR) in [(e["what"], e["user"]) for e in app.follower.services.store.audit_entries(50)]
+        assert state_of(stopped[0]) not in ("T", "gone") and app.core.store.paused(run.id) == []
+        assert ("resume", OPERATOR) in [(e["what"], e["user"]) for e in app.core.store.audit_entries(50)]
         await end_build(emulator, build_cg, run.pid)
         await wait_text(emulator, root, "succeeded in")
 
@@ -253,7 +252,7 @@ async def test_stop_and_restart_at_the_suggested_jobs(
         else:
             assert f"restarts the build at -j{jobs} by itself" in alert.text and RESTART_ACTION not in action_ids(alert)
         await wait_text(emulator, root, f"started `hello` at -j{jobs}")
-        store = app.follower.services.store
+        store = app.core.store
         runs = store.runs(host="b200")
         assert [(r.jobs, r.state) for r in runs] == [(jobs, "running"), (4, "stopped")]
         audit = [(e["what"], e["user"]) for e in store.audit_entries(50)]
@@ -277,7 +276,7 @@ async def test_ignore_silences_the_next_episode(
         alert = await alert_message(emulator, root)
         await emulator.click(alert.ts, IGNORE_ACTION, user=OPERATOR, value=str(run.id))
         await wait_text(emulator, root, "Ignored by <@U0HUMAN>")
-        guard = app.follower.guards.get(run.id)
+        guard = app.core.guards.get(run.id)
         assert guard is not None and guard.ignored_by == OPERATOR
 
         os.kill(int(hog_pid.read_text()), signal.SIGKILL)  # the episode ends ...
@@ -311,7 +310,7 @@ async def test_the_advisor_picks_the_jobs_from_the_last_run_and_the_chart_comes_
         started = await wait_text(emulator, root, "started `hello` at -j4")
         assert "past runs" not in started.text  # no data yet: the configured jobs
         await wait_text(emulator, root, "succeeded in")
-        store = app.follower.services.store
+        store = app.core.store
         peaks = await emulator.wait_for(lambda: store.job_memory("b200", "hello"), timeout=10)
         assert len(peaks) == 3 and all(24 * MIB <= p < 40 * MIB for p in peaks)
         await emulator.wait_for(lambda: charts(emulator, root), timeout=10)  # the chart at the end
@@ -351,7 +350,7 @@ async def test_compilers_left_paused_by_a_dead_bot_are_resumed_when_it_comes_bac
         told = await wait_text(emulator, root, "Resumed 2 paused compilers")
         assert "paused by a rigops that stopped" in told.text
         assert all(state_of(pid) not in ("T", "gone") for pid, _ in compilers)
-        assert app.follower.services.store.paused(run.id) == []
+        assert app.core.store.paused(run.id) == []
         for pid, _ in compilers:
             os.kill(pid, signal.SIGKILL)
         await wait_text(emulator, root, "succeeded in")

@@ -10,12 +10,11 @@ from typing import Any
 
 import pytest
 
-from bot.emulator import SlackEmulator
-from bot.services import Services
-from bot.slack.messages import RUN_ACTION
+from bot.core.app import Core
+from slackemu import SlackEmulator
 from tests.fakes.tools import start_tool, stop
 from tests.harness import OPS, make_config, running_bot
-from tests.scenario import has_buttons, thread_text, wait_until
+from tests.scenario import RUN_ACTION, has_buttons, thread_text, wait_until
 
 VIEWER, OPERATOR, HOST_OP, ADMIN, GROUPIE = "U0VIEWER", "U0OPERATOR", "U0HOSTOP", "U0ADMIN", "U0GROUPIE"
 CHANNEL_OP = "U0CHANOP"
@@ -32,14 +31,14 @@ def policy(**extra: Any) -> dict[str, Any]:
             "hosts": {"b200": {"operators": [HOST_OP]}}, "channels": {OPS: {"operators": [CHANNEL_OP]}}, **extra}
 
 
-async def say(emu: SlackEmulator, services: Services, text: str, *, user: str, thread_ts: str | None = None) -> str:
+async def say(emu: SlackEmulator, services: Core, text: str, *, user: str, thread_ts: str | None = None) -> str:
     before = services.activity.finished
     event = await emu.send_message(text, channel=OPS, user=user, thread_ts=thread_ts)
     await services.activity.wait_finished(before + 1)
     return str(event["ts"])
 
 
-async def press(emu: SlackEmulator, services: Services, ts: str, *, user: str, action: str = RUN_ACTION) -> None:
+async def press(emu: SlackEmulator, services: Core, ts: str, *, user: str, action: str = RUN_ACTION) -> None:
     before = services.activity.finished
     await emu.click(ts, action, channel=OPS, user=user)
     await services.activity.wait_finished(before + 1)
@@ -49,7 +48,7 @@ def plan_message(emu: SlackEmulator, root: str) -> str:
     return next(m.ts for m in emu.thread(OPS, root) if has_buttons(m))
 
 
-def actions(services: Services) -> list[dict[str, Any]]:
+def actions(services: Core) -> list[dict[str, Any]]:
     return [e for e in services.store.audit_entries(500) if e["what"] == "action"]
 
 

@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from bot.config import Config
-from bot.emulator import SlackEmulator
 from bot.hosts import make_host
 from bot.store import Store
+from slackemu import SlackEmulator
 from tests.harness import HUMAN, OPS, make_config, running_bot
 from tests.scenario import thread_text, wait_done, wait_until
 

@@ -17,8 +17,8 @@ from urllib.parse import urlencode
 import aiohttp
 import pytest
 
-from bot.emulator import SlackEmulator
 from bot.slack.run import run_bot
+from slackemu import SlackEmulator
 from tests.fakes.sshd import SshServer, free_port
 from tests.harness import OPS, make_config
 from tests.scenario import thread_text, wait_done

@@ -22,12 +22,12 @@ from apscheduler.jobstores.sqlalchemy import SQLAlchemyJobStore  # type: ignore[
 from apscheduler.schedulers.asyncio import AsyncIOScheduler  # type: ignore[import-untyped]
 
 from bot.config import Config, ScheduleConfig, parse
-from bot.emulator import Message, SlackEmulator
+from bot.core.schedules import parse_add
 from bot.errors import ConfigError, PlanError
 from bot.schedule_text import parse_when
 from bot.scheduler import DB_NAME, LOCK_NAME, ScheduleRunner
 from bot.slack.app import RigopsApp
-from bot.slack.schedules import Schedules, parse_add
+from slackemu import Message, SlackEmulator
 from tests.fakes.nvidia_smi import install_nvidia_smi, path_with
 from tests.harness import ADMIN, OPS, make_config, record_run, running_app
 
@@ -40,17 +40,15 @@ def two_hosts(**extra: Any) -> Config:
 
 
 def runner(app: RigopsApp) -> ScheduleRunner:
-    ext = next(e for e in app.extensions if isinstance(e, Schedules))
-    assert ext.runner is not None
-    return ext.runner
+    assert app.core.schedules.runner is not None
+    return app.core.schedules.runner
 
 
 async def schedule(emu: SlackEmulator, app: RigopsApp, args: str, *, user: str = ADMIN, channel: str = OPS) -> str:
     """`/rigops schedule <args>`; returns what the bot answered."""
-    services = app.follower.services
-    seen, before = len(emu.messages(channel)), services.activity.finished
+    seen, before = len(emu.messages(channel)), app.core.activity.finished
     await emu.send_slash(f"schedule {args}", channel=channel, user=user)
-    await services.activity.wait_finished(before + 1)
+    await app.core.activity.wait_finished(before + 1)
     return "\n".join(m.text for m in emu.messages(channel)[seen:] if not is_digest(m))
 
 
@@ -202,7 +200,7 @@ async def test_a_schedule_fires_and_posts_the_digest_in_its_channel(
         assert "Schedule `1` · every 30m · times in UTC" in post.rendered
         assert digests(emulator, OPS) == []
         assert runner(app).scheduler.get_job("1").next_run_time > datetime.now(UTC) + timedelta(minutes=29)
-        entries = app.follower.services.store.audit_entries()
+        entries = app.core.store.audit_entries()
     assert [e["what"] for e in entries if e["what"].startswith("schedule")] == ["schedule add"]
 
 
@@ -270,7 +268,7 @@ async def test_bad_schedules_get_a_clear_reply_and_nothing_is_stored(
     async with running_app(emulator, two_hosts(), state_dir) as app:
         assert (await schedule(emulator, app, args)).startswith(error)
         assert runner(app).list() == [] and runner(app).scheduler.get_jobs() == []
-        assert not [e for e in app.follower.services.store.audit_entries() if e["what"].startswith("schedule")]
+        assert not [e for e in app.core.store.audit_entries() if e["what"].startswith("schedule")]
 
 
 async def test_only_admins_add_or_remove_schedules(emulator: SlackEmulator, state_dir: Path) -> None:
@@ -309,7 +307,7 @@ async def test_only_changes_skips_a_post_when_nothing_changed(emulator: SlackEmu
             fire(app, "1")
             await eventually(lambda run=run: runner(app).runs == run)  # type: ignore[misc]
         assert len(digests(emulator)) == 1 and runner(app).list()[0].last_post_at is not None
-        store = app.follower.services.store
+        store = app.core.store
         done = record_run(store, "b200", "sgl-kernel", jobs=8)
         store.finish_run(done.id, state="succeeded", exit_status=0)
         fire(app, "1")

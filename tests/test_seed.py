@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.emulator import SlackEmulator
+from slackemu import SlackEmulator
 from tests.fakes.sshd import SshServer
 from tests.fakes.tools import kill_session, read_stat_fields, session_members, start_decoy, start_fake_build, stop
 from tests.harness import OPS, make_config, running_bot

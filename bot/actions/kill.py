@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from bot.actions import ActionContext
-from bot.hosts.models import KillResult
+from bot.hosts.models import KillResult, ProcId
 
 
 async def kill_build(ctx: ActionContext) -> KillResult:
@@ -16,7 +16,8 @@ async def kill_build(ctx: ActionContext) -> KillResult:
     for run in live:
         ctx.store.finish_run(run.id, state="stopped", exit_status=None)
     try:
-        return await target.host.kill(roots=[(r.pid, r.start) for r in live if r.pid > 0], user=target.build_user)
+        return await target.host.kill(roots=[ProcId(r.pid, r.start) for r in live if r.pid > 0],
+                                      user=target.build_user)
     except BaseException:
         for run in live:
             ctx.store.reopen_run(run.id, state=run.state)

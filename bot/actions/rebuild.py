@@ -76,10 +76,11 @@ async def rebuild(ctx: ActionContext, *, jobs: int | None) -> RebuildResult:
     try:
         spawned = await target.host.spawn(workdir=build.workdir, command=command, env=build_env(build, jobs),
                                           log_path=log, exit_file=begun.exit_file)
-    except (ActionFailed, HostUnreachable, HostKeyError):
-        ctx.store.forget_run(begun.id)  # the host said no, or was never asked: nothing started
-        raise
-    except HostError as exc:  # the answer was lost: the build may be running all the same
+    except HostError as exc:
+        if _nothing_started(exc):
+            ctx.store.forget_run(begun.id)
+            raise
+        # the answer was lost, or the agent failed midway: the build may be running all the same
         found = await _started_anyway(ctx, begun)
         if found is None:
             raise HostError(f"{exc.reason}; the build may have started: rigops will look for it again when it "
@@ -90,6 +91,14 @@ async def rebuild(ctx: ActionContext, *, jobs: int | None) -> RebuildResult:
                                 supervisor_pid=spawned.supervisor_pid, log=spawned.log, exit_file=spawned.exit_file)
     return RebuildResult(run=run, command=command, jobs=jobs, stopped_first=stopped, warnings=tuple(warnings),
                          advice=advice)
+
+
+def _nothing_started(exc: HostError) -> bool:
+    """The host was never asked, or its agent refused the spawn. An agent that failed unexpectedly
+    ("internal") may have started the build before it did."""
+    if isinstance(exc, ActionFailed):
+        return exc.code != "internal"
+    return isinstance(exc, HostUnreachable | HostKeyError)
 
 
 async def _started_anyway(ctx: ActionContext, run: BuildRun) -> Spawned | None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from bot.actions import ActionContext
-from bot.hosts.models import RunStatus, Snapshot
+from bot.hosts.models import RunRef, RunStatus, Snapshot
 from bot.store import BuildRun, RunState
 
 RECENT_RUNS = 5
@@ -33,7 +33,7 @@ async def reconcile(ctx: ActionContext, runs: list[BuildRun]) -> dict[int, RunSt
     live = [r for r in runs if r.state == "running"]
     if not live:
         return {}
-    statuses, boot_id = await ctx.target.host.run_status([(r.pid, r.start, r.exit_file, r.log) for r in live])
+    statuses, boot_id = await ctx.target.host.run_status([RunRef(r.pid, r.start, r.exit_file, r.log) for r in live])
     by_id: dict[int, RunStatus] = {}
     for run, status in zip(live, statuses, strict=True):
         by_id[run.id] = status

@@ -1,8 +1,10 @@
 """rigops host agent: one self-contained, stdlib-only Python 3 (>= 3.8) program.
 
-The bot starts it once per host, over one SSH channel as ``python3 -u -c '<this source>'`` or locally as a
-subprocess, and keeps it running. This file imports nothing from ``bot`` and nothing outside the standard
-library; keep it well under 128 KiB (one command-line argument).
+The bot starts it once per host, over one SSH channel as ``python3 -u -c '<bootstrap>'`` or locally as a
+subprocess, and keeps it running. The bootstrap (``bot.hosts.base.agent_bootstrap``) carries this source and
+the build supervisor's (``bot/hosts/supervisor.py``, which spawn runs), and calls ``main(supervisor)``. This
+file imports nothing from ``bot`` and nothing outside the standard library; the bootstrap must stay well under
+128 KiB (one command-line argument).
 
 Protocol: JSON lines. Request ``{"id": <int>, "op": <str>, ...args}``; response
 ``{"id": <same>, "ok": true, "result": {...}}`` or
@@ -14,8 +16,7 @@ then exit 0; spawned builds keep running. Times are seconds (floats), sizes byte
 identity is (pid, start), start being field 22 of /proc/<pid>/stat (clock ticks after boot): meaningful
 only together with boot_id.
 
-Error types: bad_json, bad_request, unknown_op, unknown_user, forbidden, bad_workdir, bad_path, spawn_failed,
-not_found, not_a_file, unreadable, internal.
+Error types: ERROR_CODES (bot/errors.py says what each means); every error answer has one.
 
 hello -> agent_version (1), pid, python "3.x.y", psutil (importable), pidfd (race-free signals), hostname,
     cores, boot_id, uid, user, clock_ticks, page_size, free_used ("available": free's "used" is
@@ -44,10 +45,11 @@ kill {roots=[[pid, start]...], names=[] (NB: no default list), user=null (= the 
     differ by < 0.5% of MemTotal or settle seconds pass (skipped when nothing was signalled).
 spawn {workdir, command (run by /bin/sh -c), env {k: v} (added), log, exit_file (relative paths: under
       workdir)} -> pid (the shell: the root to kill), start, supervisor_pid, log, exit_file (absolute),
-    started. The build runs detached: a supervisor (session leader) runs the command in its own process
-    group, stdin /dev/null, stdout+stderr appended to the log (truncated first; an old exit file is removed),
-    and writes exit_file atomically: {exit_status: int|null, signal: int|null, ended, pid}; on start it writes
-    <exit_file>.start: {pid, start, supervisor_pid}, for a caller that died before the answer.
+    started. The build runs detached: a supervisor (session leader; bot/hosts/supervisor.py) runs the command
+    in its own process group, stdin /dev/null, stdout+stderr appended to the log (truncated first; an old exit
+    file is removed), and writes exit_file atomically: {exit_status: int|null, signal: int|null, ended, pid};
+    on start it writes <exit_file>.start: {pid, start, supervisor_pid}, for a caller that died before the
+    answer.
 status {runs: [{pid, start, exit_file?, log?}]} -> runs [{pid, start, alive, exit (exit file JSON|null),
     log_size (int|null)}], boot_id.
 tail {path, lines=40, max_bytes=1 MiB} -> lines [str], size, truncated (max_bytes reached before `lines`
@@ -93,6 +95,12 @@ from typing import Any
 
 AGENT_VERSION = 1
 
+# The "type" of an error answer; the bot's AgentErrorCode (bot/errors.py) lists the same.
+ERROR_CODES = (
+    "bad_json", "bad_request", "unknown_op", "unknown_user", "forbidden", "bad_workdir", "bad_path",
+    "spawn_failed", "not_found", "not_a_file", "unreadable", "internal",
+)  # fmt: skip
+
 # Tool names a snapshot reports as build processes when the request names none.
 BUILD_TOOL_NAMES: tuple[str, ...] = (
     "cmake",
@@ -135,11 +143,12 @@ HAVE_PIDFD = hasattr(os, "pidfd_open") and hasattr(signal, "pidfd_send_signal")
 
 
 class AgentError(Exception):
-    """An expected failure: becomes ``{"ok": false, "error": {"type": kind, "message": ...}}``."""
+    """An expected failure: becomes ``{"ok": false, "error": {"type": code, "message": ...}}``; ``code`` is
+    one of ERROR_CODES."""
 
-    def __init__(self, kind: str, message: str) -> None:
+    def __init__(self, code: str, message: str) -> None:
         super().__init__(message)
-        self.kind = kind
+        self.code = code
         self.message = message
 
 
@@ -296,6 +305,7 @@ def _raise_fd_limit() -> tuple[int, int]:
 # Set by main(): importing this module (the bot reads BUILD_TOOL_NAMES) changes no limit and holds no fds.
 ORIGINAL_NOFILE = -1
 FD_BUDGET = 0
+SUPERVISOR_SOURCE = ""  # the build supervisor's source (bot/hosts/supervisor.py), run by spawn
 
 
 def scan(full: bool = False) -> list[Stat]:
@@ -1037,95 +1047,6 @@ def op_kill(req: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-# The build's supervisor: session leader, runs the command as its child in a process group of its own,
-# reports "<pid> <start>" on the pipe, waits, writes the exit file atomically.
-# argv: command exit_file report_fd nofile_soft_limit
-SUPERVISOR_SOURCE = r"""
-import json, os, signal, sys, time
-command, exit_file, report_fd, nofile = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
-if nofile >= 0:  # the open-files limit the agent had before it raised its own
-    try:
-        import resource
-        resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
-    except (ImportError, ValueError, OSError):
-        pass
-exec_r, exec_w = os.pipe()  # close-on-exec: EOF on exec_r means the exec happened
-pid = os.fork()
-if pid == 0:
-    try:
-        os.close(report_fd)
-        os.close(exec_r)
-        os.setpgid(0, 0)
-        for name in ("SIGPIPE", "SIGXFSZ", "SIGXFZ"):
-            if hasattr(signal, name):
-                signal.signal(getattr(signal, name), signal.SIG_DFL)
-        os.execv("/bin/sh", ["/bin/sh", "-c", command])
-    except BaseException as e:
-        try:
-            os.write(exec_w, ("cannot run /bin/sh: %s" % e).encode())
-        finally:
-            os._exit(127)
-try:
-    os.setpgid(pid, pid)
-except OSError:
-    pass
-os.close(exec_w)
-failure = b""
-while True:
-    chunk = os.read(exec_r, 4096)
-    if not chunk:
-        break
-    failure += chunk
-os.close(exec_r)
-start = -1
-try:
-    with open("/proc/%d/stat" % pid, "rb") as f:
-        data = f.read()
-    start = int(data[data.rfind(b")") + 2:].split()[19])
-except (OSError, ValueError, IndexError):
-    pass
-def write_record(path, record):
-    tmp = "%s.tmp.%d" % (path, os.getpid())
-    with open(tmp, "w") as f:
-        f.write(json.dumps(record) + "\n")
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
-if failure:
-    os.write(report_fd, b"error " + failure.replace(b"\n", b" ") + b"\n")
-else:
-    try:  # the start record: who the build is, should the bot that asked die before hearing it
-        write_record(exit_file + ".start", {"pid": pid, "start": start, "supervisor_pid": os.getpid()})
-    except OSError:
-        pass
-    os.write(report_fd, ("%d %d\n" % (pid, start)).encode())
-os.close(report_fd)
-def forward(signum, frame):
-    try:
-        os.killpg(pid, signum)
-    except OSError:
-        pass
-for name in ("SIGTERM", "SIGINT", "SIGHUP"):
-    signal.signal(getattr(signal, name), forward)
-status = None
-while True:
-    try:
-        _, status = os.waitpid(pid, 0)
-        break
-    except InterruptedError:
-        continue
-    except ChildProcessError:
-        break
-code = sig = None
-if status is not None:
-    if os.WIFEXITED(status):
-        code = os.WEXITSTATUS(status)
-    elif os.WIFSIGNALED(status):
-        sig = os.WTERMSIG(status)
-write_record(exit_file, {"exit_status": code, "signal": sig, "ended": time.time(), "pid": pid})
-"""
-
-
 def _reap(proc: subprocess.Popen[bytes]) -> None:
     try:
         proc.wait()
@@ -1147,6 +1068,8 @@ def op_spawn(req: dict[str, Any]) -> dict[str, Any]:
         raise AgentError("bad_workdir", f"workdir {workdir} is not accessible to {user_name(MY_UID)}")
     log_path = arg_path(req, "log", workdir)
     exit_file = arg_path(req, "exit_file", workdir)
+    if not SUPERVISOR_SOURCE:
+        raise AgentError("spawn_failed", "this agent was started without the build supervisor's source")
     env = dict(os.environ)
     env.update(env_arg)
     try:
@@ -1912,14 +1835,14 @@ class Server:
                     raise
                 view = view[n:]
 
-    def error(self, rid: Any, kind: str, message: str) -> None:
-        self.send({"id": rid, "ok": False, "error": {"type": kind, "message": message}})
+    def error(self, rid: Any, code: str, message: str) -> None:
+        self.send({"id": rid, "ok": False, "error": {"type": code, "message": message}})
 
     def handle(self, rid: Any, op: str, req: dict[str, Any]) -> None:
         try:
             result = OPS[op](req)
         except AgentError as e:
-            self.error(rid, e.kind, e.message)
+            self.error(rid, e.code, e.message)
         except Exception as e:
             log(f"{op} failed:\n{traceback.format_exc()}")
             self.error(rid, "internal", f"{type(e).__name__}: {e}")
@@ -1976,9 +1899,11 @@ class Server:
                 self.busy.wait()
 
 
-def main() -> None:
-    global ORIGINAL_NOFILE, FD_BUDGET
+def main(supervisor: str = "") -> None:
+    """Serve requests on stdin until EOF; ``supervisor``: the build supervisor's source (spawn needs it)."""
+    global ORIGINAL_NOFILE, FD_BUDGET, SUPERVISOR_SOURCE
     ORIGINAL_NOFILE, FD_BUDGET = _raise_fd_limit()
+    SUPERVISOR_SOURCE = supervisor
     # The protocol gets a private, non-inheritable copy of stdout; fd 1 then points at stderr so that
     # nothing else (a stray print, a child process) can write on the protocol stream.
     out_fd = os.dup(1)
@@ -1997,5 +1922,5 @@ def main() -> None:
     os._exit(0)
 
 
-if __name__ == "__main__":
+if __name__ == "__main__":  # run by hand or by the benchmarks, without the bootstrap: spawn is refused
     main()

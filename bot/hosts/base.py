@@ -2,6 +2,10 @@
 
 Subclasses say how to start the agent (a local subprocess, or one SSH channel); this class keeps it running,
 matches answers to requests, restarts it when its channel dies, and turns answers into dataclasses.
+
+Each running agent has two tasks, its pipe's: one reads answers, one drains stderr. Neither ever ends with an
+exception; they end when the channel does (the reader then lets the pipe go) or when ``_drop`` cancels them,
+and ``close`` waits for what is left of them.
 """
 
 from __future__ import annotations
@@ -15,21 +19,23 @@ import logging
 import time
 import zlib
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
-from typing import Any
+from typing import Any, cast
 
 from bot.aio import cancel
 from bot.config import HostConfig
-from bot.errors import ActionFailed, AgentUnavailable, HostError, HostTimeout
+from bot.errors import AGENT_ERROR_CODES, ActionFailed, AgentErrorCode, AgentUnavailable, HostError, HostTimeout
 from bot.hosts.agent import BUILD_TOOL_NAMES
 from bot.hosts.models import (
     AgentInfo,
     GpuReport,
     KillResult,
     LogChunk,
+    ProcId,
+    RunRef,
     RunStatus,
     Sample,
     Signalled,
@@ -41,14 +47,22 @@ from bot.hosts.models import (
 log = logging.getLogger(__name__)
 HELLO_TIMEOUT = 15.0
 KILL_SLACK = 10.0  # beyond grace + timeout + settle
+STDERR_WAIT = 2.0  # how long a dying agent gets to finish what it says on stderr
+CLOSE_WAIT = 10.0  # how long close() waits for broken channels to be let go
 
 
 @cache
 def agent_bootstrap() -> str:
-    """A python -c program that unpacks and runs the agent; built from our own file, never from chat."""
-    source = resources.files("bot.hosts").joinpath("agent.py").read_bytes()
-    packed = base64.b64encode(zlib.compress(source, 9)).decode("ascii")
-    return f"import base64,zlib;exec(zlib.decompress(base64.b64decode('{packed}')))"
+    """A python -c program that unpacks the agent and the build supervisor it runs, and starts the agent;
+    built from our own files, never from chat."""
+    agent, supervisor = (_packed(name) for name in ("agent.py", "supervisor.py"))
+    return ("import base64,zlib;u=lambda s:zlib.decompress(base64.b64decode(s)).decode();"
+            f"g={{'__name__':'rigops_agent'}};exec(u('{agent}'),g);g['main'](u('{supervisor}'))")
+
+
+def _packed(name: str) -> str:
+    source = resources.files("bot.hosts").joinpath(name).read_bytes()
+    return base64.b64encode(zlib.compress(source, 9)).decode("ascii")
 
 
 STDERR_KEEP = 16 * 1024  # the end of what the agent said on stderr, for error messages
@@ -56,26 +70,44 @@ STDERR_KEEP = 16 * 1024  # the end of what the agent said on stderr, for error m
 
 @dataclass
 class AgentPipe:
-    """The transport to one running agent: whatever the subclass opened."""
+    """The transport to one running agent (whatever the subclass opened), the requests waiting for its
+    answers, and the two tasks that read it."""
 
     writer: Any  # has write(bytes)
     reader: Any  # has async readline() -> bytes
     errors: Any  # has async read(n) -> bytes; always drained, or a chatty agent would block
     handle: Any  # closed by the subclass
     stderr: bytearray = field(default_factory=bytearray)
-    drain: asyncio.Task[None] | None = None
+    pending: dict[int, asyncio.Future[dict[str, Any]]] = field(default_factory=dict)
+    answers: asyncio.Task[None] | None = None  # reads the answers
+    drain: asyncio.Task[None] | None = None  # drains stderr
 
-    async def drain_errors(self) -> None:
-        while chunk := await self.errors.read(4096):
-            self.stderr += chunk
-            del self.stderr[:-STDERR_KEEP]
+    async def drain_errors(self, host: str) -> None:
+        """Keep the end of stderr until it ends; a broken channel ends it too (the reader says so)."""
+        try:
+            while chunk := await self.errors.read(4096):
+                self.stderr += chunk
+                del self.stderr[:-STDERR_KEEP]
+        except Exception as exc:
+            log.debug("stderr of the agent on %s ended: %r", host, exc)
 
     async def stderr_text(self) -> str:
         """What the agent said on stderr; waits briefly for a dying agent to finish saying it."""
         if self.drain is not None:
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(asyncio.shield(self.drain), 2.0)
+            await asyncio.wait({self.drain}, timeout=STDERR_WAIT)
         return self.stderr.decode(errors="replace")
+
+    async def end_drain(self, *, wait: float) -> None:
+        """Give stderr ``wait`` seconds to end by itself, then stop draining it."""
+        if self.drain is not None:
+            await asyncio.wait({self.drain}, timeout=wait)
+            await cancel(self.drain)
+
+    def fail_pending(self, host: str) -> None:
+        for fut in self.pending.values():
+            if not fut.done():
+                fut.set_exception(AgentUnavailable("the agent's channel closed", host=host))
+        self.pending.clear()
 
 
 class Host(ABC):
@@ -86,10 +118,9 @@ class Host(ABC):
         self.name = config.name
         self._pipe: AgentPipe | None = None
         self._info: AgentInfo | None = None
-        self._pending: dict[int, asyncio.Future[dict[str, Any]]] = {}
         self._ids = itertools.count(1)
         self._start_lock = asyncio.Lock()
-        self._reader_task: asyncio.Task[None] | None = None
+        self._tasks: set[asyncio.Task[None]] = set()  # every pipe's, until done
         self.last_used = time.monotonic()
 
     # -- transport, per subclass --------------------------------------------------------------
@@ -115,9 +146,9 @@ class Host(ABC):
             if self._pipe is not None:
                 return self._pipe
             pipe = await self._open_agent()
-            pipe.drain = asyncio.create_task(pipe.drain_errors(), name=f"agent-stderr-{self.name}")
+            pipe.drain = self._start_task(pipe.drain_errors(self.name), f"agent-stderr-{self.name}")
+            pipe.answers = self._start_task(self._read_answers(pipe), f"agent-reader-{self.name}")
             self._pipe = pipe
-            self._reader_task = asyncio.create_task(self._read_answers(pipe), name=f"agent-reader-{self.name}")
             try:
                 hello = await self._send(pipe, "hello", {}, timeout=HELLO_TIMEOUT)
             except HostError:
@@ -128,35 +159,44 @@ class Host(ABC):
             self._info = AgentInfo.from_json(hello)
             return pipe
 
+    def _start_task(self, coro: Coroutine[Any, Any, None], name: str) -> asyncio.Task[None]:
+        task = asyncio.create_task(coro, name=name)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
+
     async def _read_answers(self, pipe: AgentPipe) -> None:
+        """Hand each answer to its request until the channel ends; then let the pipe go."""
         try:
             while line := await pipe.reader.readline():
-                self._answer(line)
+                self._answer(pipe, line)
+            log.info("the agent on %s closed its channel", self.name)
         except Exception as exc:  # the channel broke: every waiter gets told below
             log.info("agent channel to %s broke: %s", self.name, exc)
         finally:
             if self._pipe is pipe:
                 self._pipe = None
-            for fut in self._pending.values():
-                if not fut.done():
-                    fut.set_exception(AgentUnavailable("the agent's channel closed", host=self.name))
-            self._pending.clear()
+            pipe.fail_pending(self.name)
+        # Only when the channel ended by itself (_drop cancels this task): close what is left of it.
+        with contextlib.suppress(Exception):
+            await self._close_agent(pipe)
+        await pipe.end_drain(wait=STDERR_WAIT)
 
-    def _answer(self, line: bytes) -> None:
+    def _answer(self, pipe: AgentPipe, line: bytes) -> None:
         try:
             msg = json.loads(line)
         except ValueError:
             log.warning("agent on %s said something that is not JSON: %r", self.name, line[:200])
             return
         msg_id = msg.get("id") if isinstance(msg, dict) else None
-        fut = self._pending.pop(msg_id, None) if isinstance(msg_id, int) else None
+        fut = pipe.pending.pop(msg_id, None) if isinstance(msg_id, int) else None
         if fut is not None and not fut.done():
             fut.set_result(msg)
 
     async def _send(self, pipe: AgentPipe, op: str, args: Mapping[str, Any], *, timeout: float) -> dict[str, Any]:
         req_id = next(self._ids)
         fut: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
-        self._pending[req_id] = fut
+        pipe.pending[req_id] = fut
         try:
             pipe.writer.write(json.dumps({"id": req_id, "op": op, **args}).encode() + b"\n")
             # asyncio.timeout, not wait_for: 3.11's wait_for drops a cancellation that meets the answer
@@ -168,10 +208,12 @@ class Host(ABC):
         except (OSError, BrokenPipeError) as exc:
             raise AgentUnavailable(f"cannot write to the agent: {exc}", host=self.name) from exc
         finally:
-            self._pending.pop(req_id, None)
+            pipe.pending.pop(req_id, None)
         if not msg.get("ok"):
-            err = msg.get("error") or {}
-            raise ActionFailed(str(err.get("message", "the agent reported an error")), host=self.name, op=op)
+            err = msg.get("error")
+            err = err if isinstance(err, dict) else {}
+            raise ActionFailed(str(err.get("message") or "the agent reported an error"), host=self.name, op=op,
+                               code=_error_code(err.get("type")))
         result = msg.get("result")
         return result if isinstance(result, dict) else {}
 
@@ -195,13 +237,13 @@ class Host(ABC):
         raise AssertionError("unreachable")
 
     async def _drop(self, pipe: AgentPipe) -> None:
+        """Stop using an agent: its waiting requests fail, its channel is closed, its tasks are done."""
         if self._pipe is pipe:
             self._pipe = None
+        await cancel(pipe.answers)
         with contextlib.suppress(Exception):
             await self._close_agent(pipe)
-        task, self._reader_task = self._reader_task, None
-        for t in (task, pipe.drain):
-            await cancel(t)
+        await pipe.end_drain(wait=0)
 
     @property
     def connected(self) -> bool:
@@ -210,6 +252,10 @@ class Host(ABC):
     async def close(self) -> None:
         if self._pipe is not None:
             await self._drop(self._pipe)
+        if self._tasks:  # readers still letting a broken channel go
+            await asyncio.wait(set(self._tasks), timeout=CLOSE_WAIT)
+        for task in list(self._tasks):
+            await cancel(task)
         await self._close_transport()
 
     # -- typed operations ---------------------------------------------------------------------
@@ -218,8 +264,10 @@ class Host(ABC):
         d = await self.request("snapshot", {"user": user, "top": top})
         return Snapshot.from_json(self.name, d, used_formula=info.used_formula)
 
-    async def kill(self, *, roots: list[tuple[int, int]], user: str | None, names: list[str] | None = None,
+    async def kill(self, *, roots: Sequence[ProcId], user: str | None, names: list[str] | None = None,
                    grace: float | None = None, timeout: float = 30.0, settle: float = 5.0) -> KillResult:
+        """Stop the process trees of ``roots`` and the processes named ``names`` (default: the build tools),
+        all of ``user``'s, and wait until memory settles. Raises HostError."""
         info = await self.info()
         grace = self.config.kill_grace if grace is None else grace
         args: dict[str, Any] = {"roots": [list(r) for r in roots], "user": user, "grace": grace,
@@ -236,12 +284,15 @@ class Host(ABC):
 
     async def started(self, *, workdir: str, log_path: str, exit_file: str) -> Spawned | None:
         """What a spawn of (log_path, exit_file) started, from the supervisor's start record; None when it
-        started nothing. For a caller that did not hear the spawn's answer."""
+        started nothing. For a caller that did not hear the spawn's answer. Raises HostError, also when the
+        record is there but cannot be read."""
         record = exit_file if exit_file.startswith(("/", "~")) else f"{workdir.rstrip('/')}/{exit_file}"
         try:
             d = await self.request("read", {"path": f"{record}.start", "offset": 0, "max_bytes": 4096})
-        except ActionFailed:
-            return None  # no start record: the supervisor never got that far
+        except ActionFailed as exc:
+            if exc.code == "not_found":
+                return None  # no start record: the supervisor never got that far
+            raise
         try:
             rec = json.loads(str(d.get("data") or "null"))
             return Spawned(pid=int(rec["pid"]), start=int(rec["start"]), supervisor_pid=int(rec["supervisor_pid"]),
@@ -249,8 +300,8 @@ class Host(ABC):
         except (ValueError, TypeError, KeyError):
             return None
 
-    async def run_status(self, runs: list[tuple[int, int, str, str]]) -> tuple[list[RunStatus], str]:
-        """Status of (pid, start, exit_file, log) runs, and the host's current boot id."""
+    async def run_status(self, runs: Sequence[RunRef]) -> tuple[list[RunStatus], str]:
+        """The status of each run, in order, and the host's current boot id."""
         d = await self.request("status", {"runs": [{"pid": p, "start": s, "exit_file": e, "log": lg}
                                                    for p, s, e, lg in runs]})
         return [RunStatus.from_json(r) for r in d.get("runs", ())], str(d.get("boot_id", ""))
@@ -271,26 +322,31 @@ class Host(ABC):
         d = await self.request("gpu")
         return parse_gpu_report(self.name, d)
 
-    async def sample(self, *, roots: Sequence[tuple[int, int]] = (), user: str | None = None,
+    async def sample(self, *, roots: Sequence[ProcId] = (), user: str | None = None,
                      cgroup: bool = True, top: int = 5) -> Sample:
         """Memory, pressure, the build's tools by class and new OOM kills; cheap enough for once a second.
 
-        ``roots`` are the build's (pid, start) process trees, ``user`` the build user (their compilers count
+        ``roots`` are the roots of the build's process trees, ``user`` the build user (their compilers count
         too); ``top``: how many of the heaviest compilers to list. The agent keeps per-build state (peaks,
         kernel log position) keyed by roots and user: one caller per build."""
         d = await self.request("sample", {"roots": [list(r) for r in roots], "user": user, "cgroup": cgroup,
                                           "top": top})
         return Sample.from_json(self.name, d)
 
-    async def pause(self, targets: Sequence[tuple[int, int]], *, user: str | None = None) -> Signalled:
-        """SIGSTOP each (pid, start) target owned by ``user`` (default: the agent's), never protected ones."""
+    async def pause(self, targets: Sequence[ProcId], *, user: str | None = None) -> Signalled:
+        """SIGSTOP each target owned by ``user`` (default: the agent's), never protected ones."""
         d = await self.request("pause", {"targets": [list(t) for t in targets], "user": user})
         return Signalled.from_json(d)
 
-    async def resume(self, targets: Sequence[tuple[int, int]], *, user: str | None = None) -> Signalled:
-        """SIGCONT each (pid, start) target, with the same identity rules as :meth:`pause`."""
+    async def resume(self, targets: Sequence[ProcId], *, user: str | None = None) -> Signalled:
+        """SIGCONT each target, with the same identity rules as :meth:`pause`."""
         d = await self.request("resume", {"targets": [list(t) for t in targets], "user": user})
         return Signalled.from_json(d)
+
+
+def _error_code(value: object) -> AgentErrorCode:
+    """The code of an agent's error answer; "internal" for anything the agent should not have said."""
+    return cast(AgentErrorCode, value) if value in AGENT_ERROR_CODES else "internal"
 
 
 def _agent_start_problem(stderr: str, python: str) -> str:

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sys
 
 from bot.errors import AgentUnavailable
 from bot.hosts.base import AgentPipe, Host, agent_bootstrap
 
 STREAM_LIMIT = 32 * 1024 * 1024  # one answer line can hold a long log tail
+STDIN_CLOSE_WAIT = 1.0
 
 
 class LocalHost(Host):
@@ -32,3 +34,8 @@ class LocalHost(Host):
         except TimeoutError:
             proc.kill()
             await proc.wait()
+        if proc.stdin is not None:
+            # With the agent gone its stdin is closed, or about to be. Heard of here, a write that met a dead
+            # agent is not logged as "Future exception was never retrieved" (as Python 3.11.2 does).
+            with contextlib.suppress(OSError, TimeoutError):
+                await asyncio.wait_for(asyncio.shield(proc.stdin.wait_closed()), STDIN_CLOSE_WAIT)

@@ -4,9 +4,36 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from bot.memory import Memory, UsedFormula, memory_from_meminfo
+
+
+class ProcId(NamedTuple):
+    """A process's identity on one boot of a host: its pid, and its start time in clock ticks after boot
+    (field 22 of /proc/<pid>/stat). A pid alone may have been reused by another process; the pair may not,
+    within one boot_id. On the wire with the agent it is the list ``[pid, start]``."""
+
+    pid: int
+    start: int
+
+    @classmethod
+    def from_json(cls, value: Any) -> ProcId:
+        pid, start = value
+        return cls(int(pid), int(start))
+
+
+class RunRef(NamedTuple):
+    """A run to ask a host about (``Host.run_status``): its root process, and its exit file and log there."""
+
+    pid: int
+    start: int
+    exit_file: str
+    log: str
+
+    @property
+    def proc_id(self) -> ProcId:
+        return ProcId(self.pid, self.start)
 
 
 @dataclass(frozen=True)
@@ -39,6 +66,10 @@ class Proc:
     rss: int
     ppid: int = 0
     cmd: str = ""
+
+    @property
+    def proc_id(self) -> ProcId:
+        return ProcId(self.pid, self.start)
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> Proc:
@@ -103,12 +134,18 @@ class KillResult:
 
 @dataclass(frozen=True)
 class Spawned:
+    """A build the agent started: ``pid``/``start`` are its root (the shell running the command)."""
+
     pid: int
     start: int
     supervisor_pid: int | None
     log: str
     exit_file: str
     started: float
+
+    @property
+    def proc_id(self) -> ProcId:
+        return ProcId(self.pid, self.start)
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> Spawned:
@@ -126,6 +163,10 @@ class RunStatus:
     signal: int | None = None
     ended: float | None = None
     log_size: int | None = None
+
+    @property
+    def proc_id(self) -> ProcId:
+        return ProcId(self.pid, self.start)
 
     @property
     def finished(self) -> bool:
@@ -268,6 +309,10 @@ class JobPeak:
     name: str
     peak_rss: int
 
+    @property
+    def proc_id(self) -> ProcId:
+        return ProcId(self.pid, self.start)
+
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> JobPeak:
         return cls(pid=int(d["pid"]), start=int(d["start"]), name=str(d.get("name", "")),
@@ -298,7 +343,7 @@ class Sample:
     cgroup: CgroupMemory | None
     kernel: tuple[OomEvent, ...] | None
     tree: int = 0
-    stale_roots: tuple[tuple[int, int], ...] = ()
+    stale_roots: tuple[ProcId, ...] = ()  # roots asked for that no longer exist
 
     @property
     def swap_used(self) -> int:
@@ -320,7 +365,7 @@ class Sample:
                    cgroup=CgroupMemory.from_json(cgroup) if cgroup else None,
                    kernel=tuple(OomEvent.from_json(e) for e in kernel) if kernel is not None else None,
                    tree=int(d.get("tree") or 0),
-                   stale_roots=tuple((int(p), int(s)) for p, s in d.get("stale_roots", ())))
+                   stale_roots=tuple(ProcId.from_json(r) for r in d.get("stale_roots", ())))
 
 
 @dataclass(frozen=True)
@@ -331,11 +376,11 @@ class Signalled:
     signalled: tuple[Proc, ...]
     skipped: tuple[tuple[Proc, str], ...]
     denied: tuple[Proc, ...]
-    stale: tuple[tuple[int, int], ...]
+    stale: tuple[ProcId, ...]
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> Signalled:
         return cls(signalled=tuple(Proc.from_json(p) for p in d.get("signalled", ())),
                    skipped=tuple((Proc.from_json(p), str(p.get("reason", ""))) for p in d.get("skipped", ())),
                    denied=tuple(Proc.from_json(p) for p in d.get("denied", ())),
-                   stale=tuple((int(p), int(s)) for p, s in d.get("stale", ())))
+                   stale=tuple(ProcId.from_json(t) for t in d.get("stale", ())))

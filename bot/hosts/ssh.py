@@ -94,7 +94,8 @@ class SshHost(Host):
 
     async def _close_agent(self, pipe: AgentPipe) -> None:
         proc: asyncssh.SSHClientProcess[bytes] = pipe.handle
-        proc.stdin.write_eof()
+        with contextlib.suppress(Exception):  # a lost connection has no channel left to say EOF on
+            proc.stdin.write_eof()
         proc.close()
         with contextlib.suppress(Exception):
             await asyncio.wait_for(proc.wait_closed(), 2.0)

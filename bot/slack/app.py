@@ -1,73 +1,53 @@
-"""The slack-bolt AsyncApp, wired to rigops' listeners, and how it connects (Socket Mode or HTTP)."""
+"""The slack-bolt AsyncApp, wired to the core, and how it connects (Socket Mode or HTTP)."""
 
 from __future__ import annotations
 
-import asyncio
 import logging
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 import aiohttp
 from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
 from slack_bolt.async_app import AsyncApp
+from slack_sdk.errors import SlackApiError
 from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetryHandler
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.services import Services
-from bot.slack.extension import Extension
-from bot.slack.follow import CARD_INTERVAL, POLL_INTERVAL, Follower
+from bot.config import DEFAULT_TIMEZONE, Config
+from bot.core.app import Core
+from bot.core.follow import CARD_INTERVAL, POLL_INTERVAL
+from bot.core.guard import SAMPLE_INTERVAL
+from bot.schedule_text import zone
 from bot.slack.groups import SlackGroups
-from bot.slack.guard import SAMPLE_INTERVAL
+from bot.slack.home import home_view
 from bot.slack.listeners import register
-from bot.slack.schedules import make_schedules
+from bot.slack.reply import SlackReply
 
 log = logging.getLogger(__name__)
 RATE_LIMIT_RETRIES = 3
-IDLE_CLOSE = 600.0  # seconds a host connection may sit unused before it is closed
-IDLE_CHECK = 60.0
-# Features that bring their own subcommands and listeners; each is built with the bolt app and the services.
-EXTENSIONS: list[Callable[[AsyncApp, Services], Extension]] = []
-EXTENSIONS.append(make_schedules)
 
 
 @dataclass
 class RigopsApp:
-    """The bolt app and the build follower that posts into its threads."""
+    """The bolt app in front of the core."""
 
     bolt: AsyncApp
-    follower: Follower
-    extensions: list[Extension] = field(default_factory=list)
-    session: aiohttp.ClientSession | None = None
-    _reaper: asyncio.Task[None] | None = None
+    core: Core
+    session: aiohttp.ClientSession
 
     async def start(self) -> None:
-        """Pick up the builds rigops left running (after a restart) and start the extensions."""
-        await self.follower.resume()
-        self._reaper = asyncio.create_task(self._close_idle_hosts(), name="close-idle-hosts")
-        for extension in self.extensions:
-            await extension.start()
-
-    async def _close_idle_hosts(self) -> None:
-        hosts = self.follower.services.hosts
-        while True:
-            await asyncio.sleep(IDLE_CHECK)
-            closed = await hosts.close_idle(IDLE_CLOSE)
-            if closed:
-                log.info("closed idle connections to %s", ", ".join(closed))
+        await self.core.start()
 
     async def close(self) -> None:
-        if self._reaper is not None:
-            self._reaper.cancel()
-        for extension in reversed(self.extensions):
-            await extension.close()
-        await self.follower.close()
-        if self.session is not None:
-            await self.session.close()
+        """Stop the core (and with it the hosts and the state), then the HTTP session."""
+        await self.core.close()
+        await self.session.close()
 
 
-def create_app(services: Services, *, bot_token: str, signing_secret: str | None = None,
-               api_url: str | None = None, poll: float = POLL_INTERVAL,
-               card_interval: float = CARD_INTERVAL, sample_interval: float = SAMPLE_INTERVAL) -> RigopsApp:
+def create_app(config: Config, state_dir: Path, *, bot_token: str, signing_secret: str | None = None,
+               api_url: str | None = None, poll: float = POLL_INTERVAL, card_interval: float = CARD_INTERVAL,
+               sample_interval: float = SAMPLE_INTERVAL) -> RigopsApp:
     """rigops on bolt; ``api_url`` points the Web API elsewhere (the emulator)."""
     # one HTTP session for every Web API call: without it slack_sdk opens a connection per call
     session = aiohttp.ClientSession()
@@ -75,12 +55,29 @@ def create_app(services: Services, *, bot_token: str, signing_secret: str | None
     client.retry_handlers.append(AsyncRateLimitErrorRetryHandler(max_retry_count=RATE_LIMIT_RETRIES))
     app = AsyncApp(client=client, signing_secret=signing_secret or "", process_before_response=False,
                    request_verification_enabled=signing_secret is not None)
-    services.policy.members = SlackGroups(client).members
-    follower = Follower(services, client, poll=poll, card_interval=card_interval, sample_interval=sample_interval)
-    extensions: list[Extension] = [make(app, services) for make in EXTENSIONS]
-    subcommands = {word: handler for ext in extensions for word, handler in ext.subcommands.items()}
-    register(app, services, follower, subcommands)
-    return RigopsApp(bolt=app, follower=follower, extensions=extensions, session=session)
+    core = Core.open(config, state_dir, SlackReply(client), members=SlackGroups(client).members,
+                     poll=poll, card_interval=card_interval, sample_interval=sample_interval)
+    register(app, core)
+    app.event("app_home_opened")(Home(core).on_opened)
+    return RigopsApp(bolt=app, core=core, session=session)
+
+
+class Home:
+    """The App Home tab: the dashboard of every host, fresh each time the tab opens."""
+
+    def __init__(self, core: Core) -> None:
+        self.core = core
+
+    async def on_opened(self, event: dict[str, Any], client: AsyncWebClient) -> None:
+        if event.get("tab", "home") != "home" or not event.get("user"):
+            return
+        async with self.core.activity.track():
+            digest, schedules = await self.core.schedules.dashboard()
+            view = home_view(digest, tz=zone(DEFAULT_TIMEZONE), schedules=schedules)
+            try:
+                await client.views_publish(user_id=str(event["user"]), view=view)
+            except SlackApiError as exc:
+                log.error("views.publish for %s failed: %s", event["user"], exc.response.get("error"))
 
 
 def socket_mode_handler(app: RigopsApp, *, app_token: str, ping_interval: float = 10) -> AsyncSocketModeHandler:

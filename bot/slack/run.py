@@ -10,7 +10,6 @@ from aiohttp import web
 from slack_bolt.app.async_server import AsyncSlackAppServer
 
 from bot.config import Config
-from bot.services import Services
 from bot.slack.app import create_app, disconnect, serve_forever, socket_mode_handler
 
 log = logging.getLogger(__name__)
@@ -20,28 +19,24 @@ async def run_bot(config: Config, state_dir: Path, *, bot_token: str, app_token:
                   http_port: int | None, signing_secret: str | None, http_bind: str = "127.0.0.1",
                   api_url: str | None = None) -> None:
     """Serve until cancelled (Ctrl-C)."""
-    services = Services.open(config, state_dir)
-    try:
-        if http_port is None:
-            assert app_token
-            app = create_app(services, bot_token=bot_token, api_url=api_url)
-            handler = socket_mode_handler(app, app_token=app_token)
-            log.info("connecting to Slack over Socket Mode")
-            await app.start()
-            try:
-                await serve_forever(handler)
-            finally:
-                await disconnect(handler)
-                await app.close()
-        else:
-            app = create_app(services, bot_token=bot_token, signing_secret=signing_secret, api_url=api_url)
-            await app.start()
-            try:
-                await serve_http(app.bolt.server(port=http_port, host=http_bind), port=http_port)
-            finally:
-                await app.close()
-    finally:
-        await services.close()
+    if http_port is None:
+        assert app_token
+        app = create_app(config, state_dir, bot_token=bot_token, api_url=api_url)
+        handler = socket_mode_handler(app, app_token=app_token)
+        log.info("connecting to Slack over Socket Mode")
+        await app.start()
+        try:
+            await serve_forever(handler)
+        finally:
+            await disconnect(handler)
+            await app.close()
+    else:
+        app = create_app(config, state_dir, bot_token=bot_token, signing_secret=signing_secret, api_url=api_url)
+        await app.start()
+        try:
+            await serve_http(app.bolt.server(port=http_port, host=http_bind), port=http_port)
+        finally:
+            await app.close()
 
 
 async def serve_http(server: AsyncSlackAppServer, *, port: int) -> None:

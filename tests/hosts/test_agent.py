@@ -1,5 +1,5 @@
 """The host agent (bot/hosts/agent.py), run as a real subprocess exactly as the bot runs it:
-``python -u -c <source>``, JSON lines on stdin/stdout.
+``python -u -c <agent_bootstrap()>`` (the agent with the build supervisor's source), JSON lines on stdin/stdout.
 
 Fake builds are copies of tests/fakes/hog.c named like real tools. Builds that a kill test stops by name run
 as the user ``nobody`` (and root-owned fakes get names unique to this run), so a test never touches anybody
@@ -22,6 +22,7 @@ import sys
 import tempfile
 import threading
 import time
+import typing
 from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -30,9 +31,13 @@ from typing import Any
 
 import pytest
 
+from bot.errors import AgentErrorCode
+from bot.hosts.base import agent_bootstrap
+
 ROOT = Path(__file__).resolve().parents[2]
 AGENT_PATH = ROOT / "bot" / "hosts" / "agent.py"
-SOURCE = AGENT_PATH.read_text()
+SUPERVISOR_PATH = ROOT / "bot" / "hosts" / "supervisor.py"
+BOOTSTRAP = agent_bootstrap()  # what `python3 -u -c` gets
 MIB = 1 << 20
 PAGE = os.sysconf("SC_PAGE_SIZE")
 
@@ -54,7 +59,8 @@ try:
     HAVE_NOBODY = True
 except KeyError:
     HAVE_NOBODY = False
-needs_nobody = pytest.mark.skipif(not (IS_ROOT and HAVE_NOBODY), reason="needs root and a 'nobody' user")
+needs_nobody = pytest.mark.skipif(not (IS_ROOT and HAVE_NOBODY), reason="needs root (and a 'nobody' user): runs "
+                                  "processes as another user, 'nobody', to see that they are spared or reached")
 
 # A tool name no other process on this machine has (no "-<digits>" suffix: that reads as a version).
 UNIQUE = f"rgfake{os.getpid() % 100000}x"
@@ -150,7 +156,7 @@ class Agent:
     """The agent as a subprocess, with a reader thread that files every response by id."""
 
     def __init__(self, *, python: str = sys.executable, env: dict[str, str] | None = None, **popen: Any) -> None:
-        argv = popen.pop("argv", None) or [python, "-u", "-c", SOURCE]
+        argv = popen.pop("argv", None) or [python, "-u", "-c", BOOTSTRAP]
         self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, **popen)
         assert self.proc.stdin is not None and self.proc.stdout is not None
         self.stdin = self.proc.stdin
@@ -321,17 +327,47 @@ def test_build_tool_names_are_the_documented_list() -> None:
     )  # fmt: skip
 
 
-def test_source_is_stdlib_only_and_fits_one_ssh_argument() -> None:
-    tree = ast.parse(SOURCE)
+@pytest.mark.parametrize("path", [AGENT_PATH, SUPERVISOR_PATH], ids=["agent", "supervisor"])
+def test_source_is_stdlib_only(path: Path) -> None:
     imported: set[str] = set()
-    for node in ast.walk(tree):
+    for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.Import):
             imported.update(alias.name.split(".")[0] for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module:
             imported.add(node.module.split(".")[0])
     assert imported <= set(sys.stdlib_module_names) | {"__future__"}, imported - set(sys.stdlib_module_names)
-    # The source travels as one argument of `python3 -u -c '<source>'`; Linux caps one argument at 128 KiB.
-    assert len(SOURCE.encode()) < 100_000
+
+
+def test_bootstrap_fits_one_ssh_argument() -> None:
+    # It travels as one argument of `python3 -u -c '<bootstrap>'`; Linux caps one argument at 128 KiB.
+    assert len(BOOTSTRAP.encode()) < 100_000
+
+
+def test_every_error_the_agent_sends_has_a_code_the_bot_knows() -> None:
+    assert set(agent_module.ERROR_CODES) == set(typing.get_args(AgentErrorCode))
+    codes = []
+    for node in ast.walk(ast.parse(AGENT_PATH.read_text())):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "AgentError":
+            codes.append(node.args[0])
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "error":
+            codes.append(node.args[1])  # Server.error(rid, code, message)
+        elif isinstance(node, ast.Dict):  # an error answer built by hand: {"type": ..., "message": ...}
+            keys = [k.value for k in node.keys if isinstance(k, ast.Constant)]
+            if keys == ["type", "message"]:
+                codes.append(node.values[0])
+    assert len(codes) > 20
+    literal = [c.value for c in codes if isinstance(c, ast.Constant)]
+    assert set(literal) <= set(agent_module.ERROR_CODES)
+    # The rest pass a code along: AgentError.code (Server.handle) or Server.error's parameter.
+    assert {ast.unparse(c) for c in codes if not isinstance(c, ast.Constant)} == {"e.code", "code"}
+
+
+def test_spawn_needs_the_supervisor_from_the_bootstrap(start_agent: Callable[..., Agent], tmp_path: Path) -> None:
+    agent = start_agent(argv=[sys.executable, "-u", "-c", AGENT_PATH.read_text()])  # no bootstrap: no supervisor
+    assert agent.call("ping")["time"] > 0
+    error = agent.call_error("spawn", workdir=str(tmp_path), command="true", log="b.log", exit_file="b.exit")
+    assert error["type"] == "spawn_failed" and "supervisor" in error["message"]
+    assert list(tmp_path.iterdir()) == []
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -594,7 +630,7 @@ def test_kill_refuses_stale_identities(agent: Agent, fake_bin: Path, cleanup: Cl
 
 def test_kill_never_stops_the_agent_or_its_parents(start_agent: Callable[..., Agent], fake_bin: Path) -> None:
     # The agent under a shell that stays its parent: a root tree that holds the agent kills nothing.
-    agent = start_agent(argv=["/bin/sh", "-c", '"$0" -u -c "$1"; exit $?', sys.executable, SOURCE])
+    agent = start_agent(argv=["/bin/sh", "-c", '"$0" -u -c "$1"; exit $?', sys.executable, BOOTSTRAP])
     hello = agent.call("hello")
     assert hello["pid"] != agent.pid  # the shell did not exec: it is the agent's parent
     shell = (agent.pid, start_of(agent.pid))
@@ -634,7 +670,7 @@ def test_agent_without_root_cannot_stop_other_users(start_agent: Callable[..., A
     python = "/usr/bin/python3"
     if not os.access(python, os.X_OK):
         pytest.skip("no system python3 that nobody can run")
-    agent = start_agent(argv=[python, "-u", "-c", SOURCE], user="nobody", group="nogroup", extra_groups=[], cwd="/")
+    agent = start_agent(argv=[python, "-u", "-c", BOOTSTRAP], user="nobody", group="nogroup", extra_groups=[], cwd="/")
     assert agent.call("hello")["user"] == "nobody"
     error = agent.call_error("kill", names=["cc1plus"], user="root")
     assert error["type"] == "forbidden"
@@ -677,7 +713,7 @@ def test_spawn_runs_detached_with_env_and_records_exit(
     start_agent: Callable[..., Agent], tmp_path: Path, cleanup: Cleanup
 ) -> None:
     # The agent raises its own open-files limit (it keeps /proc fds open); the build gets the original.
-    agent = start_agent(argv=["/bin/sh", "-c", 'ulimit -Sn 1000 && exec "$0" -u -c "$1"', sys.executable, SOURCE])
+    agent = start_agent(argv=["/bin/sh", "-c", 'ulimit -Sn 1000 && exec "$0" -u -c "$1"', sys.executable, BOOTSTRAP])
     assert agent.call("hello")["pid"] == agent.pid
     if resource.getrlimit(resource.RLIMIT_NOFILE)[1] > 1000:
         assert soft_nofile(agent.pid) > 1000

@@ -21,12 +21,13 @@ import pytest
 
 from bot.config import parse
 from bot.hosts import Host, make_host
+from bot.hosts.models import ProcId
 from tests.fakes.sshd import SshServer
 from tests.fakes.users import fake_user, popen_as
 from tests.hosts.test_agent import (
+    BOOTSTRAP,
     IS_ROOT,
     MIB,
-    SOURCE,
     Agent,
     Cleanup,
     agent_module,
@@ -251,12 +252,13 @@ def test_kernel_log_is_null_where_unreadable(tmp_path: Path, dmesg: str) -> None
     assert log.poll(3) is None and log.poll(4) is None and log.source == "none"
 
 
-@pytest.mark.skipif(not os.access("/dev/kmsg", os.R_OK), reason="/dev/kmsg is not readable here")
+@pytest.mark.skipif(not IS_ROOT, reason="needs root: writes a record into the kernel log (/dev/kmsg) and reads it "
+                    "back (reading needs CAP_SYSLOG where kernel.dmesg_restrict is 1)")
 def test_kernel_log_reads_new_kmsg_records_only() -> None:
+    if not os.access("/dev/kmsg", os.R_OK | os.W_OK):
+        pytest.skip("no /dev/kmsg to write and read here")
     log = agent_module.KernelLog()
     assert log.poll(None) == 0
-    if not os.access("/dev/kmsg", os.W_OK):
-        pytest.skip("cannot write /dev/kmsg to make a record")
     marker = f"rigops-test-{os.getpid()}"
     with open("/dev/kmsg", "w") as kmsg:
         kmsg.write(f"{marker}: Killed process 4 ({marker[:15]}) total-vm:1kB, UID:0\n")
@@ -286,7 +288,7 @@ def test_pause_and_resume_by_identity(agent: Agent, fake_bin: Path, cleanup: Cle
 
 def test_pause_never_touches_the_agent_or_pid_1(start_agent: Callable[..., Agent]) -> None:
     agent = start_agent(argv=["/bin/sh", "-c", '"$0" -u -c "$1"; exit $?', sys.executable,
-                              SOURCE])
+                              BOOTSTRAP])
     hello = agent.call("hello")
     targets = [[hello["pid"], start_of(hello["pid"])], [agent.pid, start_of(agent.pid)], [1, start_of(1)]]
     result = agent.call("pause", targets=targets)
@@ -316,7 +318,7 @@ def test_pause_as_another_user_is_forbidden_without_root(start_agent: Callable[.
     python = "/usr/bin/python3"
     if not os.access(python, os.X_OK):
         pytest.skip("no system python3 that nobody can run")
-    agent = start_agent(argv=[python, "-u", "-c", SOURCE], user="nobody",
+    agent = start_agent(argv=[python, "-u", "-c", BOOTSTRAP], user="nobody",
                         group="nogroup", extra_groups=[], cwd="/")
     assert agent.call_error("pause", targets=[[1, start_of(1)]], user="root")["type"] == "forbidden"
 
@@ -367,21 +369,22 @@ async def test_host_sample_pause_resume(host: Host, fake_bin: Path, build_user: 
     build = fake.start_fake_build(fake_bin, compilers=3, mb=8, user=user)
     try:
         wait_build_ready(build.pid, 3, 8)
-        root = (build.pid, start_of(build.pid))
+        root = ProcId(build.pid, start_of(build.pid))
         first = await host.sample(roots=[root], user=build_user)
         assert first.host == host.name and first.mem_total > first.mem_available > 0
         assert first.drivers.count >= 1 and first.compilers.count >= 3  # other fakes of the build user count too
         assert first.compilers.max_rss >= 8 * MIB and first.compilers.mean_rss > 0
         assert first.tree == 5 and first.stale_roots == ()
         assert first.kernel is None or first.kernel == ()
-        heaviest = [(p.pid, p.start) for p in first.top_compilers if p.pid in fake.session_members(build.pid)]
+        heaviest = [p.proc_id for p in first.top_compilers if p.pid in fake.session_members(build.pid)]
         paused = await host.pause(heaviest[:2], user=build_user)
-        assert [(p.pid, p.start) for p in paused.signalled] == heaviest[:2]
+        assert [p.proc_id for p in paused.signalled] == heaviest[:2]
         wait_for(lambda: all(state_of(pid) == "T" for pid, _ in heaviest[:2]), "the heaviest compilers to stop")
         resumed = await host.resume(heaviest[:2], user=build_user)
-        assert [(p.pid, p.start) for p in resumed.signalled] == heaviest[:2] and not resumed.skipped
-        gone = await host.resume([(root[0], root[1] + 1)], user=build_user)
-        assert gone.stale == ((root[0], root[1] + 1),) and not gone.signalled
+        assert [p.proc_id for p in resumed.signalled] == heaviest[:2] and not resumed.skipped
+        stale = root._replace(start=root.start + 1)
+        gone = await host.resume([stale], user=build_user)
+        assert gone.stale == (stale,) and not gone.signalled
     finally:
         fake.stop(build)
     later = await host.sample(roots=[root], user=build_user)

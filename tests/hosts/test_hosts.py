@@ -2,19 +2,35 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import gc
+import logging
 import os
 import signal
-from collections.abc import AsyncIterator
+import time
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from bot.config import HostConfig, parse
+from bot.errors import ActionFailed, AgentUnavailable
 from bot.hosts import Host, make_host
+from bot.hosts.models import ProcId, RunRef
 from bot.memory import parse_meminfo
 from tests.fakes.sshd import SshServer
-from tests.fakes.tools import kill_session, read_stat_fields, session_members, start_decoy, start_fake_build, stop
-from tests.scenario import alive, wait_until
+from tests.fakes.tools import (
+    kill_session,
+    read_stat_fields,
+    session_members,
+    start_decoy,
+    start_fake_build,
+    start_tool,
+    stop,
+)
+from tests.hosts.test_agent import IS_ROOT, wait_for
 
 
 def host_config(kind: str, sshd: SshServer | None, user: str) -> HostConfig:
@@ -47,12 +63,14 @@ async def test_snapshot_memory_matches_proc_meminfo(host: Host) -> None:
     assert snap.top and snap.top[0].rss >= snap.top[-1].rss
 
 
+@pytest.mark.skipif(not IS_ROOT, reason="needs root: stops every build tool of the build user by name, so the build "
+                    "user must be a dedicated one (rigops-build), never the developer running the tests")
 async def test_kill_by_name_stops_the_build_user_compilers_and_spares_the_decoy(
         host: Host, fake_bin: Path, build_user: str) -> None:
     build = start_fake_build(fake_bin, compilers=4, mb=16, user=build_user)
     decoy = start_decoy(user=build_user)
     try:
-        wait_until(lambda: len(read_stat_fields(build.pid) or [""]) > 0 and _tools_of(build.pid) >= 5,
+        wait_for(lambda: len(read_stat_fields(build.pid) or [""]) > 0 and _tools_of(build.pid) >= 5,
                    what="fake build running")
         snap = await host.snapshot(user=build_user)
         assert {"ninja", "cc1plus", "nvcc"} <= {p.name for p in snap.tools}
@@ -76,15 +94,20 @@ async def test_spawned_build_is_detached_reports_exit_and_can_be_killed_by_ident
     sid = int((read_stat_fields(spawned.pid) or ["", "", "", "0"])[3])
     try:
         assert sid != os.getsid(0)
-        (status,), _ = await host.run_status([(spawned.pid, spawned.start, spawned.exit_file, spawned.log)])
-        assert status.alive
-        wait_until(lambda: "jobs=7" in log.read_text(), what="the build's output")
+        run = RunRef(spawned.pid, spawned.start, spawned.exit_file, spawned.log)
+        (status,), _ = await host.run_status([run])
+        assert status.alive and status.proc_id == spawned.proc_id == run.proc_id
+        # What a bot that missed the spawn's answer finds: the supervisor's start record.
+        found = await host.started(workdir=str(open_tmp), log_path=str(log), exit_file="b.log.exit")
+        assert found is not None
+        assert (found.proc_id, found.supervisor_pid) == (spawned.proc_id, spawned.supervisor_pid)
+        wait_for(lambda: "jobs=7" in log.read_text(), "the build's output")
         tail = await host.tail(str(log), lines=5)
         assert tail.lines == ("jobs=7",)
-        result = await host.kill(roots=[(spawned.pid, spawned.start)], user=None, names=[], grace=2)
-        assert [t.pid for t in result.targets] == [spawned.pid]
-        wait_until(lambda: Path(spawned.exit_file).exists(), what="the exit file")
-        (status,), _ = await host.run_status([(spawned.pid, spawned.start, spawned.exit_file, spawned.log)])
+        result = await host.kill(roots=[spawned.proc_id], user=None, names=[], grace=2)
+        assert [t.proc_id for t in result.targets] == [spawned.proc_id]
+        wait_for(lambda: Path(spawned.exit_file).exists(), "the exit file")
+        (status,), _ = await host.run_status([run])
         assert not status.alive and status.finished and status.signal == signal.SIGTERM
     finally:
         kill_session(sid)
@@ -94,7 +117,7 @@ async def test_a_stale_identity_is_never_signalled(host: Host, open_tmp: Path) -
     decoy = start_decoy()
     try:
         start = int((read_stat_fields(decoy.pid) or [""] * 20)[19])
-        result = await host.kill(roots=[(decoy.pid, start + 1)], user=None, names=[], grace=1)
+        result = await host.kill(roots=[ProcId(decoy.pid, start + 1)], user=None, names=[], grace=1)
         assert result.targets == () or all(t.pid != decoy.pid for t in result.targets if t.pid)
         assert alive(decoy.pid)
     finally:
@@ -104,10 +127,94 @@ async def test_a_stale_identity_is_never_signalled(host: Host, open_tmp: Path) -
 async def test_the_agent_comes_back_when_its_process_dies(host: Host) -> None:
     first = await host.info()
     os.kill(first.pid, signal.SIGKILL)
-    wait_until(lambda: not alive(first.pid), what="the agent to die")
+    wait_for(lambda: not alive(first.pid), "the agent to die")
     snap = await host.snapshot()
     assert snap.memory.total > 0
     assert (await host.info()).pid != first.pid
+
+
+async def test_failures_keep_the_agent_code(host: Host, open_tmp: Path) -> None:
+    with pytest.raises(ActionFailed) as failed:
+        await host.tail(str(open_tmp / "missing.log"), lines=5)
+    assert (failed.value.code, failed.value.op) == ("not_found", "tail")
+    # No start record: the spawn started nothing. A record that cannot be read says nothing of the kind.
+    assert await host.started(workdir=str(open_tmp), log_path="b.log", exit_file="b.exit") is None
+    (open_tmp / "b.exit.start").mkdir()
+    with pytest.raises(ActionFailed) as failed:
+        await host.started(workdir=str(open_tmp), log_path="b.log", exit_file="b.exit")
+    assert failed.value.code == "not_a_file"
+
+
+async def test_a_link_that_dies_mid_request_leaves_no_task_unowned(host: Host, fake_bin: Path,
+                                                                   build_user: str) -> None:
+    loop = asyncio.get_running_loop()
+    unhandled: list[dict[str, Any]] = []  # "Task exception was never retrieved" and the like come here
+    loop.set_exception_handler(lambda _, context: unhandled.append(context))
+    # A tree whose root dies on SIGTERM and whose child ignores it: a kill of it waits out its grace.
+    tree = start_tool(fake_bin, "hog", "1", "--", str(fake_bin / "hog"), "-T", "1",
+                      user=build_user if IS_ROOT else None)
+    try:
+        with logged_lines("bot", "asyncio", "asyncssh") as lines:
+            wait_for(lambda: len(session_members(tree.pid)) == 2, "the hog and its child")
+            root = ProcId(tree.pid, int((read_stat_fields(tree.pid) or [""] * 20)[19]))
+            agent = (await host.info()).pid
+            kill = asyncio.create_task(host.kill(roots=[root], user=build_user, names=[], grace=60))
+            while alive(root.pid):  # the agent has signalled the tree and waits for the child to go
+                assert not kill.done(), kill
+                await asyncio.sleep(0.01)
+            # The link goes: the agent itself here, the sshd process that holds the connection over SSH.
+            link = agent if host.config.is_local else int((read_stat_fields(agent) or ["", "0"])[1])
+            os.kill(link, signal.SIGKILL)
+            with pytest.raises(AgentUnavailable):
+                await kill
+            del kill  # its exception holds the old agent's pipe (through the traceback), and so the pipe's tasks
+            assert (await host.snapshot()).memory.total > 0  # and the host comes back
+            await host.close()
+            deadline = time.monotonic() + 10
+            while asyncio.all_tasks() - {asyncio.current_task()} and time.monotonic() < deadline:
+                await asyncio.sleep(0.01)
+            gc.collect()  # a task whose exception nobody retrieved says so when it is collected
+    finally:
+        loop.set_exception_handler(None)
+        stop(tree)
+    assert unhandled == []
+    assert not [line for line in lines if "Traceback" in line or line.startswith(("WARNING", "ERROR"))], lines
+    assert [line for line in lines if line.startswith("INFO bot.hosts")], lines  # one line says what happened
+
+
+class LineHandler(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.lines: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.lines.append(f"{record.levelname} {record.name} {self.format(record)}")
+
+
+@contextlib.contextmanager
+def logged_lines(*loggers: str) -> Iterator[list[str]]:
+    """What ``loggers`` say, as text: unlike pytest's capture, which keeps each record (and the exception in
+    its arguments, and every frame of that exception's traceback) until the test is over."""
+    handler = LineHandler()
+    saved = []
+    for name in loggers:
+        logger = logging.getLogger(name)
+        saved.append((logger, logger.level, logger.propagate))
+        logger.addHandler(handler)
+        logger.setLevel(logging.DEBUG)
+        logger.propagate = False
+    try:
+        yield handler.lines
+    finally:
+        for logger, level, propagate in saved:
+            logger.removeHandler(handler)
+            logger.setLevel(level)
+            logger.propagate = propagate
+
+
+def alive(pid: int) -> bool:
+    fields = read_stat_fields(pid)
+    return fields is not None and fields[0] not in ("Z", "X")
 
 
 def _tools_of(sid: int) -> int:

@@ -1,6 +1,7 @@
 """The state: one SQLite file (WAL) holding runs, thread context, pending plans, seen events and the audit log.
 
-Calls are short and synchronous; the bot runs them on its event loop thread.
+Calls are short and synchronous; the bot runs them on its event loop thread. The file's schema is versioned:
+``bot.store.migrations`` lists its steps and ``bot.store.sqlite`` applies the missing ones when it opens.
 """
 
 from __future__ import annotations
@@ -16,7 +17,10 @@ from pathlib import Path
 from typing import Any, Literal
 
 from bot.errors import StateError
+from bot.hosts.models import ProcId, RunRef
 from bot.plan import Plan, ThreadContext
+from bot.store.migrations import STATE_MIGRATIONS
+from bot.store.sqlite import Database
 
 DB_NAME = "rigops.sqlite3"
 BUSY_TIMEOUT = 5.0  # seconds to wait for another writer before giving up
@@ -24,48 +28,6 @@ EVENT_RETENTION = 7 * 24 * 3600
 RunState = Literal["starting", "running", "succeeded", "failed", "stopped", "lost"]
 PlanState = Literal["pending", "running", "done", "cancelled", "expired"]
 
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS runs (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    host TEXT NOT NULL, build TEXT NOT NULL, jobs INTEGER,
-    pid INTEGER NOT NULL, start INTEGER NOT NULL, supervisor_pid INTEGER,
-    log TEXT NOT NULL, exit_file TEXT NOT NULL, boot_id TEXT,
-    started_at REAL NOT NULL, started_by TEXT, channel TEXT, thread_ts TEXT,
-    state TEXT NOT NULL DEFAULT 'running', exit_status INTEGER, ended_at REAL
-);
-CREATE INDEX IF NOT EXISTS runs_by_build ON runs (host, build, id);
-CREATE TABLE IF NOT EXISTS threads (
-    channel TEXT NOT NULL, thread_ts TEXT NOT NULL, host TEXT, build TEXT, updated_at REAL NOT NULL,
-    PRIMARY KEY (channel, thread_ts)
-);
-CREATE TABLE IF NOT EXISTS events (event_id TEXT PRIMARY KEY, seen_at REAL NOT NULL);
-CREATE TABLE IF NOT EXISTS plans (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    channel TEXT NOT NULL, thread_ts TEXT NOT NULL, message_ts TEXT, request_ts TEXT,
-    user TEXT NOT NULL, plan TEXT NOT NULL, state TEXT NOT NULL, created_at REAL NOT NULL
-);
-CREATE TABLE IF NOT EXISTS audit (
-    id INTEGER PRIMARY KEY AUTOINCREMENT, at REAL NOT NULL, user TEXT, channel TEXT, thread_ts TEXT,
-    host TEXT, build TEXT, what TEXT NOT NULL, detail TEXT
-);
-CREATE TABLE IF NOT EXISTS job_memory (
-    id INTEGER PRIMARY KEY AUTOINCREMENT, host TEXT NOT NULL, build TEXT NOT NULL, recorded_at REAL NOT NULL,
-    rss TEXT NOT NULL  -- one run's peak RSS per compiler process, bytes, as a JSON list
-);
-CREATE INDEX IF NOT EXISTS job_memory_by_build ON job_memory (host, build, id);
-CREATE TABLE IF NOT EXISTS oom_events (
-    id INTEGER PRIMARY KEY AUTOINCREMENT, host TEXT NOT NULL, at REAL NOT NULL, run_id INTEGER,
-    whose TEXT NOT NULL, evidence TEXT NOT NULL, victim TEXT, victim_pid INTEGER
-);
-CREATE INDEX IF NOT EXISTS oom_events_by_host ON oom_events (host, at);
-CREATE TABLE IF NOT EXISTS oom_counters (
-    host TEXT NOT NULL, at REAL NOT NULL, boot_id TEXT NOT NULL, count INTEGER NOT NULL
-);
-CREATE INDEX IF NOT EXISTS oom_counters_by_host ON oom_counters (host, at);
-CREATE TABLE IF NOT EXISTS run_memory (run_id INTEGER PRIMARY KEY, series TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS paused (run_id INTEGER NOT NULL, pid INTEGER NOT NULL, start INTEGER NOT NULL,
-    PRIMARY KEY (run_id, pid, start));
-"""
 OOM_RETENTION = 30 * 24 * 3600
 OomKillRow = tuple[str, float, int | None, str, str, str | None, int | None]
 JOB_MEMORY_RUNS = 10  # runs of a build whose compiler peaks are kept
@@ -94,6 +56,16 @@ class BuildRun:
     exit_status: int | None
     ended_at: float | None
 
+    @property
+    def proc_id(self) -> ProcId:
+        """The build's root process (the command the supervisor started)."""
+        return ProcId(self.pid, self.start)
+
+    @property
+    def ref(self) -> RunRef:
+        """What a host is asked about the run (``Host.run_status``)."""
+        return RunRef(self.pid, self.start, self.exit_file, self.log)
+
 
 @dataclass(frozen=True)
 class PendingPlan:
@@ -111,23 +83,21 @@ class PendingPlan:
 class Store:
     """SQLite state. Raises StateError when the database fails."""
 
-    def __init__(self, db: sqlite3.Connection, path: Path) -> None:
+    def __init__(self, db: Database) -> None:
         self._db = db
-        self.path = path
+        self.path = db.path
 
     @classmethod
     def open(cls, state_dir: Path) -> Store:
+        """Open the state in ``state_dir`` (created if missing), its schema brought to the latest version.
+
+        Raises StateError, also when the state was written by a newer rigops."""
         try:
             state_dir.mkdir(parents=True, exist_ok=True)
-            path = state_dir / DB_NAME
-            db = sqlite3.connect(path, timeout=BUSY_TIMEOUT, isolation_level=None, check_same_thread=False)
-            db.row_factory = sqlite3.Row
-            db.execute("PRAGMA journal_mode=WAL")
-            db.execute("PRAGMA synchronous=NORMAL")
-            db.executescript(SCHEMA)
-        except (OSError, sqlite3.Error) as exc:
+        except OSError as exc:
             raise StateError(f"cannot open the state in {state_dir}: {exc}") from exc
-        return cls(db, path)
+        return cls(Database.open(state_dir / DB_NAME, what="state", migrations=STATE_MIGRATIONS,
+                                 timeout=BUSY_TIMEOUT))
 
     def close(self) -> None:
         self._db.close()
@@ -135,53 +105,31 @@ class Store:
     @contextmanager
     def batch(self) -> Iterator[None]:
         """Make the writes inside one transaction: all of them land, or none."""
-        with self._tx():
+        with self._db.transaction():
             yield
-
-    @contextmanager
-    def _tx(self) -> Iterator[sqlite3.Connection]:
-        if self._db.in_transaction:  # inside a batch: its transaction commits
-            yield self._db
-            return
-        try:
-            self._db.execute("BEGIN IMMEDIATE")
-            try:
-                yield self._db
-            except BaseException:
-                self._db.execute("ROLLBACK")
-                raise
-            self._db.execute("COMMIT")
-        except sqlite3.Error as exc:
-            raise StateError(f"state database error: {exc}") from exc
-
-    def _query(self, sql: str, args: tuple[Any, ...] = ()) -> list[sqlite3.Row]:
-        try:
-            return self._db.execute(sql, args).fetchall()
-        except sqlite3.Error as exc:
-            raise StateError(f"state database error: {exc}") from exc
 
     # -- deliveries ---------------------------------------------------------------------------------
     def first_delivery(self, event_id: str) -> bool:
         """True the first time an event id is seen; False for Slack's retries of it."""
         now = time.time()
-        with self._tx() as db:
+        with self._db.transaction() as db:
             cur = db.execute("INSERT OR IGNORE INTO events (event_id, seen_at) VALUES (?, ?)", (event_id, now))
             db.execute("DELETE FROM events WHERE seen_at < ?", (now - EVENT_RETENTION,))
             return cur.rowcount == 1
 
     # -- threads ------------------------------------------------------------------------------------
     def thread_context(self, channel: str, thread_ts: str) -> ThreadContext | None:
-        rows = self._query("SELECT host, build FROM threads WHERE channel = ? AND thread_ts = ?",
-                           (channel, thread_ts))
+        rows = self._db.query("SELECT host, build FROM threads WHERE channel = ? AND thread_ts = ?",
+                              (channel, thread_ts))
         if not rows:
             return None
         host, build = rows[0]["host"], rows[0]["build"]
-        last = self._query("SELECT jobs FROM runs WHERE channel = ? AND thread_ts = ? AND host = ? AND build = ? "
-                           "ORDER BY id DESC LIMIT 1", (channel, thread_ts, host, build))
+        last = self._db.query("SELECT jobs FROM runs WHERE channel = ? AND thread_ts = ? AND host = ? AND build = ? "
+                              "ORDER BY id DESC LIMIT 1", (channel, thread_ts, host, build))
         return ThreadContext(host=host, build=build, jobs=last[0]["jobs"] if last else None)
 
     def remember_thread(self, channel: str, thread_ts: str, *, host: str | None, build: str | None) -> None:
-        with self._tx() as db:
+        with self._db.transaction() as db:
             db.execute(
                 "INSERT INTO threads (channel, thread_ts, host, build, updated_at) VALUES (?, ?, ?, ?, ?) "
                 "ON CONFLICT (channel, thread_ts) DO UPDATE SET host = excluded.host, "
@@ -191,7 +139,7 @@ class Store:
 
     # -- plans waiting for a button -------------------------------------------------------------
     def add_plan(self, *, channel: str, thread_ts: str, request_ts: str | None, user: str, plan: Plan) -> int:
-        with self._tx() as db:
+        with self._db.transaction() as db:
             cur = db.execute(
                 "INSERT INTO plans (channel, thread_ts, request_ts, user, plan, state, created_at) "
                 "VALUES (?, ?, ?, ?, ?, 'pending', ?)",
@@ -200,12 +148,12 @@ class Store:
             return int(cur.lastrowid or 0)
 
     def set_plan_message(self, plan_id: int, *, message_ts: str, thread_ts: str) -> None:
-        with self._tx() as db:
+        with self._db.transaction() as db:
             db.execute("UPDATE plans SET message_ts = ?, thread_ts = ? WHERE id = ?", (message_ts, thread_ts, plan_id))
 
     def claim_plan(self, plan_id: int, new_state: PlanState) -> PendingPlan | None:
         """Move a pending plan to ``new_state``; None when it was not pending (pressed twice, expired)."""
-        with self._tx() as db:
+        with self._db.transaction() as db:
             cur = db.execute("UPDATE plans SET state = ? WHERE id = ? AND state = 'pending'",
                              (new_state, plan_id))
             if cur.rowcount != 1:
@@ -213,7 +161,7 @@ class Store:
         return self.plan(plan_id)
 
     def plan(self, plan_id: int) -> PendingPlan | None:
-        rows = self._query("SELECT * FROM plans WHERE id = ?", (plan_id,))
+        rows = self._db.query("SELECT * FROM plans WHERE id = ?", (plan_id,))
         if not rows:
             return None
         r = rows[0]
@@ -222,7 +170,7 @@ class Store:
                            state=r["state"], created_at=r["created_at"])
 
     def finish_plan(self, plan_id: int) -> None:
-        with self._tx() as db:
+        with self._db.transaction() as db:
             db.execute("UPDATE plans SET state = 'done' WHERE id = ?", (plan_id,))
 
     # -- runs ---------------------------------------------------------------------------------------
@@ -231,7 +179,7 @@ class Store:
                   thread_ts: str | None) -> BuildRun:
         """Record a run about to be spawned (state "starting", no pid yet): a bot killed between the spawn and
         :meth:`started_run` finds the row on restart and adopts the build from its start record."""
-        with self._tx() as db:
+        with self._db.transaction() as db:
             cur = db.execute(
                 "INSERT INTO runs (host, build, jobs, pid, start, log, exit_file, boot_id, started_at, started_by, "
                 "channel, thread_ts, state) VALUES (?, ?, ?, 0, 0, ?, ?, ?, ?, ?, ?, ?, 'starting')",
@@ -245,7 +193,7 @@ class Store:
     def started_run(self, run_id: int, *, pid: int, start: int, supervisor_pid: int | None, log: str,
                     exit_file: str) -> BuildRun:
         """The spawn of a "starting" run answered: it is running as (pid, start)."""
-        with self._tx() as db:
+        with self._db.transaction() as db:
             db.execute("UPDATE runs SET pid = ?, start = ?, supervisor_pid = ?, log = ?, exit_file = ?, "
                        "state = 'running' WHERE id = ? AND state = 'starting'",
                        (pid, start, supervisor_pid, log, exit_file, run_id))
@@ -255,11 +203,11 @@ class Store:
 
     def forget_run(self, run_id: int) -> None:
         """Drop a "starting" run whose spawn failed: nothing was started."""
-        with self._tx() as db:
+        with self._db.transaction() as db:
             db.execute("DELETE FROM runs WHERE id = ? AND state = 'starting'", (run_id,))
 
     def run(self, run_id: int) -> BuildRun | None:
-        rows = self._query("SELECT * FROM runs WHERE id = ?", (run_id,))
+        rows = self._db.query("SELECT * FROM runs WHERE id = ?", (run_id,))
         return _run(rows[0]) if rows else None
 
     def runs(self, *, host: str | None = None, build: str | None = None, live: bool = False,
@@ -272,25 +220,25 @@ class Store:
             sql, args = sql + " AND build = ?", [*args, build]
         if live:
             sql += " AND state IN ('starting', 'running')"
-        rows = self._query(sql + " ORDER BY id DESC LIMIT ?", (*args, limit))
+        rows = self._db.query(sql + " ORDER BY id DESC LIMIT ?", (*args, limit))
         return [_run(r) for r in rows]
 
     def finish_run(self, run_id: int, *, state: RunState, exit_status: int | None,
                    ended_at: float | None = None) -> None:
-        with self._tx() as db:
+        with self._db.transaction() as db:
             db.execute("UPDATE runs SET state = ?, exit_status = ?, ended_at = ? WHERE id = ? "
                        "AND state IN ('starting', 'running')", (state, exit_status, ended_at or time.time(), run_id))
 
     def reopen_run(self, run_id: int, *, state: RunState) -> None:
         """Undo a "stopped" recorded for a kill that failed: the build still runs."""
-        with self._tx() as db:
+        with self._db.transaction() as db:
             db.execute("UPDATE runs SET state = ?, exit_status = NULL, ended_at = NULL WHERE id = ? "
                        "AND state = 'stopped'", (state, run_id))
 
     # -- audit --------------------------------------------------------------------------------------
     def audit(self, what: str, *, user: str | None, channel: str | None = None, thread_ts: str | None = None,
               host: str | None = None, build: str | None = None, detail: dict[str, Any] | None = None) -> None:
-        with self._tx() as db:
+        with self._db.transaction() as db:
             db.execute(
                 "INSERT INTO audit (at, user, channel, thread_ts, host, build, what, detail) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
@@ -299,7 +247,7 @@ class Store:
             )
 
     def audit_entries(self, limit: int = 20) -> list[dict[str, Any]]:
-        return [dict(r) for r in self._query("SELECT * FROM audit ORDER BY id DESC LIMIT ?", (limit,))]
+        return [dict(r) for r in self._db.query("SELECT * FROM audit ORDER BY id DESC LIMIT ?", (limit,))]
 
     # -- compiler memory per build ------------------------------------------------------------------
     def record_job_memory(self, host: str, build: str, rss_values: Sequence[int], *, label: str | None = None) -> None:
@@ -311,7 +259,7 @@ class Store:
         if len(values) > JOB_MEMORY_VALUES:
             step = len(values) / JOB_MEMORY_VALUES
             values = [values[int(i * step)] for i in range(JOB_MEMORY_VALUES)]
-        with self._tx() as db:
+        with self._db.transaction() as db:
             db.execute("INSERT INTO job_memory (host, build, recorded_at, rss) VALUES (?, ?, ?, ?)",
                        (host, build, time.time(), json.dumps({"rss": values, "label": label})))
             db.execute("DELETE FROM job_memory WHERE host = ? AND build = ? AND id NOT IN (SELECT id FROM "
@@ -320,18 +268,18 @@ class Store:
 
     def job_memory(self, host: str, build: str) -> list[int]:
         """Every kept peak RSS of the build's compiler processes, over its kept runs."""
-        rows = self._query("SELECT rss FROM job_memory WHERE host = ? AND build = ?", (host, build))
+        rows = self._db.query("SELECT rss FROM job_memory WHERE host = ? AND build = ?", (host, build))
         return [int(v) for r in rows for v in _job_record(r["rss"])[0]]
 
     def job_memory_label(self, host: str, build: str) -> str | None:
         """What kind of job the build's kept runs mostly were ("nvcc", "compile"), if they said."""
-        rows = self._query("SELECT rss FROM job_memory WHERE host = ? AND build = ?", (host, build))
+        rows = self._db.query("SELECT rss FROM job_memory WHERE host = ? AND build = ?", (host, build))
         labels = Counter(label for r in rows if (label := _job_record(r["rss"])[1]))
         return labels.most_common(1)[0][0] if labels else None
 
     def job_memory_runs(self, host: str, build: str) -> int:
         """How many runs :meth:`job_memory` covers."""
-        rows = self._query("SELECT COUNT(*) AS n FROM job_memory WHERE host = ? AND build = ?", (host, build))
+        rows = self._db.query("SELECT COUNT(*) AS n FROM job_memory WHERE host = ? AND build = ?", (host, build))
         return int(rows[0]["n"])
 
     # -- OOM kills, memory charts, paused compilers -------------------------------------------------
@@ -339,21 +287,21 @@ class Store:
         """Record OOM kills a follower saw: (host, at, run_id, whose, evidence, victim name, victim pid)."""
         if not kills:
             return
-        with self._tx() as db:
+        with self._db.transaction() as db:
             db.executemany("INSERT INTO oom_events (host, at, run_id, whose, evidence, victim, victim_pid) "
                            "VALUES (?, ?, ?, ?, ?, ?, ?)", kills)
             db.execute("DELETE FROM oom_events WHERE at < ?", (time.time() - OOM_RETENTION,))
 
     def oom_kills(self, host: str, *, since: float) -> list[OomKillRow]:
         """The OOM kills recorded on a host since a time, oldest first."""
-        rows = self._query("SELECT host, at, run_id, whose, evidence, victim, victim_pid FROM oom_events "
-                           "WHERE host = ? AND at > ? ORDER BY at", (host, since))
+        rows = self._db.query("SELECT host, at, run_id, whose, evidence, victim, victim_pid FROM oom_events "
+                              "WHERE host = ? AND at > ? ORDER BY at", (host, since))
         return [tuple(r) for r in rows]
 
     def oom_kills_counted(self, host: str, *, at: float, boot_id: str, count: int, since: float) -> int | None:
         """Keep a reading of a host's OOM-kill counter; return how many kills it counted since ``since`` (from
         the first reading after it), or None without an earlier reading to compare with."""
-        with self._tx() as db:
+        with self._db.transaction() as db:
             rows = db.execute("SELECT boot_id, count FROM oom_counters WHERE host = ? AND at >= ? AND at < ? "
                               "ORDER BY at LIMIT 1", (host, since, at)).fetchall()
             db.execute("INSERT INTO oom_counters (host, at, boot_id, count) VALUES (?, ?, ?, ?)",
@@ -365,32 +313,30 @@ class Store:
         return count - before if before_boot == boot_id and count >= before else count  # rebooted: since boot
 
     def save_run_memory(self, run_id: int, series: dict[str, Any]) -> None:
-        with self._tx() as db:
+        with self._db.transaction() as db:
             db.execute("INSERT OR REPLACE INTO run_memory (run_id, series) VALUES (?, ?)",
                        (run_id, json.dumps(series, separators=(",", ":"))))
 
     def run_memory(self, run_id: int) -> dict[str, Any] | None:
-        rows = self._query("SELECT series FROM run_memory WHERE run_id = ?", (run_id,))
+        rows = self._db.query("SELECT series FROM run_memory WHERE run_id = ?", (run_id,))
         return dict(json.loads(rows[0]["series"])) if rows else None
 
-    def set_paused(self, run_id: int, targets: Sequence[tuple[int, int]]) -> None:
+    def set_paused(self, run_id: int, targets: Sequence[ProcId]) -> None:
         """The compilers of a run that rigops has stopped with SIGSTOP (none: all resumed)."""
-        with self._tx() as db:
+        with self._db.transaction() as db:
             db.execute("DELETE FROM paused WHERE run_id = ?", (run_id,))
             db.executemany("INSERT OR IGNORE INTO paused (run_id, pid, start) VALUES (?, ?, ?)",
                            [(run_id, pid, start) for pid, start in targets])
 
-    def paused(self, run_id: int) -> list[tuple[int, int]]:
-        return [(int(r["pid"]), int(r["start"])) for r in
-                self._query("SELECT pid, start FROM paused WHERE run_id = ?", (run_id,))]
+    def paused(self, run_id: int) -> list[ProcId]:
+        return [ProcId(int(r["pid"]), int(r["start"])) for r in
+                self._db.query("SELECT pid, start FROM paused WHERE run_id = ?", (run_id,))]
 
 
 def _job_record(text: str) -> tuple[list[int], str | None]:
-    """A job_memory row's (peaks, label); rows from before labels are a bare list."""
+    """A job_memory row's (peaks, label): ``{"rss": [...], "label": ...}`` (migration 2 gave old rows that shape)."""
     data = json.loads(text)
-    if isinstance(data, dict):
-        return [int(v) for v in data.get("rss", ())], data.get("label")
-    return [int(v) for v in data], None
+    return [int(v) for v in data["rss"]], data["label"]
 
 
 def _run(r: sqlite3.Row) -> BuildRun:

@@ -1,27 +1,24 @@
-"""The status digest and the App Home dashboard as Block Kit. Pure functions: dataclasses in, blocks out."""
+"""The status digest and the dashboard as text: a title, a section per host, a footnote. Pure functions."""
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
 from zoneinfo import ZoneInfo
 
+from bot.core.talk import Message
 from bot.digest import Digest, HostDigest, OomKillSeen
 from bot.hosts.models import Gpu, GpuReport, Snapshot
 from bot.memory import Memory, human
 from bot.progress import Progress
 from bot.scheduler import Schedule
-from bot.slack.render import RESULT_ICON, duration, progress_parts, tool_counts
 from bot.store import BuildRun
+from bot.text.render import RESULT_ICON, duration, progress_parts, tool_counts
 
 BAR_WIDTH = 20
 USED, FREE = "█", "░"
-MESSAGE_BLOCKS = 50  # Slack's limits: blocks in a message, in a Home tab, characters in a section, a header
-HOME_BLOCKS = 100
-SECTION_TEXT = 2900
-HEADER_TEXT = 150
+SECTION_TEXT = 2900  # what one section may hold (Slack's limit is 3000)
 SHOWN_PROCESSES = 3
 SINCE_LAST_POST = "Finished since the last post:"
 IN_THE_LAST_DAY = "Finished in the last day:"
@@ -140,25 +137,8 @@ def _clip(text: str, limit: int = SECTION_TEXT) -> str:
     return text if len(text) <= limit else text[: limit - 20] + "\n… (cut)"
 
 
-def _section(text: str) -> dict[str, Any]:
-    return {"type": "section", "text": {"type": "mrkdwn", "text": text}}
-
-
-def _context(text: str) -> dict[str, Any]:
-    return {"type": "context", "elements": [{"type": "mrkdwn", "text": text}]}
-
-
-def _header(text: str) -> dict[str, Any]:
-    return {"type": "header", "text": {"type": "plain_text", "text": text[:HEADER_TEXT]}}
-
-
-def host_blocks(digest: Digest, *, tz: ZoneInfo, room: int, finished: str = SINCE_LAST_POST) -> list[dict[str, Any]]:
-    """A section per host, within ``room`` blocks (the last one says how many hosts did not fit)."""
-    sections = [_section(host_text(h, now=digest.taken_at, tz=tz, finished=finished)) for h in digest.hosts]
-    if len(sections) <= room:
-        return sections
-    left = len(sections) - (room - 1)
-    return [*sections[: room - 1], _context(f"… and {left} more hosts that do not fit in one message")]
+def more_hosts(count: int) -> str:
+    return f"… and {count} more hosts that do not fit in one message"
 
 
 def summary(digest: Digest) -> str:
@@ -175,13 +155,12 @@ def summary(digest: Digest) -> str:
     return "rigops status: " + ", ".join(parts)
 
 
-def digest_message(digest: Digest, *, tz: ZoneInfo, schedule: Schedule) -> tuple[str, list[dict[str, Any]]]:
-    """The scheduled post: a header, a section per host, and which schedule sent it."""
-    footer = _context(f"Schedule `{schedule.id}` · {schedule.when} · times in {tz.key}"
-                      + (" · posts only when something changed" if schedule.only_changes else ""))
-    blocks = [_header(f"Status · {when(digest.taken_at, tz)}"),
-              *host_blocks(digest, tz=tz, room=MESSAGE_BLOCKS - 2), footer]
-    return summary(digest), blocks
+def digest_message(digest: Digest, *, tz: ZoneInfo, schedule: Schedule) -> Message:
+    """The scheduled post: a title, a section per host, and which schedule sent it."""
+    footnote = (f"Schedule `{schedule.id}` · {schedule.when} · times in {tz.key}"
+                + (" · posts only when something changed" if schedule.only_changes else ""))
+    return Message(summary(digest), title=f"Status · {when(digest.taken_at, tz)}",
+                   sections=tuple(host_text(h, now=digest.taken_at, tz=tz) for h in digest.hosts), footnote=footnote)
 
 
 def schedule_line(schedule: Schedule) -> str:
@@ -196,12 +175,14 @@ def schedule_line(schedule: Schedule) -> str:
            f"{extra} · {origin}"
 
 
-def home_view(digest: Digest, *, tz: ZoneInfo, schedules: Sequence[Schedule]) -> dict[str, Any]:
-    """The App Home tab: the same dashboard as the digest, then the scheduled posts."""
-    listed = "\n".join(schedule_line(s) for s in schedules) or "No scheduled posts. Add one with " \
-        '`/rigops schedule add "0 9 * * 1-5" all #channel`.'
-    tail = [{"type": "divider"}, _section(_clip("*Scheduled posts*\n" + listed))]
-    blocks = [_header("rigops — hosts, GPUs and builds"),
-              _context(f"As of {when(digest.taken_at, tz)} · open the tab again to refresh"),
-              *host_blocks(digest, tz=tz, room=HOME_BLOCKS - 2 - len(tail), finished=IN_THE_LAST_DAY), *tail]
-    return {"type": "home", "blocks": blocks}
+HOME_TITLE = "rigops — hosts, GPUs and builds"
+NO_SCHEDULES_HOME = 'No scheduled posts. Add one with `/rigops schedule add "0 9 * * 1-5" all #channel`.'
+
+
+def scheduled_posts(schedules: Sequence[Schedule]) -> str:
+    """The schedules as the dashboard lists them."""
+    return _clip("*Scheduled posts*\n" + ("\n".join(schedule_line(s) for s in schedules) or NO_SCHEDULES_HOME))
+
+
+def as_of(digest: Digest, tz: ZoneInfo) -> str:
+    return f"As of {when(digest.taken_at, tz)} · open the tab again to refresh"

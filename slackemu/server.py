@@ -42,8 +42,8 @@ from typing import Any
 
 from aiohttp import BodyPartReader, WSMsgType, web
 
-from bot import emulator_payloads as P
-from bot.emulator_payloads import JSON, render_blocks
+from slackemu import payloads as P
+from slackemu.payloads import JSON, render_blocks
 
 __all__ = [
     "Ack",

@@ -1,17 +1,19 @@
-"""Results as Slack text and Block Kit. Pure functions: dataclasses in, strings and block lists out."""
+"""Results as text people read (Slack's mrkdwn) and Messages with choices. Pure: dataclasses in, text out."""
 
 from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
 from bot.actions.log import LogTail
 from bot.actions.rebuild import RebuildResult
 from bot.actions.status import StatusReport
+from bot.commands import describe_step as describe
 from bot.config import Config
+from bot.core.talk import Choice, ChoiceKind, Message
 from bot.diagnose import Diagnosis
 from bot.fleet import HostResult
 from bot.hosts.models import GpuReport, KillResult, Proc, Snapshot
@@ -19,7 +21,6 @@ from bot.memory import free_table, human
 from bot.plan import Plan, Step, half_jobs
 from bot.progress import Progress
 from bot.redact import redact
-from bot.slack.messages import CANCEL_ACTION, RETRY_ACTION, RETRY_HALF_ACTION, RUN_ACTION, SHOW_LOG_ACTION
 from bot.store import BuildRun
 
 StepState = Literal["waiting", "running", "done", "failed", "skipped"]
@@ -49,26 +50,7 @@ def duration(seconds: float) -> str:
 
 
 def describe_step(step: Step, plan: Plan) -> str:
-    build = f"`{plan.build}`" if plan.build else "the build"
-    match step.action:
-        case "kill":
-            return f"stop {build} (its processes and the build user's compilers)"
-        case "mem":
-            return "show memory (`free -h`)"
-        case "rebuild":
-            return f"start {build} at -j{step.jobs}" if step.jobs else f"start {build} at its default -j"
-        case "status":
-            return "show build status"
-        case "log":
-            return f"show the last {step.lines or 40} log lines"
-        case "gpu":
-            return "show GPUs (`nvidia-smi`)"
-        case "chart":
-            return f"chart the memory of {build}'s latest run"
-        case "hosts":
-            return "list hosts"
-        case _:
-            return "show help"
+    return describe(step.action, step.jobs if step.action == "rebuild" else step.lines, plan.build)
 
 
 def plan_title(plan: Plan) -> str:
@@ -86,25 +68,20 @@ def plan_text(plan: Plan, lines: Sequence[StepLine], *, note: str = "") -> str:
     return _clip("\n".join(rows))
 
 
-def plan_blocks(plan: Plan, lines: Sequence[StepLine], *, note: str = "", plan_id: int | None = None,
-                ) -> list[dict[str, Any]]:
-    blocks: list[dict[str, Any]] = [
-        {"type": "section", "text": {"type": "mrkdwn", "text": plan_text(plan, lines, note=note)}}]
-    if plan_id is not None:
-        blocks.append({"type": "actions", "block_id": f"plan-{plan_id}", "elements": [
-            {"type": "button", "action_id": RUN_ACTION, "style": "primary", "value": str(plan_id),
-             "text": {"type": "plain_text", "text": "Run"}},
-            {"type": "button", "action_id": CANCEL_ACTION, "value": str(plan_id),
-             "text": {"type": "plain_text", "text": "Cancel"}},
-        ]})
-    return blocks
+def plan_message(plan: Plan, lines: Sequence[StepLine], *, note: str = "", plan_id: int | None = None) -> Message:
+    """The plan and its steps' states; with ``plan_id``, the Run and Cancel choices under it."""
+    text = plan_text(plan, lines, note=note)
+    if plan_id is None:
+        return Message(text)
+    return Message(text, choices=(choice("Run", "run", plan_id, style="primary"), choice("Cancel", "cancel", plan_id)),
+                   group=f"plan-{plan_id}")
 
 
 def _clip(text: str, limit: int = TEXT_LIMIT) -> str:
     return text if len(text) <= limit else text[: limit - 20] + "\n… (cut)"
 
 
-def _counts(counts: dict[str, int] | Any) -> str:
+def _counts(counts: Mapping[str, int]) -> str:
     items = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
     return ", ".join(f"{n} × {name}" for name, n in items)
 
@@ -250,13 +227,12 @@ def build_card(run: BuildRun, progress: Progress, *, eta: float | None, peak_use
     return redact("\n".join(rows))
 
 
-def build_result(run: BuildRun, diagnosis: Diagnosis | None) -> tuple[str, list[dict[str, Any]]]:
+def build_result(run: BuildRun, diagnosis: Diagnosis | None) -> Message:
     """The message that says how a build ended, with the first real error, its fix and what to do next."""
     who = f" <@{run.started_by}>" if run.started_by else ""
     took = duration((run.ended_at or time.time()) - run.started_at)
     if run.state == "succeeded":
-        text = f":white_check_mark: `{run.build}` on *{run.host}* succeeded in {took} (-j{run.jobs}).{who}"
-        return text, [{"type": "section", "text": {"type": "mrkdwn", "text": text}}]
+        return Message(f":white_check_mark: `{run.build}` on *{run.host}* succeeded in {took} (-j{run.jobs}).{who}")
     if run.state == "lost":
         text = (f":grey_question: `{run.build}` on *{run.host}* is lost: it is gone and left no exit status "
                 f"(the host rebooted, or the build was killed with its supervisor).{who}")
@@ -267,22 +243,16 @@ def build_result(run: BuildRun, diagnosis: Diagnosis | None) -> tuple[str, list[
         text += f"\n*First error* (`{diagnosis.category}`):\n```{line}```\n*Fix:* {diagnosis.fix}"
     elif diagnosis is not None:
         text += f"\nNo error line found. {diagnosis.fix}"
-    text = redact(text)
-    buttons = [button("Retry", RETRY_ACTION, run.id, style="primary")]
+    choices = [choice("Retry", "retry", run.id, style="primary")]
     if diagnosis is not None and diagnosis.category in MEMORY_CATEGORIES and (run.jobs or 0) > 1:
-        buttons.append(button(f"Retry at -j{half_jobs(run.jobs)}", RETRY_HALF_ACTION, run.id))
-    buttons.append(button("Show log", SHOW_LOG_ACTION, run.id))
-    return text, [{"type": "section", "text": {"type": "mrkdwn", "text": _clip(text)}},
-                  {"type": "actions", "block_id": f"run-{run.id}", "elements": buttons}]
+        choices.append(choice(f"Retry at -j{half_jobs(run.jobs)}", "retry_half", run.id))
+    choices.append(choice("Show log", "show_log", run.id))
+    return Message(_clip(text), choices=tuple(choices), group=f"run-{run.id}")
 
 
-def button(label: str, action_id: str, value: str | int, *, style: str | None = None) -> dict[str, Any]:
-    """A Block Kit button; ``style`` is "primary", "danger" or None."""
-    out: dict[str, Any] = {"type": "button", "action_id": action_id, "value": str(value),
-                           "text": {"type": "plain_text", "text": label}}
-    if style:
-        out["style"] = style
-    return out
+def choice(label: str, kind: ChoiceKind, value: str | int, *, style: Literal["primary", "danger"] | None = None,
+           ) -> Choice:
+    return Choice(label=label, kind=kind, value=str(value), style=style)
 
 
 def fleet_text(where: str, step: Step, results: Sequence[HostResult]) -> str:

@@ -12,24 +12,22 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass, field
-
-from slack_sdk.web.async_client import AsyncWebClient
+from typing import Any
 
 from bot.actions import Requester
 from bot.advisor import JobMemory
-from bot.aio import cancel
+from bot.aio import Tasks, cancel, log_end
 from bot.chart import MemorySeries, render_memory_chart
+from bot.core.talk import Conversation
 from bot.errors import HostError, RigopsError
-from bot.hosts.models import Sample
+from bot.hosts.models import ProcId, Sample
 from bot.oom import Alert, OomKill, OomWatch, Thresholds, headroom
 from bot.plan import Plan, Step
 from bot.services import Services
-from bot.slack import guard_render
-from bot.slack.conversation import execute
-from bot.slack.thread import Thread
 from bot.store import BuildRun
+from bot.text import guard as guard_text
 
 log = logging.getLogger(__name__)
 SAMPLE_INTERVAL = 1.0
@@ -40,13 +38,14 @@ KILLS_EVERY = 10.0  # OOM kills are told at most this often per build; the ones 
 MIN_CHART_POINTS = 5  # a build shorter than this many samples gets no chart at its end
 AUTO_USER = "rigops"  # who the audit names for what a host's policy did by itself
 
-BuildStarted = Callable[[BuildRun], None]
+# Runs a plan in a conversation as a requester, with a note: the core's Executor.execute.
+Restart = Callable[[Conversation, Plan, Requester, str], Coroutine[Any, Any, None]]
 
 
 @dataclass
 class Guard:
     run: BuildRun
-    thread: Thread | None
+    thread: Conversation | None
     watch: OomWatch
     peaks: JobMemory = field(default_factory=JobMemory)
     series: MemorySeries = field(default_factory=MemorySeries)
@@ -56,7 +55,7 @@ class Guard:
     alert: Alert | None = None
     alert_ts: str | None = None
     ignored_by: str | None = None
-    paused: list[tuple[int, int]] = field(default_factory=list)
+    paused: list[ProcId] = field(default_factory=list)
     paused_at: float = 0.0
     inherited: bool = False  # paused by a rigops that died: resumed first thing
     saved_at: float = 0.0
@@ -66,14 +65,18 @@ class Guard:
 
 
 class Guards:
-    def __init__(self, services: Services, client: AsyncWebClient, *, on_build: BuildStarted,
-                 interval: float = SAMPLE_INTERVAL) -> None:
+    def __init__(self, services: Services, *, restart: Restart, interval: float = SAMPLE_INTERVAL) -> None:
         self.services = services
-        self.client = client
-        self.on_build = on_build
+        self._restart = restart
         self.interval = interval
         self._guards: dict[int, Guard] = {}
-        self._tasks: set[asyncio.Task[None]] = set()
+        self._series: dict[int, MemorySeries] = {}
+        self._tasks = Tasks()
+
+    @property
+    def series(self) -> Mapping[int, MemorySeries]:
+        """The live memory series of the runs being guarded, by run id (the chart reads them)."""
+        return self._series
 
     def get(self, run_id: int) -> Guard | None:
         return self._guards.get(run_id)
@@ -84,18 +87,16 @@ class Guards:
         guard = self._guards.get(run_id)
         if guard is None or guard.last is None or not (guard.watch.in_episode or guard.paused):
             return None
-        parts = [f"memory pressure: {_available_pct(guard.last):.0f}% available"] if guard.watch.in_episode else []
-        if guard.paused:
-            parts.append(f"{len(guard.paused)} compiler{'s' if len(guard.paused) != 1 else ''} paused")
-        return ", ".join(parts)
+        return guard_text.card_note(available_pct=_available_pct(guard.last) if guard.watch.in_episode else None,
+                                    paused=len(guard.paused))
 
-    def start(self, run: BuildRun, thread: Thread | None) -> None:
+    def start(self, run: BuildRun, thread: Conversation | None) -> None:
         if run.id in self._guards:
             return
         host = self.services.config.hosts[run.host]
         thresholds = Thresholds(available_pct=host.memory_alert_pct, leave_available_pct=2 * host.memory_alert_pct,
                                 reserve=host.memory_reserve)
-        guard = Guard(run=run, thread=thread, watch=OomWatch(roots=[(run.pid, run.start)], user=host.user,
+        guard = Guard(run=run, thread=thread, watch=OomWatch(roots=[run.proc_id], user=host.user,
                                                              thresholds=thresholds))
         stored = self.services.store.run_memory(run.id)
         if stored is not None:  # a bot restarted mid-build keeps the chart it had
@@ -104,18 +105,19 @@ class Guards:
         guard.paused = self.services.store.paused(run.id)  # left paused by a rigops that died
         guard.inherited = bool(guard.paused)
         self._guards[run.id] = guard
-        self.services.memory[run.id] = guard.series
+        self._series[run.id] = guard.series
         guard.task = asyncio.create_task(self._loop(guard), name=f"guard-run-{run.id}")
+        guard.task.add_done_callback(log_end)
 
     async def finish(self, run: BuildRun, *, post_chart: bool) -> None:
         """The build ended: stop sampling, keep its compilers' peaks and chart, post the chart."""
         guard = self._guards.pop(run.id, None)
-        self.services.memory.pop(run.id, None)
+        self._series.pop(run.id, None)
         if guard is None:
             return
         await cancel(guard.task)
         if guard.paused:
-            await self._resume(guard, why="the build ended", post=False)
+            await self._resume(guard, why=guard_text.BUILD_ENDED, post=False)
         with contextlib.suppress(RigopsError):  # the state or the host failing must not lose the result
             if run.state in ("succeeded", "failed"):
                 await self._last_sample(guard)
@@ -126,7 +128,7 @@ class Guards:
             if len(guard.series):
                 self.services.store.save_run_memory(run.id, guard.series.to_json())
         if post_chart and guard.thread is not None and len(guard.series) >= MIN_CHART_POINTS:
-            await self._post_chart(guard, title=f"{run.build} on {run.host}: memory over the build")
+            await self._post_chart(guard, title=guard_text.chart_title(run, "memory over the build"))
 
     async def close(self) -> None:
         """rigops is stopping: nothing may stay paused behind it."""
@@ -134,11 +136,10 @@ class Guards:
             await cancel(guard.task)
             if guard.paused:
                 with contextlib.suppress(Exception):
-                    await self._resume(guard, why="rigops is stopping", post=False)
-            self.services.memory.pop(guard.run.id, None)
+                    await self._resume(guard, why=guard_text.STOPPING, post=False)
+            self._series.pop(guard.run.id, None)
         self._guards.clear()
-        for task in list(self._tasks):
-            await cancel(task)
+        await self._tasks.close()
 
     # -- sampling -------------------------------------------------------------------------------------
     async def _loop(self, guard: Guard) -> None:
@@ -149,9 +150,9 @@ class Guards:
             began = time.monotonic()
             try:
                 if guard.inherited:
-                    await self._resume(guard, why="they were paused by a rigops that stopped before resuming them")
+                    await self._resume(guard, why=guard_text.INHERITED_PAUSE)
                     guard.inherited = bool(guard.paused)
-                sample = await host.sample(roots=[(run.pid, run.start)], user=user, top=TOP_COMPILERS)
+                sample = await host.sample(roots=[run.proc_id], user=user, top=TOP_COMPILERS)
                 await self._feed(guard, sample)
             except HostError as exc:  # the follower says when a host stays away; sampling just waits
                 log.debug("sampling run %d on %s: %s", run.id, run.host, exc)
@@ -176,10 +177,9 @@ class Guards:
         if found.alert is not None:
             await self._alert(guard, found.alert)
         if found.calm and guard.paused:
-            await self._resume(guard, why=f"memory is back ({_available_pct(sample):.0f}% available)")
+            await self._resume(guard, why=guard_text.memory_back(_available_pct(sample)))
         elif guard.paused and time.monotonic() - guard.paused_at > MAX_PAUSE:
-            await self._resume(guard, why=f"paused for {MAX_PAUSE / 60:.0f} min and memory is still tight; "
-                                          "consider a restart at a lower -j")
+            await self._resume(guard, why=guard_text.paused_too_long(MAX_PAUSE / 60))
         if time.monotonic() - guard.saved_at > SAVE_INTERVAL:
             guard.saved_at = time.monotonic()
             self.services.store.save_run_memory(guard.run.id, guard.series.to_json())
@@ -189,7 +189,7 @@ class Guards:
         run = guard.run
         try:
             sample = await self.services.hosts[run.host].sample(
-                roots=[(run.pid, run.start)], user=self.services.config.hosts[run.host].user, top=0)
+                roots=[run.proc_id], user=self.services.config.hosts[run.host].user, top=0)
         except HostError:
             return
         guard.peaks.add(sample)
@@ -199,7 +199,7 @@ class Guards:
         kills, guard.kills_untold = guard.kills_untold, []
         guard.kills_told_at = time.monotonic()
         if guard.thread is not None and kills:
-            await guard.thread.post(guard_render.kills_text(kills, guard.run))
+            await guard.thread.post(guard_text.kills_text(kills, guard.run))
 
     def _note_kills(self, guard: Guard, kills: tuple[OomKill, ...]) -> None:
         """OOM kills go into the state (for the digest), the chart, and the next message about kills."""
@@ -218,16 +218,15 @@ class Guards:
             return
         auto = self.services.config.hosts[guard.run.host].on_memory_pressure
         self.services.store.audit("memory pressure", user=None, channel=guard.thread.channel,
-                                  thread_ts=guard.thread.thread_ts, host=guard.run.host, build=guard.run.build,
+                                  thread_ts=guard.thread.thread, host=guard.run.host, build=guard.run.build,
                                   detail={"run": guard.run.id, "available": alert.available, "total": alert.total,
                                           "reasons": list(alert.reasons), "suggest_jobs": alert.suggest_jobs,
                                           "policy": auto})
-        text, blocks = guard_render.alert_message(alert, guard.run, auto=auto)
-        guard.alert_ts = await guard.thread.post(text, blocks=blocks)
-        await self._post_chart(guard, title=f"{guard.run.build} on {guard.run.host}: memory pressure")
+        guard.alert_ts = await guard.thread.post(guard_text.alert_message(alert, guard.run, auto=auto))
+        await self._post_chart(guard, title=guard_text.chart_title(guard.run, "memory pressure"))
         if auto == "pause":
             await self.pause(guard, user=None)
-        elif auto == "restart" and (jobs := guard_render.fewer_jobs(alert, guard.run)) is not None:
+        elif auto == "restart" and (jobs := guard_text.fewer_jobs(alert, guard.run)) is not None:
             self.restart(guard, jobs, user=AUTO_USER)
 
     async def _post_chart(self, guard: Guard, *, title: str) -> None:
@@ -240,8 +239,8 @@ class Guards:
         """Replace the alert's buttons with what was done about it."""
         if guard.thread is None or guard.alert_ts is None or guard.alert is None:
             return
-        text = guard_render.alert_text(guard.alert, guard.run)
-        await guard.thread.update(guard.alert_ts, text, blocks=guard_render.handled_blocks(text, outcome))
+        text = guard_text.alert_text(guard.alert, guard.run)
+        await guard.thread.update(guard.alert_ts, guard_text.handled(text, outcome))
 
     # -- what can be done about it --------------------------------------------------------------------
     async def pause(self, guard: Guard, *, user: str | None) -> int:
@@ -249,43 +248,42 @@ class Guards:
         sample = guard.last
         if sample is None or not sample.top_compilers:
             if guard.thread is not None:
-                await guard.thread.post(":information_source: No compilers of this build are running to pause.")
+                await guard.thread.post(guard_text.NO_COMPILERS)
             return 0
         already = set(guard.paused)
-        candidates = [p for p in sample.top_compilers if (p.pid, p.start) not in already]
+        candidates = [p for p in sample.top_compilers if p.proc_id not in already]
         running = sample.compilers.count - len(already)
         keep = guard.alert.suggest_jobs if guard.alert is not None and guard.alert.suggest_jobs else None
         want = running - keep if keep is not None else -(-running // 4)
         chosen = candidates[:max(1, min(want, len(candidates)))]
         host = self.services.hosts[guard.run.host]
         self.services.store.audit("pause", user=user or AUTO_USER, host=guard.run.host, build=guard.run.build,
-                                  detail={"run": guard.run.id, "targets": [[p.pid, p.start] for p in chosen]})
+                                  detail={"run": guard.run.id, "targets": [list(p.proc_id) for p in chosen]})
         try:
-            result = await host.pause([(p.pid, p.start) for p in chosen],
+            result = await host.pause([p.proc_id for p in chosen],
                                       user=self.services.config.hosts[guard.run.host].user)
         except HostError as exc:
             if guard.thread is not None:
-                await guard.thread.post(f":warning: Could not pause the compilers: {exc.reason}")
+                await guard.thread.post(guard_text.pause_failed(exc.reason))
             return 0
-        done = {(p.pid, p.start) for p in result.signalled}
-        stopped = [p for p in chosen if (p.pid, p.start) in done]
+        done = {p.proc_id for p in result.signalled}
+        stopped = [p for p in chosen if p.proc_id in done]
         if stopped:
-            guard.paused += [(p.pid, p.start) for p in stopped]
+            guard.paused += [p.proc_id for p in stopped]
             guard.paused_at = time.monotonic()
             self.services.store.set_paused(guard.run.id, guard.paused)
         if guard.thread is not None:
-            text, blocks = guard_render.paused_message(len(stopped), sum(p.rss for p in stopped), user=user,
-                                                       run=guard.run)
-            await guard.thread.post(text, blocks=blocks)
+            await guard.thread.post(guard_text.paused_message(len(stopped), sum(p.rss for p in stopped), user=user,
+                                                              run=guard.run))
         return len(stopped)
 
     async def resume(self, guard: Guard, *, user: str) -> None:
         """[Resume now]: let the paused compilers go on before memory is back."""
         if not guard.paused:
             if guard.thread is not None:
-                await guard.thread.ephemeral(user, "Nothing of this build is paused now.")
+                await guard.thread.private(user, guard_text.NOTHING_PAUSED)
             return
-        await self._resume(guard, why=f"<@{user}> resumed them", user=user)
+        await self._resume(guard, why=guard_text.resumed_by(user), user=user)
 
     async def _resume(self, guard: Guard, *, why: str, post: bool = True, user: str = AUTO_USER) -> None:
         targets, guard.paused = guard.paused, []
@@ -300,7 +298,7 @@ class Guards:
         self.services.store.audit("resume", user=user, host=guard.run.host, build=guard.run.build,
                                   detail={"run": guard.run.id, "targets": [list(t) for t in targets], "why": why})
         if post and guard.thread is not None and result.signalled:
-            await guard.thread.post(guard_render.resumed_text(len(result.signalled), why=why))
+            await guard.thread.post(guard_text.resumed_text(len(result.signalled), why=why))
 
     def restart(self, guard: Guard, jobs: int, *, user: str) -> None:
         """Stop the build and start it again at ``jobs``, in its thread. Runs apart from the guard: the stop
@@ -308,12 +306,9 @@ class Guards:
         if guard.thread is None:
             return
         plan = Plan(host=guard.run.host, build=guard.run.build, steps=(Step("rebuild", jobs=jobs),))
-        note = (f"Restart at -j{jobs} pressed by <@{user}>." if user != AUTO_USER
-                else f"Restarting at -j{jobs}: this host's policy (on_memory_pressure = \"restart\").")
-        task = asyncio.create_task(execute(self.services, guard.thread, plan, requester=Requester(user=user),
-                                           note=note, on_build=self.on_build), name=f"oom-restart-{guard.run.id}")
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        note = guard_text.restart_note(jobs, user=user if user != AUTO_USER else None)
+        self._tasks.start(self._restart(guard.thread, plan, Requester(user=user), note),
+                          name=f"oom-restart-{guard.run.id}")
 
 
 def _available_pct(sample: Sample) -> float:

@@ -1,9 +1,7 @@
-"""Scheduled status posts and the App Home dashboard, as an Extension.
+"""Scheduled status posts: ``/rigops schedule add|list|remove``, and the digest each run posts in its channel.
 
-``/rigops schedule add|list|remove`` manage schedules; each run posts one digest (memory, GPUs, builds) in
-the schedule's channel. ``make_schedules`` also listens for ``app_home_opened`` and publishes the same
-dashboard, probed fresh, to whoever opened the tab. start() starts the scheduler (it runs the jobs only in
-the rigops that holds the state dir's scheduler lock); close() stops it.
+start() starts the scheduler (it runs the jobs only in the rigops that holds the state dir's scheduler lock);
+close() stops it. :meth:`Schedules.dashboard` gives a front end the same picture, probed fresh (Slack's Home tab).
 """
 
 from __future__ import annotations
@@ -11,24 +9,18 @@ from __future__ import annotations
 import logging
 import re
 import time
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
-
-from slack_bolt.async_app import AsyncApp
-from slack_sdk.errors import SlackApiError
-from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.config import CHANNEL_RE as CHANNEL_ID_RE
 from bot.config import DEFAULT_TIMEZONE, Config
-from bot.digest import collect, fingerprint
+from bot.core.talk import Conversation, Reply
+from bot.digest import Digest, Progresses, collect, fingerprint
 from bot.errors import PlanError, RigopsError
 from bot.schedule_text import parse_when, zone
 from bot.scheduler import Posted, Schedule, ScheduleRunner
 from bot.services import Services
-from bot.slack.digest_render import digest_message, home_view, schedule_line, when
-from bot.slack.extension import CommandContext, Subcommand
-from bot.slack.thread import Thread
+from bot.text import schedules as text
+from bot.text.digest import digest_message
 
 log = logging.getLogger(__name__)
 HOME_LOOKBACK = 24 * 3600  # the Home tab lists builds finished in the last day
@@ -37,18 +29,6 @@ CHANNEL_RE = re.compile(r"^<#([CG][A-Z0-9]+)(?:\|[^>]*)?>$")
 UNQUOTED_RE = re.compile(r"^(every\s+\d+\s*[a-z]+|hourly|@[a-z]+|(?:daily|weekdays)\s+at\s+\d{1,2}:\d{2})(?=\s|$)",
                          re.IGNORECASE)
 ONLY_CHANGES = frozenset({"only-changes", "only_changes", "changes-only", "--only-changes", "on-change"})
-
-USAGE = """*Scheduled status posts*: a digest of memory, GPUs and builds, posted on a schedule.
-• `/rigops schedule add "<cron>" [host|host,host|all] [#channel] [tz=Europe/Berlin] [only-changes]`: \
-the cron line in quotes (`"0 9 * * 1-5"`), or `every 30m`, `every 2h`, `hourly`, `daily at 09:00`, \
-`weekdays at 09:00`. Defaults: all hosts, this channel, UTC. `only-changes` skips a post when nothing changed.
-• `/rigops schedule list`: the schedules, with their ids and next run
-• `/rigops schedule remove ID`
-Schedules from the config file (`[[schedules]]`) are changed there."""
-ADMINS_ONLY = "only rigops admins may add or remove schedules; `/rigops schedule list` shows them"
-NOT_STARTED = "schedules are not running yet; try again in a moment"
-NO_SCHEDULES = "No scheduled posts yet.\n"
-
 
 @dataclass(frozen=True)
 class AddRequest:
@@ -114,16 +94,13 @@ def _hosts(token: str, config: Config) -> tuple[str, ...]:
 
 
 class Schedules:
-    """The Extension: the `schedule` subcommand, the digest poster, the Home tab."""
+    """The `schedule` subcommand, the digest poster and the dashboard."""
 
-    def __init__(self, client: AsyncWebClient, services: Services) -> None:
-        self.client = client
+    def __init__(self, services: Services, reply: Reply, *, progress: Progresses) -> None:
         self.services = services
+        self.reply = reply
+        self.progress = progress
         self.runner: ScheduleRunner | None = None
-
-    @property
-    def subcommands(self) -> Mapping[str, Subcommand]:
-        return {"schedule": self.on_schedule, "schedules": self.on_schedule}
 
     async def start(self) -> None:
         self.runner = ScheduleRunner(self.services.store.path.parent, post=self.post_digest)
@@ -135,56 +112,51 @@ class Schedules:
             self.runner = None
 
     # -- /rigops schedule ... -------------------------------------------------------------------------
-    async def on_schedule(self, ctx: CommandContext) -> None:
-        """`/rigops schedule add|list|remove`: scheduled status posts."""
-        word, _, rest = ctx.args.strip().partition(" ")
+    async def command(self, args: str, *, user: str, channel: str) -> str:
+        """`/rigops schedule add|list|remove`: what to answer."""
+        word, _, rest = args.strip().partition(" ")
         try:
             match word.lower():
                 case "add" | "new":
-                    text = await self._add(ctx, rest)
+                    return await self._add(rest, user=user, channel=channel)
                 case "list" | "ls" | "":
-                    text = self._list()
+                    return self._list()
                 case "remove" | "rm" | "delete" | "del":
-                    text = await self._remove(ctx, rest.strip())
+                    return await self._remove(rest.strip(), user=user, channel=channel)
                 case _:
-                    text = USAGE
+                    return text.USAGE
         except RigopsError as exc:
-            text = f":no_entry: {exc}"
-        await ctx.thread.post(text)
+            return f":no_entry: {exc}"
 
     def _runner(self) -> ScheduleRunner:
         if self.runner is None:
-            raise PlanError(NOT_STARTED)
+            raise PlanError(text.NOT_STARTED)
         return self.runner
 
     async def _admin(self, user: str) -> None:
         if not await self.services.policy.is_admin(user):
-            raise PlanError(ADMINS_ONLY)
+            raise PlanError(text.ADMINS_ONLY)
 
-    async def _add(self, ctx: CommandContext, args: str) -> str:
-        await self._admin(ctx.user)
-        req = parse_add(args, config=self.services.config, channel=ctx.channel)
+    async def _add(self, args: str, *, user: str, channel: str) -> str:
+        await self._admin(user)
+        req = parse_add(args, config=self.services.config, channel=channel)
         parse_when(req.when, timezone=req.timezone)  # bad text is refused before anything is written
         runner = self._runner()
-        self.services.store.audit("schedule add", user=ctx.user, channel=ctx.channel,
+        self.services.store.audit("schedule add", user=user, channel=channel,
                                   detail={"when": req.when, "hosts": req.hosts, "channel": req.channel,
                                           "timezone": req.timezone, "only_changes": req.only_changes})
         s = runner.add(when=req.when, channel=req.channel, hosts=req.hosts, timezone=req.timezone,
-                       only_changes=req.only_changes, created_by=ctx.user)
-        hosts = ", ".join(s.hosts) if s.hosts is not None else "all hosts"
-        nxt = f"; next {when(s.next_run, zone(s.timezone))}" if s.next_run else ""
-        changes = ", only when something changed" if s.only_changes else ""
-        return (f":alarm_clock: Schedule `{s.id}`: a status digest of {hosts} in <#{s.channel}>, *{s.when}* "
-                f"({s.timezone}){changes}{nxt}. `/rigops schedule remove {s.id}` stops it.")
+                       only_changes=req.only_changes, created_by=user)
+        return text.added(s)
 
     def _list(self) -> str:
         schedules = self._runner().list()
         if not schedules:
-            return NO_SCHEDULES + USAGE
-        return "*Scheduled status posts*\n" + "\n".join(schedule_line(s) for s in schedules)
+            return text.NO_SCHEDULES + text.USAGE
+        return text.listed(schedules)
 
-    async def _remove(self, ctx: CommandContext, schedule_id: str) -> str:
-        await self._admin(ctx.user)
+    async def _remove(self, schedule_id: str, *, user: str, channel: str) -> str:
+        await self._admin(user)
         if not schedule_id:
             raise PlanError("which schedule? `/rigops schedule list` shows their ids")
         runner = self._runner()
@@ -194,43 +166,30 @@ class Schedules:
         if schedule.source == "config":
             where = self.services.config.path or "the config file"
             raise PlanError(f"schedule `{schedule_id}` comes from {where} ([[schedules]]); remove it there")
-        self.services.store.audit("schedule remove", user=ctx.user, channel=ctx.channel,
+        self.services.store.audit("schedule remove", user=user, channel=channel,
                                   detail={"id": schedule_id, "when": schedule.when, "channel": schedule.channel})
         runner.remove(schedule_id)
-        return f":wastebasket: Removed schedule `{schedule_id}` (*{schedule.when}* → <#{schedule.channel}>)."
+        return text.removed(schedule)
 
     # -- posting --------------------------------------------------------------------------------------
     async def post_digest(self, schedule: Schedule) -> Posted | None:
         """One run of a schedule: the digest in its channel, unless only changes count and nothing changed."""
-        digest = await collect(self.services, schedule.hosts, since=schedule.last_post_at or schedule.created_at)
+        digest = await collect(self.services, schedule.hosts, since=schedule.last_post_at or schedule.created_at,
+                               progress=self.progress)
         mark = fingerprint(digest)
         if schedule.only_changes and mark == schedule.last_fingerprint:
             log.info("schedule %s: nothing changed since the last post; not posting", schedule.id)
             return None
-        text, blocks = digest_message(digest, tz=zone(schedule.timezone), schedule=schedule)
-        ts = await Thread(self.client, schedule.channel, None).post(text, blocks=blocks)
+        message = digest_message(digest, tz=zone(schedule.timezone), schedule=schedule)
+        ts = await Conversation(self.reply, schedule.channel, None).post(message)
         return Posted(at=digest.taken_at, fingerprint=mark) if ts else None
 
-    async def on_home_opened(self, event: dict[str, Any], client: AsyncWebClient) -> None:
-        """The Home tab: the dashboard of every host, fresh each time the tab opens."""
-        if event.get("tab", "home") != "home" or not event.get("user"):
-            return
-        async with self.services.activity.track():
-            digest = await collect(self.services, None, since=time.time() - HOME_LOOKBACK)
-            try:
-                schedules = self.runner.list() if self.runner is not None else []
-            except RigopsError as exc:
-                log.warning("Home tab without the schedules: %s", exc)
-                schedules = []
-            view = home_view(digest, tz=zone(DEFAULT_TIMEZONE), schedules=schedules)
-            try:
-                await client.views_publish(user_id=str(event["user"]), view=view)
-            except SlackApiError as exc:
-                log.error("views.publish for %s failed: %s", event["user"], exc.response.get("error"))
-
-
-def make_schedules(app: AsyncApp, services: Services) -> Schedules:
-    """The Extension factory for ``bot.slack.app.EXTENSIONS``."""
-    schedules = Schedules(app.client, services)
-    app.event("app_home_opened")(schedules.on_home_opened)
-    return schedules
+    async def dashboard(self) -> tuple[Digest, list[Schedule]]:
+        """Every host, probed now (builds finished in the last day), and the schedules."""
+        digest = await collect(self.services, None, since=time.time() - HOME_LOOKBACK, progress=self.progress)
+        try:
+            schedules = self.runner.list() if self.runner is not None else []
+        except RigopsError as exc:
+            log.warning("the dashboard without the schedules: %s", exc)
+            schedules = []
+        return digest, schedules

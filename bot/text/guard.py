@@ -4,18 +4,17 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from typing import Any
 
 from bot.advisor import size_text
 from bot.config import PressureAction
+from bot.core.talk import Message
 from bot.oom import Alert, OomKill
-from bot.slack.render import button
 from bot.store import BuildRun
+from bot.text.render import choice
 
-RESTART_ACTION = "rigops_oom_restart"
-PAUSE_ACTION = "rigops_oom_pause"
-IGNORE_ACTION = "rigops_oom_ignore"
-RESUME_ACTION = "rigops_oom_resume"
+NO_COMPILERS = ":information_source: No compilers of this build are running to pause."
+NOTHING_PAUSED = "Nothing of this build is paused now."
+NOT_RUNNING = "That build is no longer running."
 
 
 def fewer_jobs(alert: Alert, run: BuildRun) -> int | None:
@@ -47,7 +46,7 @@ def alert_text(alert: Alert, run: BuildRun) -> str:
     return text + "."
 
 
-def alert_message(alert: Alert, run: BuildRun, *, auto: PressureAction) -> tuple[str, list[dict[str, Any]]]:
+def alert_message(alert: Alert, run: BuildRun, *, auto: PressureAction) -> Message:
     """The alert with what this host's policy does about it, and the buttons left for people."""
     text = alert_text(alert, run)
     if auto == "pause":
@@ -55,20 +54,70 @@ def alert_message(alert: Alert, run: BuildRun, *, auto: PressureAction) -> tuple
     jobs = fewer_jobs(alert, run)
     if auto == "restart" and jobs is not None:
         text += f"\nThis host's policy restarts the build at -j{jobs} by itself."
-    buttons = []
+    choices = []
     if jobs is not None and auto != "restart":
-        buttons.append(button(f"Stop & restart at -j{jobs}", RESTART_ACTION, f"{run.id}:{jobs}", style="danger"))
+        choices.append(choice(f"Stop & restart at -j{jobs}", "oom_restart", f"{run.id}:{jobs}", style="danger"))
     if auto != "pause":
-        buttons.append(button("Pause the heaviest compilers", PAUSE_ACTION, str(run.id)))
-    buttons.append(button("Ignore", IGNORE_ACTION, str(run.id)))
-    return text, [{"type": "section", "text": {"type": "mrkdwn", "text": text}},
-                  {"type": "actions", "block_id": f"oom-{run.id}", "elements": buttons}]
+        choices.append(choice("Pause the heaviest compilers", "oom_pause", run.id))
+    choices.append(choice("Ignore", "oom_ignore", run.id))
+    return Message(text, choices=tuple(choices), group=f"oom-{run.id}")
 
 
-def handled_blocks(text: str, outcome: str) -> list[dict[str, Any]]:
+def handled(text: str, outcome: str) -> Message:
     """An alert once someone chose what to do: the buttons give way to who did what."""
-    return [{"type": "section", "text": {"type": "mrkdwn", "text": text}},
-            {"type": "context", "elements": [{"type": "mrkdwn", "text": outcome}]}]
+    return Message(text, footnote=outcome)
+
+
+def chose_restart(user: str, jobs: int) -> str:
+    return f"<@{user}> chose to restart at -j{jobs}."
+
+
+def chose_pause(user: str) -> str:
+    return f"<@{user}> paused the heaviest compilers."
+
+
+def chose_ignore(user: str) -> str:
+    return f"Ignored by <@{user}>: no more pressure alerts for this run (OOM kills are still told)."
+
+
+def restart_note(jobs: int, *, user: str | None) -> str:
+    """Why a build restarts: a person pressed the button, or the host's policy did it."""
+    if user is not None:
+        return f"Restart at -j{jobs} pressed by <@{user}>."
+    return f"Restarting at -j{jobs}: this host's policy (on_memory_pressure = \"restart\")."
+
+
+def pause_failed(reason: str) -> str:
+    return f":warning: Could not pause the compilers: {reason}"
+
+
+def resumed_by(user: str) -> str:
+    return f"<@{user}> resumed them"
+
+
+def memory_back(pct: float) -> str:
+    return f"memory is back ({pct:.0f}% available)"
+
+
+def paused_too_long(minutes: float) -> str:
+    return f"paused for {minutes:.0f} min and memory is still tight; consider a restart at a lower -j"
+
+
+INHERITED_PAUSE = "they were paused by a rigops that stopped before resuming them"
+BUILD_ENDED = "the build ended"
+STOPPING = "rigops is stopping"
+
+
+def card_note(*, available_pct: float | None, paused: int) -> str | None:
+    """What a build's card says of memory while it is tight: "memory pressure: 4% available, 3 compilers paused"."""
+    parts = [f"memory pressure: {available_pct:.0f}% available"] if available_pct is not None else []
+    if paused:
+        parts.append(f"{paused} compiler{'s' if paused != 1 else ''} paused")
+    return ", ".join(parts) or None
+
+
+def chart_title(run: BuildRun, what: str) -> str:
+    return f"{run.build} on {run.host}: {what}"
 
 
 def kills_text(kills: Sequence[OomKill], run: BuildRun) -> str:
@@ -93,16 +142,14 @@ def kills_text(kills: Sequence[OomKill], run: BuildRun) -> str:
     return "\n".join(lines)
 
 
-def paused_message(count: int, freed: int, *, user: str | None, run: BuildRun) -> tuple[str, list[dict[str, Any]]]:
+def paused_message(count: int, freed: int, *, user: str | None, run: BuildRun) -> Message:
     """Who paused how many compilers, with a button to let them go on before memory is back."""
     who = f"<@{user}> paused" if user else "Paused (this host's policy)"
     text = (f":double_vertical_bar: {who} the {count} heaviest compiler{'s' if count != 1 else ''} "
             f"({size_text(freed)} between them) with SIGSTOP; they carry on when memory is back.")
-    blocks: list[dict[str, Any]] = [{"type": "section", "text": {"type": "mrkdwn", "text": text}}]
-    if count:
-        blocks.append({"type": "actions", "block_id": f"paused-{run.id}",
-                       "elements": [button("Resume now", RESUME_ACTION, str(run.id))]})
-    return text, blocks
+    if not count:
+        return Message(text)
+    return Message(text, choices=(choice("Resume now", "oom_resume", run.id),), group=f"paused-{run.id}")
 
 
 def resumed_text(count: int, *, why: str) -> str:

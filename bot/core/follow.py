@@ -10,19 +10,18 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from slack_sdk.web.async_client import AsyncWebClient
-
-from bot.aio import cancel
+from bot.aio import cancel, log_end
+from bot.core.guard import Guards
+from bot.core.talk import Conversation, Reply
 from bot.diagnose import Diagnosis, diagnose
 from bot.errors import HostError
-from bot.progress import ProgressTracker
+from bot.progress import Progress, ProgressTracker
 from bot.services import Services
-from bot.slack import render
-from bot.slack.guard import SAMPLE_INTERVAL, Guards
-from bot.slack.thread import Thread
 from bot.store import BuildRun, RunState
+from bot.text import messages, render
 
 log = logging.getLogger(__name__)
 POLL_INTERVAL = 2.0
@@ -65,7 +64,7 @@ class LogKeeper:
 @dataclass
 class Following:
     run: BuildRun
-    thread: Thread | None
+    thread: Conversation | None
     tracker: ProgressTracker = field(default_factory=ProgressTracker)
     keeper: LogKeeper = field(default_factory=LogKeeper)
     offset: int = 0
@@ -76,20 +75,30 @@ class Following:
 
 
 class Follower:
-    def __init__(self, services: Services, client: AsyncWebClient, *, poll: float = POLL_INTERVAL,
-                 card_interval: float = CARD_INTERVAL, sample_interval: float = SAMPLE_INTERVAL) -> None:
+    """Follows builds in their threads; its Guards watch their memory."""
+
+    def __init__(self, services: Services, reply: Reply, *, guards: Guards, poll: float = POLL_INTERVAL,
+                 card_interval: float = CARD_INTERVAL) -> None:
         self.services = services
-        self.client = client
+        self.reply = reply
+        self.guards = guards
         self.poll = poll
         self.card_interval = card_interval
         self._tasks: dict[int, asyncio.Task[None]] = {}
-        self.guards = Guards(services, client, on_build=self.follow, interval=sample_interval)
+        self._progress: dict[int, tuple[Progress, float | None]] = {}
+
+    @property
+    def progress(self) -> Mapping[int, tuple[Progress, float | None]]:
+        """(progress, ETA in seconds) of the runs being followed, by run id (the digest shows them)."""
+        return self._progress
 
     def follow(self, run: BuildRun) -> None:
         """Start following a run (once; a second call for the same run does nothing)."""
         if run.id in self._tasks and not self._tasks[run.id].done():
             return
-        self._tasks[run.id] = asyncio.create_task(self._follow(run), name=f"follow-run-{run.id}")
+        task = asyncio.create_task(self._follow(run), name=f"follow-run-{run.id}")
+        task.add_done_callback(log_end)
+        self._tasks[run.id] = task
 
     async def resume(self) -> None:
         """Follow every run the state says is still running (after a restart of the bot)."""
@@ -105,10 +114,9 @@ class Follower:
     async def close(self) -> None:
         for task in list(self._tasks.values()):
             await cancel(task)
-        await self.guards.close()
 
     async def _follow(self, run: BuildRun) -> None:
-        thread = Thread(self.client, run.channel, run.thread_ts) if run.channel else None
+        thread = Conversation(self.reply, run.channel, run.thread_ts) if run.channel else None
         state = Following(run=run, thread=thread, card_interval=self.card_interval)
         failures = 0
         while True:
@@ -119,8 +127,7 @@ class Follower:
                 failures += 1
                 log.warning("following run %d on %s: %s", run.id, run.host, exc)
                 if failures == 3 and thread is not None:
-                    await thread.post(f":warning: lost contact with {run.host} while following `{run.build}`: "
-                                      f"{exc.reason}. I keep trying.")
+                    await thread.post(messages.lost_contact(run.host, run.build, exc.reason))
                 ended = False
             except Exception:
                 log.exception("following run %d failed", run.id)
@@ -136,7 +143,7 @@ class Follower:
         run = state.run
         host = self.services.hosts[run.host]
         self.guards.start(run, state.thread)
-        (status,), boot_id = await host.run_status([(run.pid, run.start, run.exit_file, run.log)])
+        (status,), boot_id = await host.run_status([run.ref])
         await self._read_log(state)
         if run.boot_id and boot_id and boot_id != run.boot_id:
             await self._finish(state, "lost", None)
@@ -170,14 +177,12 @@ class Follower:
                                                             supervisor_pid=found.supervisor_pid, log=run.log,
                                                             exit_file=run.exit_file)
                 if state.thread is not None:
-                    await state.thread.post(f":arrows_counterclockwise: rigops restarted while it was starting "
-                                            f"`{run.build}`; the build is running (pid {found.pid}) and I follow it.")
+                    await state.thread.post(messages.adopted(run.build, found.pid))
                 return True
             await asyncio.sleep(ADOPT_WAIT)  # a supervisor still starting writes its record any moment
         self.services.store.finish_run(run.id, state="lost", exit_status=None)
         if state.thread is not None:
-            await state.thread.post(f":grey_question: rigops stopped while it was starting `{run.build}` on "
-                                    f"*{run.host}*, and the build never started. Say _rebuild_ to start it.")
+            await state.thread.post(messages.never_started(run.build, run.host))
         return False
 
     async def _read_log(self, state: Following) -> None:
@@ -196,9 +201,9 @@ class Follower:
     async def _card(self, state: Following, *, final: str | None) -> None:
         progress, eta = state.tracker.progress(), state.tracker.eta(time.time())
         if final is None:
-            self.services.progress[state.run.id] = (progress, eta)  # for the digest
+            self._progress[state.run.id] = (progress, eta)  # for the digest
         else:
-            self.services.progress.pop(state.run.id, None)
+            self._progress.pop(state.run.id, None)
         if state.thread is None:
             return
         now = time.monotonic()
@@ -234,6 +239,5 @@ class Follower:
         diagnosis: Diagnosis | None = None
         if final.state == "failed":
             diagnosis = await asyncio.to_thread(diagnose, state.keeper.text())
-        text, blocks = render.build_result(final, diagnosis)
-        await state.thread.post(text, blocks=blocks)
+        await state.thread.post(render.build_result(final, diagnosis))
         await self.guards.finish(final, post_chart=True)

@@ -1,0 +1,105 @@
+"""The core: rigops' application, whatever front end people use. It owns the requests (one gate), the builds it
+follows, their OOM guards and the schedules, and talks to people only through a front end's Reply.
+
+Built whole in one place (no part patched after construction); ``start`` picks up what a previous rigops left
+running, ``close`` stops everything it started.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from pathlib import Path
+
+from bot.actions import Requester
+from bot.aio import cancel, log_end
+from bot.config import Config
+from bot.core.execute import Executor
+from bot.core.follow import CARD_INTERVAL, POLL_INTERVAL, Follower
+from bot.core.guard import SAMPLE_INTERVAL, Guards
+from bot.core.requests import Activity, Requests, Said, SlashCommand
+from bot.core.schedules import Schedules
+from bot.core.talk import Conversation, Pressed, Reply
+from bot.hosts import Hosts
+from bot.plan import Plan
+from bot.policy import GroupMembers, no_groups
+from bot.services import Services
+from bot.store import BuildRun, Store
+
+log = logging.getLogger(__name__)
+IDLE_CLOSE = 600.0  # seconds a host connection may sit unused before it is closed
+IDLE_CHECK = 60.0
+
+
+class Core:
+    def __init__(self, services: Services, reply: Reply, *, poll: float = POLL_INTERVAL,
+                 card_interval: float = CARD_INTERVAL, sample_interval: float = SAMPLE_INTERVAL) -> None:
+        self.services = services
+        self.guards = Guards(services, restart=self._restart, interval=sample_interval)
+        self.follower = Follower(services, reply, guards=self.guards, poll=poll, card_interval=card_interval)
+        self.executor = Executor(services, on_build=self.follower.follow, memory=self.guards.series)
+        self.schedules = Schedules(services, reply, progress=self.follower.progress)
+        self.requests = Requests(services, reply, executor=self.executor, guards=self.guards,
+                                 schedules=self.schedules)
+        self.activity = Activity()
+        self._reaper: asyncio.Task[None] | None = None
+
+    @classmethod
+    def open(cls, config: Config, state_dir: Path, reply: Reply, *, members: GroupMembers = no_groups,
+             console_admin: str | None = None, poll: float = POLL_INTERVAL, card_interval: float = CARD_INTERVAL,
+             sample_interval: float = SAMPLE_INTERVAL) -> Core:
+        """The core on a state dir; ``members`` answers who is in a user group; the intervals say how often a
+        followed build is polled, its card edited and its memory sampled."""
+        services = Services.open(config, state_dir, members=members, console_admin=console_admin)
+        return cls(services, reply, poll=poll, card_interval=card_interval, sample_interval=sample_interval)
+
+    @property
+    def config(self) -> Config:
+        return self.services.config
+
+    @property
+    def store(self) -> Store:
+        return self.services.store
+
+    @property
+    def hosts(self) -> Hosts:
+        return self.services.hosts
+
+    async def said(self, said: Said) -> None:
+        await self.requests.said(said)
+
+    async def command(self, cmd: SlashCommand) -> None:
+        await self.requests.command(cmd)
+
+    async def pressed(self, press: Pressed) -> None:
+        await self.requests.pressed(press)
+
+    async def start(self) -> None:
+        """Pick up the builds rigops left running (after a restart), start the schedules."""
+        await self.follower.resume()
+        self._reaper = asyncio.create_task(self._close_idle_hosts(), name="close-idle-hosts")
+        self._reaper.add_done_callback(log_end)
+        await self.schedules.start()
+
+    async def close(self) -> None:
+        """Stop what the core started (nothing stays paused behind it), then the hosts and the state."""
+        await cancel(self._reaper)
+        await self.schedules.close()
+        await self.follower.close()
+        await self.guards.close()
+        await self.services.close()
+
+    async def _restart(self, conv: Conversation, plan: Plan, requester: Requester, note: str) -> None:
+        """The OOM guard's Stop & restart: the same run of a plan as any request's."""
+        await self.executor.execute(conv, plan, requester=requester, note=note)
+
+    async def _close_idle_hosts(self) -> None:
+        hosts = self.services.hosts
+        while True:
+            await asyncio.sleep(IDLE_CHECK)
+            closed = await hosts.close_idle(IDLE_CLOSE)
+            if closed:
+                log.info("closed idle connections to %s", ", ".join(closed))
+
+    def follow(self, run: BuildRun) -> None:
+        self.follower.follow(run)

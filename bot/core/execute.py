@@ -1,0 +1,153 @@
+"""Running a plan's steps in one conversation: one status message edited as steps run, results posted as they come,
+a final ✓ or ✗ on the request. A destructive plan runs alone on its host and build."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable, Mapping
+from dataclasses import replace
+
+from bot.actions import Requester
+from bot.actions.chart import MemoryChart
+from bot.actions.log import LogTail
+from bot.actions.rebuild import RebuildResult
+from bot.actions.run import StepResult, run_step
+from bot.actions.status import StatusReport
+from bot.chart import MemorySeries
+from bot.core import audit
+from bot.core.talk import Conversation
+from bot.errors import RigopsError
+from bot.fleet import fan_out
+from bot.hosts.models import GpuReport, KillResult, Snapshot
+from bot.memory import human
+from bot.plan import Plan
+from bot.services import Services
+from bot.store import BuildRun
+from bot.text import messages, render
+from bot.text.render import StepLine
+
+log = logging.getLogger(__name__)
+BuildStarted = Callable[[BuildRun], None]
+
+
+class Executor:
+    """Runs plans. ``on_build`` hears of every build a step started (the follower takes it from there);
+    ``memory`` holds the live memory series of followed runs (for the chart)."""
+
+    def __init__(self, services: Services, *, on_build: BuildStarted, memory: Mapping[int, MemorySeries]) -> None:
+        self.services = services
+        self.on_build = on_build
+        self.memory = memory
+        self._locks: dict[tuple[str, str | None], asyncio.Lock] = {}
+        self._holders: dict[tuple[str, str | None], str] = {}  # who runs the destructive action
+
+    def _lock(self, plan: Plan) -> asyncio.Lock:
+        return self._locks.setdefault((plan.host or "", plan.build), asyncio.Lock())
+
+    async def execute(self, conv: Conversation, plan: Plan, *, requester: Requester, request_ts: str | None = None,
+                      status_ts: str | None = None, note: str = "") -> None:
+        """Run the plan's steps in order, editing one status message; stop at the first failure.
+
+        A destructive plan runs alone on its host and build: a second one is told who is already at it.
+        """
+        requester = replace(requester, channel=conv.channel, thread_ts=conv.thread)
+        key = (plan.host or "", plan.build)
+        if plan.destructive and self._lock(plan).locked():
+            text = messages.already_running(self._holders.get(key, "someone"))
+            if status_ts is not None:
+                await conv.update(status_ts, text)
+            else:
+                await conv.post(text)
+            return
+        lines = [StepLine(s, "waiting") for s in plan.steps]
+        needs_status = plan.destructive or len(plan.steps) > 1 or status_ts is not None
+        if needs_status and status_ts is None:
+            status_ts = await conv.post(render.plan_text(plan, lines, note=note))
+
+        async def show() -> None:
+            if status_ts is not None:
+                await conv.update(status_ts, render.plan_message(plan, lines, note=note))
+
+        ok = True
+        async with self._lock(plan) if plan.destructive else contextlib.nullcontext():
+            if plan.destructive:
+                self._holders[key] = requester.user
+            for i, step in enumerate(plan.steps):
+                lines[i] = StepLine(step, "running")
+                await show()
+                try:
+                    await audit.record(self.services, conv, "action", user=requester.user, plan=plan,
+                                       detail={"step": step.to_json()})
+                    summary = await self._run_one(conv, plan, i, requester)
+                    lines[i] = StepLine(step, "done", summary)
+                except RigopsError as exc:
+                    lines[i] = StepLine(step, "failed", str(exc))
+                    ok = False
+                except Exception:
+                    log.exception("step %s of plan %s failed", step.action, plan)
+                    lines[i] = StepLine(step, "failed", messages.GENERIC_FAILURE)
+                    ok = False
+                with contextlib.suppress(RigopsError):
+                    self.services.store.audit("result", user=requester.user, channel=conv.channel,
+                                              thread_ts=conv.thread, host=plan.host, build=plan.build,
+                                              detail={"step": step.to_json(), "ok": ok,
+                                                      "summary": lines[i].summary[:500]})
+                if not ok:
+                    lines[i + 1:] = [StepLine(s, "skipped") for s in plan.steps[i + 1:]]
+                    if status_ts is None:
+                        await conv.post(f":x: {lines[i].summary}")
+                    break
+            self._holders.pop(key, None)
+        await show()
+        await conv.react(request_ts, "white_check_mark" if ok else "x")
+
+    async def _run_one(self, conv: Conversation, plan: Plan, index: int, requester: Requester) -> str:
+        step = plan.steps[index]
+        services = self.services
+        if step.action == "help":
+            await conv.post(messages.help_text())
+            return ""
+        if step.action == "hosts":
+            await conv.post(render.hosts_text(services.config))
+            return ""
+        if plan.host is not None and services.config.is_group(plan.host):
+            results = await fan_out(services, plan, step, requester)
+            await conv.post(render.fleet_text(plan.host, step, results))
+            failed = sum(1 for r in results if r.error is not None)
+            return f"{len(results) - failed} of {len(results)} hosts answered"
+        result = await run_step(services.context(plan, requester, memory=self.memory), step)
+        if isinstance(result, RebuildResult):
+            self.on_build(result.run)
+        return await _show_result(conv, result)
+
+
+async def _show_result(conv: Conversation, result: StepResult) -> str:
+    """Post what deserves its own message; return the one-line summary for the status message."""
+    match result:
+        case KillResult():
+            return render.kill_summary(result)
+        case Snapshot():
+            await conv.post(render.snapshot_text(result))
+            return f"{human(result.memory.available)} available of {human(result.memory.total)}"
+        case RebuildResult():
+            return render.rebuild_summary(result)
+        case StatusReport():
+            await conv.post(render.status_text(result))
+            return ""
+        case LogTail():
+            text, attachment = render.log_text(result)
+            await conv.post(text)
+            if attachment is not None:
+                await conv.upload(attachment, filename=f"{result.run.build}-run{result.run.id}.log",
+                                  title=f"{result.run.build} log (last {len(result.tail.lines)} lines)")
+            return ""
+        case GpuReport():
+            await conv.post(render.gpu_text(result))
+            return ""
+        case MemoryChart():
+            await conv.upload(result.png, filename=f"{result.run.build}-run{result.run.id}-memory.png",
+                              title=f"{result.run.build} on {result.run.host}: memory of run {result.run.id}")
+            return f"peak {human(result.peak_used)} in use"
+    raise AssertionError(f"unrendered result {type(result).__name__}")

@@ -1,0 +1,343 @@
+"""Requests: the one gate every message, slash command and button press goes through.
+
+    said / command / pressed  ->  plan  ->  policy  ->  confirmation  ->  audit  ->  run  ->  reply
+
+A front end hands over what a person did (:class:`Said`, :class:`SlashCommand`, :class:`~bot.core.talk.Pressed`)
+and the core answers through the front end's Reply. Nothing here knows Slack.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+
+from bot import intents
+from bot.actions import Requester
+from bot.core import audit
+from bot.core.execute import Executor
+from bot.core.guard import Guards
+from bot.core.schedules import Schedules
+from bot.core.talk import Conversation, Pressed, Reply
+from bot.errors import StateError
+from bot.plan import MAX_JOBS, MIN_JOBS, Plan, Step, half_jobs
+from bot.policy import Decision
+from bot.services import Services
+from bot.store import BuildRun
+from bot.text import guard as guard_text
+from bot.text import messages, render
+from bot.text.render import StepLine
+
+log = logging.getLogger(__name__)
+SHOW_LOG_LINES = 80
+# Messages answered at once. A burst of events then waits its turn at this gate (cheaply) instead of every
+# answer running at once, so a front end's acks, which share the event loop, are not queued behind all that work.
+ANSWERS_AT_ONCE = 8
+AUDIT_MAX = 200
+
+
+@dataclass(frozen=True)
+class Said:
+    """A person's message: in ``channel`` at ``ts``, in the thread ``thread_ts`` when it is a reply. ``addressed``:
+    it mentions rigops (or is a direct message), so weak requests count and chatter gets a "didn't catch that".
+    ``delivery``: the front end's id of this delivery, when it may deliver the same message twice."""
+
+    text: str
+    user: str
+    channel: str
+    ts: str
+    thread_ts: str | None = None
+    addressed: bool = False
+    delivery: str | None = None
+
+
+@dataclass(frozen=True)
+class SlashCommand:
+    """``/rigops <text>`` typed by ``user`` in ``channel``."""
+
+    text: str
+    user: str
+    channel: str
+
+
+class Activity:
+    """Counts what a front end handed over and saw handled, so it (or a test) can wait until what it sent has been
+    dealt with: a front end that acknowledges first and works after (Slack's) wraps each hand-over in track()."""
+
+    def __init__(self) -> None:
+        self.finished = 0
+        self._changed = asyncio.Condition()
+
+    @asynccontextmanager
+    async def track(self) -> AsyncIterator[None]:
+        try:
+            yield
+        finally:
+            async with self._changed:
+                self.finished += 1
+                self._changed.notify_all()
+
+    async def wait_finished(self, count: int) -> None:
+        async with self._changed:
+            await self._changed.wait_for(lambda: self.finished >= count)
+
+
+class Requests:
+    def __init__(self, services: Services, reply: Reply, *, executor: Executor, guards: Guards,
+                 schedules: Schedules) -> None:
+        self.services = services
+        self.reply = reply
+        self.executor = executor
+        self.guards = guards
+        self.schedules = schedules
+        self._answering = asyncio.Semaphore(ANSWERS_AT_ONCE)
+
+    # -- what people do -----------------------------------------------------------------------------------
+    async def said(self, said: Said) -> None:
+        """A message in an ops channel, or one that mentions rigops."""
+        conv = Conversation(self.reply, said.channel, said.thread_ts or said.ts)
+        await self._guarded(conv, lambda: self._said_once(said, conv))
+
+    async def command(self, cmd: SlashCommand) -> None:
+        """``/rigops …``: its answer starts a thread in the channel."""
+        conv = Conversation(self.reply, cmd.channel, None)
+        await self._guarded(conv, lambda: self._command(cmd, conv))
+
+    async def pressed(self, press: Pressed) -> None:
+        """A button under something rigops posted."""
+        conv = Conversation(self.reply, press.place.channel, press.place.thread)
+        await self._guarded(conv, lambda: self._pressed(press))
+
+    # -- the gate -----------------------------------------------------------------------------------------
+    async def admit(self, conv: Conversation, plan: Plan, *, user: str, via: str | None = None) -> Decision | None:
+        """Policy and audit: the policy's yes when ``user`` may run ``plan``, else None. A refusal or denial is
+        answered here: in the thread for a request, privately for a button (``via`` says which button)."""
+        if plan.error:
+            await audit.record(self.services, conv, "refused", user=user, plan=plan, detail={"why": plan.error})
+            await conv.post(messages.plan_refused(plan))
+            return None
+        decision = await self.services.policy.decide(plan, user, channel=conv.channel)
+        detail = {"role": decision.role, "allowed": decision.allowed, **({"via": via} if via else {})}
+        with self.services.store.batch():  # one transaction for the request and what the thread remembers
+            full = audit.write(self.services, conv, "request", user=user, plan=plan, detail=detail)
+            if via is None and decision.allowed and conv.thread and plan.host:
+                self.services.store.remember_thread(conv.channel, conv.thread, host=plan.host, build=plan.build)
+        await audit.mirror(self.services, conv, "request", user=user, plan=plan, full=full)
+        if decision.allowed:
+            return decision
+        if via is None:
+            await audit.record(self.services, conv, "denied", user=user, plan=plan, detail={"why": decision.reason})
+            await conv.post(messages.denied(decision.reason))
+        else:
+            await conv.private(user, messages.denied(decision.reason))
+        return None
+
+    async def handle(self, conv: Conversation, plan: Plan, *, user: str, request_ts: str | None) -> None:
+        """A parsed request: refuse it, ask for a Run, or run it — after the policy said yes."""
+        decision = await self.admit(conv, plan, user=user)
+        if decision is None:
+            return
+        if plan.destructive or self.services.config.is_group(plan.host):  # quick looks answer before :eyes: helps
+            await conv.react(request_ts, "eyes")
+        if plan.destructive and self.services.config.confirm and not decision.auto_approved:
+            await self._ask(conv, plan, user=user, request_ts=request_ts)
+            return
+        await self.executor.execute(conv, plan, requester=Requester(user=user), request_ts=request_ts)
+
+    async def _ask(self, conv: Conversation, plan: Plan, *, user: str, request_ts: str | None) -> None:
+        """The plan with Run and Cancel; the press comes back through :meth:`pressed`."""
+        lines = [StepLine(s, "waiting") for s in plan.steps]
+        note = messages.confirm_prompt(user, minutes=self.services.policy.confirm_timeout() / 60)
+        store = self.services.store
+        plan_id = store.add_plan(channel=conv.channel, thread_ts=conv.thread or "", request_ts=request_ts, user=user,
+                                 plan=plan)
+        ts = await conv.post(render.plan_message(plan, lines, note=note, plan_id=plan_id))
+        if ts is not None:
+            store.set_plan_message(plan_id, message_ts=ts, thread_ts=conv.thread or ts)
+            if plan.host:
+                store.remember_thread(conv.channel, conv.thread or ts, host=plan.host, build=plan.build)
+
+    # -- messages and commands ----------------------------------------------------------------------------
+    async def _said_once(self, said: Said, conv: Conversation) -> None:
+        async with self._answering:
+            if said.delivery and not self.services.store.first_delivery(said.delivery):
+                return  # a second delivery of the same message runs nothing twice
+            assert conv.thread is not None
+            context = self.services.store.thread_context(conv.channel, conv.thread)
+            plan = intents.parse(said.text, config=self.services.config, context=context, addressed=said.addressed)
+            if not plan.steps and not plan.error:
+                if said.addressed:
+                    await conv.post(messages.NOT_UNDERSTOOD)
+                return
+            if await self._over_limit(said.user, conv):
+                return
+            await self.handle(conv, plan, user=said.user, request_ts=said.ts)
+
+    async def _command(self, cmd: SlashCommand, conv: Conversation) -> None:
+        word, _, rest = cmd.text.strip().partition(" ")
+        if await self._over_limit(cmd.user, conv):
+            return
+        match word.lower():
+            case "audit":
+                await self._audit(cmd.user, rest.strip(), conv)
+            case "schedule" | "schedules":
+                await conv.post(await self.schedules.command(rest, user=cmd.user, channel=cmd.channel))
+            case _:
+                plan = intents.parse_command(cmd.text, config=self.services.config)
+                await self.handle(conv, plan, user=cmd.user, request_ts=None)
+
+    async def _audit(self, user: str, args: str, conv: Conversation) -> None:
+        """`/rigops audit [N]`: the last N audit entries, for admins."""
+        if not await self.services.policy.is_admin(user):
+            await conv.private(user, messages.ADMINS_ONLY)
+            return
+        count = int(args) if args.isdigit() and 0 < int(args) <= AUDIT_MAX else 20
+        await conv.post(messages.audit_entries(self.services.store.audit_entries(count)))
+
+    async def _over_limit(self, user: str, conv: Conversation) -> bool:
+        """Count the request; say so once when the user goes over the per-minute limit."""
+        policy = self.services.policy
+        if not policy.over_rate_limit(user):
+            return False
+        limit = policy.rules.rate_limit if policy.rules else 30
+        if policy.requests_in_window(user) == limit + 1:
+            await conv.post(messages.SLOW_DOWN.format(limit=limit))
+        return True
+
+    async def _guarded(self, conv: Conversation, work: Callable[[], Awaitable[None]]) -> None:
+        """Run the work; when the state database fails, say so in the thread: nothing was run."""
+        try:
+            await work()
+        except StateError as exc:
+            log.error("state failure: %s", exc)
+            await conv.post(messages.state_failed(str(exc)))
+
+    # -- buttons --------------------------------------------------------------------------------------------
+    async def _pressed(self, press: Pressed) -> None:
+        match press.kind:
+            case "run":
+                await self._run(press)
+            case "cancel":
+                await self._cancel(press)
+            case "retry" | "retry_half":
+                await self._retry(press)
+            case "show_log":
+                await self._show_log(press)
+            case "oom_restart" | "oom_pause" | "oom_ignore" | "oom_resume":
+                await self._memory(press)
+
+    def _plan_id(self, press: Pressed) -> int:
+        return int(press.value) if press.value.isdigit() else 0
+
+    async def _run(self, press: Pressed) -> None:
+        plan_id = self._plan_id(press)
+        store, policy = self.services.store, self.services.policy
+        pending = store.plan(plan_id)
+        if pending is None or pending.state != "pending":
+            await self._stale(press, plan_id)
+            return
+        conv = Conversation(self.reply, pending.channel, pending.thread_ts)
+        if time.time() - pending.created_at > policy.confirm_timeout():
+            await self._expire(conv, pending.id, pending.message_ts, user=press.user, plan=pending.plan)
+            return
+        if not await policy.may_press_run(press.user, host=pending.plan.host, channel=pending.channel):
+            await audit.record(self.services, conv, "denied", user=press.user, plan=pending.plan,
+                               detail={"why": "pressed Run without the operator role"})
+            await conv.private(press.user, messages.NOT_YOURS.format(host=pending.plan.host))
+            return
+        if store.claim_plan(plan_id, "running") is None:
+            await self._stale(press, plan_id)
+            return
+        await audit.record(self.services, conv, "approved", user=press.user, plan=pending.plan,
+                           detail={"requested_by": pending.user})
+        await self.executor.execute(conv, pending.plan, requester=Requester(user=pending.user),
+                                    request_ts=pending.request_ts, status_ts=pending.message_ts,
+                                    note=messages.approved_by(press.user))
+        store.finish_plan(plan_id)
+
+    async def _expire(self, conv: Conversation, plan_id: int, message_ts: str | None, *, user: str,
+                      plan: Plan) -> None:
+        if self.services.store.claim_plan(plan_id, "expired") is None:
+            return
+        await audit.record(self.services, conv, "expired", user=user, plan=plan)
+        if message_ts:
+            await conv.update(message_ts, messages.EXPIRED)
+        else:
+            await conv.post(messages.EXPIRED)
+
+    async def _cancel(self, press: Pressed) -> None:
+        plan_id = self._plan_id(press)
+        pending = self.services.store.claim_plan(plan_id, "cancelled")
+        if pending is None:
+            await self._stale(press, plan_id)
+            return
+        if pending.message_ts:
+            conv = Conversation(self.reply, pending.channel, pending.thread_ts)
+            await conv.update(pending.message_ts, messages.CANCELLED.format(user=press.user))
+
+    async def _stale(self, press: Pressed, plan_id: int) -> None:
+        known = self.services.store.plan(plan_id)
+        text = messages.ALREADY_HANDLED.format(state=known.state) if known else messages.UNKNOWN_PLAN
+        await Conversation(self.reply, press.place.channel, press.message).post(text)
+
+    def _pressed_run(self, press: Pressed) -> BuildRun | None:
+        """The run a button under a build's result or alert is about (None when the state forgot it)."""
+        run_id = press.value.partition(":")[0]
+        run = self.services.store.run(int(run_id)) if run_id.isdigit() else None
+        return run if run is not None and run.channel is not None else None
+
+    async def _retry(self, press: Pressed) -> None:
+        """Retry (or Retry at half the jobs) under a build's result: start it again, in the same thread."""
+        run = self._pressed_run(press)
+        if run is None or run.channel is None:
+            return
+        jobs = half_jobs(run.jobs) if press.kind == "retry_half" else run.jobs
+        plan = Plan(host=run.host, build=run.build, steps=(Step("rebuild", jobs=jobs),))
+        conv = Conversation(self.reply, run.channel, run.thread_ts)
+        if await self.admit(conv, plan, user=press.user, via="retry button") is not None:
+            await self.executor.execute(conv, plan, requester=Requester(user=press.user),
+                                        note=messages.retried_by(press.user))
+
+    async def _show_log(self, press: Pressed) -> None:
+        run = self._pressed_run(press)
+        if run is None or run.channel is None:
+            return
+        plan = Plan(host=run.host, build=run.build, steps=(Step("log", lines=SHOW_LOG_LINES),))
+        conv = Conversation(self.reply, run.channel, run.thread_ts)
+        if await self.admit(conv, plan, user=press.user, via="show log button") is not None:
+            await self.executor.execute(conv, plan, requester=Requester(user=press.user))
+
+    async def _memory(self, press: Pressed) -> None:
+        """[Stop & restart at -jN] [Pause the heaviest compilers] [Ignore] under a memory-pressure alert, and
+        [Resume now] under a pause: as much power as a kill, so only for operators of the host."""
+        run = self._pressed_run(press)
+        if run is None or run.channel is None:
+            return
+        conv = Conversation(self.reply, run.channel, run.thread_ts)
+        guard = self.guards.get(run.id)
+        if guard is None:
+            await conv.private(press.user, messages.NO_LONGER_RUNNING)
+            return
+        jobs = press.value.partition(":")[2]
+        if press.kind == "oom_restart" and not (jobs.isdigit() and MIN_JOBS <= int(jobs) <= MAX_JOBS):
+            return  # not a value rigops put on the button
+        step = Step("rebuild", jobs=int(jobs)) if press.kind == "oom_restart" else Step("kill")
+        plan = Plan(host=run.host, build=run.build, steps=(step,))
+        what = press.kind.removeprefix("oom_")
+        if await self.admit(conv, plan, user=press.user, via=f"memory {what}") is None:
+            return
+        user = press.user
+        if press.kind == "oom_restart" and step.jobs:
+            await self.guards.settle_alert(guard, guard_text.chose_restart(user, step.jobs))
+            self.guards.restart(guard, step.jobs, user=user)
+        elif press.kind == "oom_pause":
+            await self.guards.settle_alert(guard, guard_text.chose_pause(user))
+            await self.guards.pause(guard, user=user)
+        elif press.kind == "oom_resume":
+            await self.guards.resume(guard, user=user)
+        else:
+            guard.ignored_by = user
+            await self.guards.settle_alert(guard, guard_text.chose_ignore(user))

@@ -1,0 +1,145 @@
+"""How the core talks to people: one small protocol that each front end (Slack, the console) implements.
+
+The core says things as :class:`Message` values (text, and choices a person can press) in a :class:`Place`
+(a channel and, once there is one, a thread). A front end turns them into its own shape: Block Kit for Slack,
+lines on a terminal for the console. Presses come back to the core as :class:`Pressed`.
+
+    post      a message in a place; a place without a thread gets one from its first post
+    update    edit a message posted before (its buttons may give way to what was done)
+    react     an emoji reaction on a person's message (:eyes:, ✓, ✗)
+    upload    a file (a long log, a memory chart)
+    private   an answer only one person sees (Slack's ephemeral message)
+
+Every text passes :func:`bot.redact.redact` here, in :class:`Conversation`, whatever the front end.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Literal, Protocol
+
+from bot.redact import redact
+
+log = logging.getLogger(__name__)
+
+ChoiceKind = Literal["run", "cancel", "retry", "retry_half", "show_log", "oom_restart", "oom_pause", "oom_ignore",
+                     "oom_resume"]
+CHOICE_KINDS: tuple[ChoiceKind, ...] = ("run", "cancel", "retry", "retry_half", "show_log", "oom_restart",
+                                        "oom_pause", "oom_ignore", "oom_resume")
+
+
+@dataclass(frozen=True)
+class Place:
+    """Where a conversation happens: a channel, and the thread in it (None until the first post starts one)."""
+
+    channel: str
+    thread: str | None = None
+
+
+@dataclass(frozen=True)
+class Choice:
+    """A button: what it says, what pressing it means (``kind``), and what it is about (``value``, e.g. a plan
+    or run id). ``style`` marks the expected ("primary") or the dangerous ("danger") choice."""
+
+    label: str
+    kind: ChoiceKind
+    value: str
+    style: Literal["primary", "danger"] | None = None
+
+
+@dataclass(frozen=True)
+class Message:
+    """Something rigops says. ``text`` is the whole message in Slack's mrkdwn (the fallback every front end can
+    show); ``title``, ``sections`` and ``footnote`` let a front end lay out a long one (a digest); ``choices``
+    are the buttons under it; ``group`` names the choices as a set (e.g. "plan-12")."""
+
+    text: str
+    choices: tuple[Choice, ...] = ()
+    title: str | None = None
+    sections: tuple[str, ...] = ()
+    footnote: str | None = None
+    group: str | None = None
+
+    @property
+    def plain(self) -> bool:
+        """Just text: nothing for a front end to lay out."""
+        return not (self.choices or self.title or self.sections or self.footnote)
+
+    def redacted(self) -> Message:
+        return Message(text=redact(self.text), choices=self.choices,
+                       title=redact(self.title) if self.title is not None else None,
+                       sections=tuple(redact(s) for s in self.sections),
+                       footnote=redact(self.footnote) if self.footnote is not None else None, group=self.group)
+
+
+@dataclass(frozen=True)
+class Pressed:
+    """A person pressed a choice under a message rigops posted at ``message`` in ``place``."""
+
+    kind: ChoiceKind
+    value: str
+    user: str
+    place: Place
+    message: str | None = None
+
+
+class Reply(Protocol):
+    """A front end's side of the conversation. Failures of the front end (Slack refused a post) are logged and
+    answered with None/False, never raised: the core goes on with what it was doing."""
+
+    async def post(self, place: Place, message: Message) -> str | None:
+        """Post; return the new message's id (Slack's ts), or None when it could not be posted."""
+        ...
+
+    async def update(self, place: Place, message_id: str, message: Message) -> bool: ...
+
+    async def react(self, place: Place, message_id: str, name: str) -> None: ...
+
+    async def upload(self, place: Place, content: str | bytes, *, filename: str, title: str) -> None: ...
+
+    async def private(self, place: Place, user: str, text: str) -> None: ...
+
+
+class Conversation:
+    """One place the core answers in, through a front end's :class:`Reply`. The first post in a place without a
+    thread starts the thread (a slash command's answer); later posts go into it. Every text is redacted here."""
+
+    def __init__(self, reply: Reply, channel: str, thread: str | None) -> None:
+        self.reply = reply
+        self.channel = channel
+        self.thread = thread
+
+    @property
+    def place(self) -> Place:
+        return Place(self.channel, self.thread)
+
+    async def post(self, message: Message | str) -> str | None:
+        message = _message(message)
+        ts = await self.reply.post(self.place, message.redacted())
+        if ts is not None and self.thread is None:
+            self.thread = ts
+        return ts
+
+    async def update(self, message_id: str, message: Message | str) -> bool:
+        return await self.reply.update(self.place, message_id, _message(message).redacted())
+
+    async def react(self, message_id: str | None, name: str) -> None:
+        if message_id is not None:
+            await self.reply.react(self.place, message_id, name)
+
+    async def upload(self, content: str | bytes, *, filename: str, title: str) -> None:
+        """Attach a file: text is redacted first; bytes (a chart) hold no text to redact."""
+        await self.reply.upload(self.place, redact(content) if isinstance(content, str) else content,
+                                filename=filename, title=title)
+
+    async def private(self, user: str, text: str) -> None:
+        await self.reply.private(self.place, user, redact(text))
+
+    def elsewhere(self, channel: str) -> Conversation:
+        """A new conversation in another channel, through the same front end (the audit channel)."""
+        return Conversation(self.reply, channel, None)
+
+
+def _message(message: Message | str) -> Message:
+    return Message(text=message) if isinstance(message, str) else message

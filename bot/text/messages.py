@@ -1,0 +1,107 @@
+"""Every sentence rigops says in Slack that is not a rendered result."""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+from bot.commands import COMMANDS
+from bot.plan import Plan
+
+HELP_INTRO = """*rigops* stops runaway builds, shows memory and restarts builds at the parallelism you ask for.
+Say it in the ops channel or mention me, e.g. _oom-ing pretty bad, try -j20_, _free -h_, _kill the build_, \
+_retry with 16 jobs_, _how's memory on b200?_, _tail the log_, _nvidia-smi_, _memory chart_.
+Or use `/rigops <command> [host] [build]`:"""
+HELP_OUTRO = "A thread remembers its host, build and last -j, so _try -j12_ or _halve the jobs_ later in it needs " \
+             "no names."
+
+
+def _own_args(usage: str) -> str:
+    """A command's arguments beyond the [host] [build] every command takes."""
+    args = " ".join(a for a in usage.split(" ") if a not in ("[host]", "[build]"))
+    return f" {args}" if args else ""
+
+
+def help_text() -> str:
+    """`/rigops help`, from the command table."""
+    rows = [f"• `{c.name}{_own_args(c.usage)}` – {c.help}" for c in COMMANDS]
+    return "\n".join([HELP_INTRO, *rows, HELP_OUTRO])
+
+
+NOT_UNDERSTOOD = "I didn't catch that. Try _status_, _free -h_, _kill the build_ or _rebuild -j16_ — or `/rigops help`."
+GENERIC_FAILURE = "Something went wrong on my side; the details are in rigops' log."
+CANCELLED = "Cancelled by <@{user}>."
+ALREADY_HANDLED = "This request was already {state}."
+UNKNOWN_PLAN = "I can't find this request any more."
+
+
+def plan_refused(plan: Plan) -> str:
+    return f":no_entry: {plan.error}"
+
+
+def confirm_prompt(user: str, *, minutes: float = 10) -> str:
+    return (f"<@{user}> wants this — press *Run* to go ahead (the requester or an operator; "
+            f"the button expires in {minutes:g} min).")
+
+
+def denied(reason: str) -> str:
+    return f":no_entry: Not allowed: {reason}."
+
+
+def already_running(user: str) -> str:
+    return f":hourglass_flowing_sand: Already in progress, started by <@{user}>; try again when it is done."
+
+
+EXPIRED = ":timer_clock: This request expired before anyone pressed Run; ask again if it is still needed."
+NOT_YOURS = "Only the requester or an operator of {host} can run this."
+SLOW_DOWN = ":snail: Slow down: you sent more than {limit} requests in a minute. I'm ignoring the rest for now."
+ADMINS_ONLY = "Only rigops admins can read the audit log."
+
+
+def retried_by(user: str) -> str:
+    return f"Retry pressed by <@{user}>."
+
+
+def approved_by(user: str) -> str:
+    return f"Approved by <@{user}>."
+
+
+def state_failed(problem: str) -> str:
+    return f":warning: rigops cannot use its state right now ({problem}); nothing was run. Try again shortly."
+
+
+def audit_mirror(what: str, *, user: str, plan: Plan | None, channel: str, detail: dict[str, Any]) -> str:
+    """One audit entry as the audit channel shows it."""
+    where = f"{plan.host}" + (f"/{plan.build}" if plan.build else "") if plan else "-"
+    return f"`{what}` by <@{user}> on {where} in <#{channel}>: {json.dumps(detail)[:1500]}"
+
+
+def audit_entries(entries: list[dict[str, Any]]) -> str:
+    """`/rigops audit`: the newest entries first."""
+    if not entries:
+        return "The audit log is empty."
+    rows = []
+    for e in entries:
+        when = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(e["at"]))
+        where = (e["host"] or "-") + (f"/{e['build']}" if e["build"] else "")
+        detail = e["detail"] or ""
+        rows.append(f"`{when}` *{e['what']}* <@{e['user']}> {where} in <#{e['channel']}> {detail[:300]}")
+    return "*Audit log* (newest first)\n" + "\n".join(rows)
+
+
+NO_LONGER_RUNNING = "That build is no longer running."
+
+
+def lost_contact(host: str, build: str, reason: str) -> str:
+    return f":warning: lost contact with {host} while following `{build}`: {reason}. I keep trying."
+
+
+def adopted(build: str, pid: int) -> str:
+    return (f":arrows_counterclockwise: rigops restarted while it was starting `{build}`; the build is running "
+            f"(pid {pid}) and I follow it.")
+
+
+def never_started(build: str, host: str) -> str:
+    return (f":grey_question: rigops stopped while it was starting `{build}` on *{host}*, and the build never "
+            "started. Say _rebuild_ to start it.")

@@ -1,0 +1,7 @@
+"""A local Slack for tests and benchmarks: the Web API over HTTP and Socket Mode over WebSocket, refusing what
+Slack refuses. Not shipped with rigops: the bot never needs it (the console talks to the core directly)."""
+
+from slackemu.server import Ack, ApiCall, Edit, Envelope, Message, SlackEmulator, UploadedFile, render_blocks, text_of
+
+__all__ = ["Ack", "ApiCall", "Edit", "Envelope", "Message", "SlackEmulator", "UploadedFile", "render_blocks",
+           "text_of"]
