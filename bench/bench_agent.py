@@ -20,7 +20,8 @@ from typing import Any
 import psutil
 
 from bench.common import ROOT, fake_bin, ms, percentile
-from tests.fakes.tools import read_stat_fields
+from tests.fakes.tools import read_stat_fields, session_members
+from tests.waiting import wait_until
 
 SECONDS = float(os.environ.get("RIGOPS_BENCH_AGENT_SECONDS", "20"))  # per phase
 EXTRA_PROCESSES = 200
@@ -111,10 +112,18 @@ def busy_host(bin_dir: Path) -> Iterator[tuple[int, int]]:
             p.wait()
 
 
+def allocated(sid: int, mb: int = 8) -> int:
+    """How many processes of session ``sid`` hold ``mb`` MiB or more."""
+    page = os.sysconf("SC_PAGE_SIZE")
+    rss = (read_stat_fields(pid) for pid in session_members(sid))
+    return sum(1 for fields in rss if fields is not None and int(fields[21]) * page >= mb << 20)
+
+
 def main() -> dict[str, float]:
     bin_dir = fake_bin()
     with busy_host(bin_dir) as root:
-        time.sleep(1.0)  # let the fake build allocate before the idle baseline starts
+        # the long compilers hold their memory before the idle baseline starts
+        wait_until(lambda: allocated(root[0]) >= LONG_COMPILERS, timeout=30, what="the fake build to allocate")
         procs = len(psutil.pids())
         idle = phase(None, {})
         snap = phase("snapshot", {"top": 5})

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from bench.common import build_user, fake_bin, median, ms, ssh_argv, sshd
 from tests.fakes.tools import kill_session, session_members, start_fake_build, stop
+from tests.waiting import wait_until
 
 COMPILERS = 40
 MB_EACH = 24
@@ -23,11 +24,8 @@ SEED_ONE_LINER = ('ps aux | grep -E "cmake|ninja|cc1plus|nvcc" | grep -v grep | 
 
 def start_build(bin_dir: Path, user: str) -> subprocess.Popen[bytes]:
     build = start_fake_build(bin_dir, compilers=COMPILERS, mb=MB_EACH, user=user)
-    deadline = time.monotonic() + 30
-    while len(session_members(build.pid)) < COMPILERS + 2:
-        if time.monotonic() > deadline:
-            raise TimeoutError("the fake build did not start")
-        time.sleep(0.01)
+    wait_until(lambda: len(session_members(build.pid)) >= COMPILERS + 2, timeout=30, what="the fake build to start",
+               interval=0.01)
     return build
 
 

@@ -83,6 +83,12 @@ class ConsoleReply:
     async def private(self, place: Place, user: str, text: str) -> None:
         self._print("rigops (only you see this): ", _plain(text).splitlines())
 
+    async def can_post(self, channel: str) -> bool:
+        return True
+
+    async def direct(self, user: str) -> str | None:
+        return CONSOLE_CHANNEL
+
     def _track(self, message_id: str, message: Message) -> None:
         if any(c.kind in ("run", "cancel") for c in message.choices):
             self.waiting[message_id] = message

@@ -78,6 +78,8 @@ class Schedule:
     created_at: float
     last_post_at: float | None = None
     last_fingerprint: str | None = None
+    last_error: str | None = None  # why the last post failed; None once a post went out
+    last_error_at: float | None = None
     next_run: datetime | None = None
 
     @classmethod
@@ -91,10 +93,12 @@ class Schedule:
 
 @dataclass(frozen=True)
 class Posted:
-    """A digest went out: when its data was taken, and what it showed (for "only when something changed")."""
+    """A digest went out: when its data was taken, and what it showed (for "only when something changed"); or,
+    with ``error``, it could not go out, and why."""
 
     at: float
     fingerprint: str
+    error: str | None = None
 
 
 class ScheduleTable:
@@ -128,8 +132,12 @@ class ScheduleTable:
 
     def record_post(self, schedule_id: str, posted: Posted) -> None:
         with self._db.transaction() as db:
-            db.execute("UPDATE rigops_schedules SET last_post_at = ?, last_fingerprint = ? WHERE id = ?",
-                       (posted.at, posted.fingerprint, schedule_id))
+            if posted.error is not None:
+                db.execute("UPDATE rigops_schedules SET last_error = ?, last_error_at = ? WHERE id = ?",
+                           (posted.error, posted.at, schedule_id))
+            else:
+                db.execute("UPDATE rigops_schedules SET last_post_at = ?, last_fingerprint = ?, last_error = NULL, "
+                           "last_error_at = NULL WHERE id = ?", (posted.at, posted.fingerprint, schedule_id))
 
     def get(self, schedule_id: str) -> Schedule | None:
         rows = self._db.query("SELECT * FROM rigops_schedules WHERE id = ?", (schedule_id,))
@@ -147,7 +155,8 @@ def _schedule(r: sqlite3.Row) -> Schedule:
                     hosts=tuple(hosts) if hosts is not None else None, timezone=r["timezone"],
                     only_changes=bool(r["only_changes"]), source=r["source"], created_by=r["created_by"],
                     created_at=r["created_at"], last_post_at=r["last_post_at"],
-                    last_fingerprint=r["last_fingerprint"])
+                    last_fingerprint=r["last_fingerprint"], last_error=r["last_error"],
+                    last_error_at=r["last_error_at"])
 
 
 class SchedulerLock:

@@ -361,7 +361,8 @@ class SlackEmulator:
 
     # ------------------------------------------------------------------ workspace set-up
 
-    def add_channel(self, channel_id: str, name: str, *, is_private: bool = False) -> None:
+    def add_channel(self, channel_id: str, name: str, *, is_private: bool = False, bot_member: bool = True) -> None:
+        """A channel; ``bot_member=False``: rigops was never invited, so Slack refuses its posts there."""
         is_im = channel_id.startswith("D")
         self._channels[channel_id] = {
             "id": channel_id,
@@ -373,7 +374,7 @@ class SlackEmulator:
             "is_private": is_private or is_im,
             "is_archived": False,
             "is_general": False,
-            "is_member": True,
+            "is_member": bot_member,
             "created": _FIRST_TS,
             "creator": "U0HUMAN",
             "name_normalized": name,
@@ -382,6 +383,22 @@ class SlackEmulator:
             "context_team_id": self.team_id,
         }
         self._history.setdefault(channel_id, [])
+
+    def invite(self, channel: str) -> None:
+        """``/invite @rigops`` in a channel."""
+        self._channels[self._channel(channel)]["is_member"] = True
+
+    def remove_bot(self, channel: str) -> None:
+        """rigops is removed from (or was never in) a channel."""
+        self._channels[self._channel(channel)]["is_member"] = False
+
+    def _member(self, channel: str) -> str:
+        """The channel, when the bot may post there; Slack's error otherwise (a private channel or a DM it is not
+        in does not exist for it)."""
+        info = self._channels[channel]
+        if not info["is_member"]:
+            raise _ApiError("channel_not_found" if info["is_private"] else "not_in_channel")
+        return channel
 
     def add_usergroup(self, group_id: str, members: list[str]) -> None:
         """A user group (S…) and its members, as usergroups.users.list returns them."""
@@ -737,6 +754,7 @@ class SlackEmulator:
             "reactions.add": self._reactions_add,
             "reactions.remove": self._reactions_remove,
             "conversations.info": self._conversations_info,
+            "conversations.open": self._conversations_open,
             "users.info": self._users_info,
             "usergroups.users.list": self._usergroup_users,
             "views.publish": self._views_publish,
@@ -762,12 +780,12 @@ class SlackEmulator:
         return {"url": f"ws://{_HOST}:{self.port}/link/?ticket={ticket}&app_id={self.app_id}"}
 
     def _post_message(self, params: dict[str, Any]) -> JSON:
-        channel = self._channel(str(params.get("channel", "")))
+        channel = self._member(self._channel(str(params.get("channel", ""))))
         message = self._bot_message(channel, params)
         return {"channel": channel, "ts": message.ts, "message": self._api_message(message)}
 
     def _update(self, params: dict[str, Any]) -> JSON:
-        channel = self._channel(str(params.get("channel", "")), create=False)
+        channel = self._member(self._channel(str(params.get("channel", "")), create=False))
         message = self._find(channel, str(params.get("ts", "")), ephemeral=False)
         if message.user != self.bot_user_id:
             raise _ApiError("cant_update_message")
@@ -789,7 +807,7 @@ class SlackEmulator:
         }
 
     def _post_ephemeral(self, params: dict[str, Any]) -> JSON:
-        channel = self._channel(str(params.get("channel", "")))
+        channel = self._member(self._channel(str(params.get("channel", ""))))
         user = str(params.get("user") or "")
         if user not in self._users:
             raise _ApiError("user_not_found")
@@ -808,7 +826,7 @@ class SlackEmulator:
         name = str(params.get("name") or "").strip(":")
         if not name:
             raise _ApiError("invalid_name")
-        channel = self._channel(str(params.get("channel", "")), create=False)
+        channel = self._member(self._channel(str(params.get("channel", "")), create=False))
         return self._find(channel, str(params.get("timestamp", "")), ephemeral=False), name
 
     def _reactions_add(self, params: dict[str, Any]) -> JSON:
@@ -830,7 +848,17 @@ class SlackEmulator:
         return {}
 
     def _conversations_info(self, params: dict[str, Any]) -> JSON:
-        return {"channel": dict(self._channels[self._channel(str(params.get("channel", "")), create=False)])}
+        info = self._channels[self._channel(str(params.get("channel", "")), create=False)]
+        if info["is_private"] and not info["is_member"]:
+            raise _ApiError("channel_not_found")  # a private channel rigops is not in does not exist for it
+        return {"channel": dict(info)}
+
+    def _conversations_open(self, params: dict[str, Any]) -> JSON:
+        users = [u for u in str(params.get("users") or "").split(",") if u]
+        if len(users) != 1 or users[0] not in self._users:
+            raise _ApiError("user_not_found")
+        channel = self._channel(users[0])
+        return {"channel": {"id": channel}}
 
     def _usergroup_users(self, params: dict[str, Any]) -> JSON:
         group = self.usergroups.get(str(params.get("usergroup", "")))
@@ -910,7 +938,7 @@ class SlackEmulator:
         targets += [c for c in str(params.get("channels") or "").split(",") if c]
         share = {"text": params.get("initial_comment") or "", "thread_ts": params.get("thread_ts")}
         for target in targets:
-            self._bot_message(self._channel(str(target)), share, files=done)
+            self._bot_message(self._member(self._channel(str(target))), share, files=done)
         return {"files": [{"id": f.id, "title": f.title} for f in done]}
 
     # ------------------------------------------------------------------ HTTP: other endpoints

@@ -1,12 +1,12 @@
-"""Shared fixtures: a clean environment, a real sshd, the Slack emulator and the bot running against it."""
+"""Shared fixtures: a clean environment, a real sshd and the hosts that reach it, the Slack emulator."""
 
 from __future__ import annotations
 
 import os
 import sys
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -15,6 +15,9 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from tests.fakes.sshd import SshServer, start_sshd  # noqa: E402
+
+if TYPE_CHECKING:
+    from bot.hosts import Host
 
 SCRUBBED = ("SLACK_BOT_TOKEN", "SLACK_APP_TOKEN", "SLACK_SIGNING_SECRET", "HTTP_PROXY", "HTTPS_PROXY", "http_proxy",
             "https_proxy", "ALL_PROXY", "all_proxy", "NO_PROXY", "no_proxy", "RIGOPS_CONFIG", "RIGOPS_STATE_DIR")
@@ -32,6 +35,42 @@ def sshd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SshServer]:
     server = start_sshd(tmp_path_factory.mktemp("sshd"))
     yield server
     server.stop()
+
+
+@pytest.fixture
+def ssh_table(sshd: SshServer, build_user: str) -> Callable[..., dict[str, Any]]:
+    """The test sshd as a [hosts.X] table, logging in as the build user; keywords override its entries."""
+
+    def table(**overrides: Any) -> dict[str, Any]:
+        return sshd.host_table(**{"user": build_user, **overrides})
+
+    return table
+
+
+@pytest.fixture(params=["local", pytest.param("ssh", marks=pytest.mark.ssh)])
+async def host(request: pytest.FixtureRequest, build_user: str) -> AsyncIterator[Host]:
+    """Every Host implementation in turn, for contract tests: this machine, and SSH to the test sshd (as
+    APScheduler runs its job-store tests over every store). Builds on it run as the build user."""
+    from bot.hosts import make_host
+    from tests.fakes.hosts import host_config
+
+    server = request.getfixturevalue("sshd") if request.param == "ssh" else None
+    h = make_host(host_config(request.param, user=build_user, server=server))
+    yield h
+    await h.close()
+
+
+@pytest.fixture
+async def local_host() -> AsyncIterator[Host]:
+    """This machine as a host, as ourselves: for what only this machine shows (its cgroups, its processes)."""
+    import pwd
+
+    from bot.hosts import make_host
+    from tests.fakes.hosts import local_config
+
+    h = make_host(local_config(pwd.getpwuid(os.getuid()).pw_name))
+    yield h
+    await h.close()
 
 
 @pytest.fixture

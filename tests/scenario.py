@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 from bot.slack.blocks import ACTION_PREFIX
@@ -51,14 +49,6 @@ async def run_confirmed(emu: SlackEmulator, text: str, *, channel: str, user: st
     plan = await wait_for_plan(emu, channel, root)
     await emu.click(plan.ts, RUN_ACTION, channel=channel, user=user)
     return root, await wait_done(emu, channel, str(event["ts"]), timeout=timeout)
-
-
-def wait_until(condition: Callable[[], object], *, timeout: float = 10.0, what: str = "condition") -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"{what} not met within {timeout} s")
-        time.sleep(0.02)
 
 
 def alive(pid: int) -> bool:

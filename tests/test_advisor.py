@@ -6,11 +6,9 @@ real fake build sampled on this machine: compilers holding known memory, their p
 
 from __future__ import annotations
 
-import asyncio
 import os
 import pwd
 import sqlite3
-import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -24,6 +22,7 @@ from bot.hosts.models import Sample
 from bot.store import JOB_MEMORY_RUNS, Store
 from tests.fakes.tools import start_tool, stop
 from tests.fakes.users import fake_user
+from tests.waiting import eventually
 
 MIB = 1 << 20
 GIB = 1 << 30
@@ -162,13 +161,13 @@ async def test_advice_from_a_sampled_fake_build(host: Host, fake_bin: Path, stor
     try:
         data = Path(f"/proc/{build.pid}/stat").read_bytes()
         root = (build.pid, int(data[data.rfind(b")") + 2 :].split()[19]))
-        deadline = time.monotonic() + 30
-        while True:
+
+        async def ended() -> bool:  # sampled all along, until the build is gone
             s = await host.sample(roots=[root])
             job.add(s)
-            if s.stale_roots or time.monotonic() > deadline:
-                break
-            await asyncio.sleep(0.05)
+            return bool(s.stale_roots)
+
+        await eventually(ended, timeout=30, what="the fake build to end", interval=0.05)
         assert build.wait(timeout=10) == 0
     finally:
         stop(build)

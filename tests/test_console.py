@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from tests.fakes.tools import kill_session, read_stat_fields, session_members, start_fake_build, stop
-from tests.scenario import wait_until
+from tests.waiting import wait_until
 
 
 def console(args: list[str], stdin: str, *, config: Path, state: Path) -> subprocess.CompletedProcess[str]:

@@ -8,12 +8,10 @@ a pressure alert that came before the kill, and must not blame it for an OOM kil
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import os
 import pwd
 import signal
-import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -28,6 +26,7 @@ from bot.oom import Findings, OomKill, OomWatch, Thresholds
 from tests.fakes.cgroups import Cgroups, in_cgroup, vmstat_oom_kill
 from tests.fakes.tools import stop
 from tests.fakes.users import fake_user
+from tests.waiting import eventually
 
 MIB = 1 << 20
 GIB = 1 << 30
@@ -246,14 +245,14 @@ class Recorder:
         return s, self.findings[-1]
 
     async def until(self, what: str, done: Any, timeout: float = 30.0) -> Sample:
-        deadline = time.monotonic() + timeout
-        while True:
+        async def reached() -> Sample | None:
             s, found = await self.step()
-            if done(s, found):
-                return s
-            if time.monotonic() > deadline:
-                raise AssertionError(f"timed out waiting for {what}; last sample {s}")
-            await asyncio.sleep(0.05)
+            return s if done(s, found) else None
+
+        try:
+            return await eventually(reached, timeout=timeout, what=what, interval=0.05)
+        except TimeoutError as exc:
+            raise TimeoutError(f"{exc}; last sample {self.samples[-1]}") from None
 
 
 def strip(samples: list[Sample], **changes: Any) -> list[Findings]:

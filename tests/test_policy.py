@@ -14,7 +14,8 @@ from bot.core.app import Core
 from slackemu import SlackEmulator
 from tests.fakes.tools import start_tool, stop
 from tests.harness import OPS, make_config, running_bot
-from tests.scenario import RUN_ACTION, has_buttons, thread_text, wait_until
+from tests.scenario import RUN_ACTION, has_buttons, thread_text
+from tests.waiting import wait_until
 
 VIEWER, OPERATOR, HOST_OP, ADMIN, GROUPIE = "U0VIEWER", "U0OPERATOR", "U0HOSTOP", "U0ADMIN", "U0GROUPIE"
 CHANNEL_OP = "U0CHANOP"

@@ -13,7 +13,8 @@ from slackemu import SlackEmulator
 from tests.fakes.sshd import SshServer
 from tests.fakes.tools import kill_session, read_stat_fields, session_members, start_decoy, start_fake_build, stop
 from tests.harness import OPS, make_config, running_bot
-from tests.scenario import alive, run_confirmed, thread_text, wait_until
+from tests.scenario import alive, run_confirmed, thread_text
+from tests.waiting import wait_until
 
 pytestmark = pytest.mark.ssh
 

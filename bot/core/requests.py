@@ -56,11 +56,13 @@ class Said:
 
 @dataclass(frozen=True)
 class SlashCommand:
-    """``/rigops <text>`` typed by ``user`` in ``channel``."""
+    """``/rigops <text>`` typed by ``user`` in ``channel``; ``private_route`` reaches the user even where rigops
+    cannot post (Slack's response_url)."""
 
     text: str
     user: str
     channel: str
+    private_route: str | None = None
 
 
 class Activity:
@@ -103,7 +105,7 @@ class Requests:
 
     async def command(self, cmd: SlashCommand) -> None:
         """``/rigops …``: its answer starts a thread in the channel."""
-        conv = Conversation(self.reply, cmd.channel, None)
+        conv = Conversation(self.reply, cmd.channel, None, private_route=cmd.private_route)
         await self._guarded(conv, lambda: self._command(cmd, conv))
 
     async def pressed(self, press: Pressed) -> None:
@@ -180,14 +182,36 @@ class Requests:
         word, _, rest = cmd.text.strip().partition(" ")
         if await self._over_limit(cmd.user, conv):
             return
+        plan = None if word.lower() in ("audit", "schedule", "schedules") else \
+            intents.parse_command(cmd.text, config=self.services.config)
+        where = await self._answer_where(cmd, conv, thread_needed=plan is not None and plan.destructive)
+        if where is None:
+            return
         match word.lower():
             case "audit":
-                await self._audit(cmd.user, rest.strip(), conv)
+                await self._audit(cmd.user, rest.strip(), where)
             case "schedule" | "schedules":
-                await conv.post(await self.schedules.command(rest, user=cmd.user, channel=cmd.channel))
+                await where.post(await self.schedules.command(rest, user=cmd.user, channel=cmd.channel))
             case _:
-                plan = intents.parse_command(cmd.text, config=self.services.config)
-                await self.handle(conv, plan, user=cmd.user, request_ts=None)
+                assert plan is not None
+                await self.handle(where, plan, user=cmd.user, request_ts=None)
+
+    async def _answer_where(self, cmd: SlashCommand, conv: Conversation, *,
+                            thread_needed: bool) -> Conversation | None:
+        """Where a slash command is answered: in the channel when rigops may post there; else privately to the
+        person, or, for a request that needs a thread (a Run button, a followed build), in a DM with them."""
+        if await conv.can_post():
+            return conv
+        if not thread_needed:
+            await conv.private(cmd.user, messages.not_here_read_only(cmd.channel))
+            return Conversation(self.reply, cmd.channel, None, private_route=cmd.private_route,
+                                private_to=cmd.user)
+        dm = await self.reply.direct(cmd.user)
+        if dm is None:
+            await conv.private(cmd.user, messages.cannot_answer_here(cmd.channel))
+            return None
+        await conv.private(cmd.user, messages.moved_to_dm(cmd.channel))
+        return Conversation(self.reply, dm, None)
 
     async def _audit(self, user: str, args: str, conv: Conversation) -> None:
         """`/rigops audit [N]`: the last N audit entries, for admins."""

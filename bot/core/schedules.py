@@ -19,6 +19,7 @@ from bot.errors import PlanError, RigopsError
 from bot.schedule_text import parse_when, zone
 from bot.scheduler import Posted, Schedule, ScheduleRunner
 from bot.services import Services
+from bot.text import messages
 from bot.text import schedules as text
 from bot.text.digest import digest_message
 
@@ -141,6 +142,8 @@ class Schedules:
         await self._admin(user)
         req = parse_add(args, config=self.services.config, channel=channel)
         parse_when(req.when, timezone=req.timezone)  # bad text is refused before anything is written
+        if not await self.reply.can_post(req.channel):
+            raise PlanError(messages.schedule_channel_unreachable(req.channel))
         runner = self._runner()
         self.services.store.audit("schedule add", user=user, channel=channel,
                                   detail={"when": req.when, "hosts": req.hosts, "channel": req.channel,
@@ -181,8 +184,24 @@ class Schedules:
             log.info("schedule %s: nothing changed since the last post; not posting", schedule.id)
             return None
         message = digest_message(digest, tz=zone(schedule.timezone), schedule=schedule)
-        ts = await Conversation(self.reply, schedule.channel, None).post(message)
-        return Posted(at=digest.taken_at, fingerprint=mark) if ts else None
+        conv = Conversation(self.reply, schedule.channel, None)
+        if await conv.can_post() and await conv.post(message) is not None:
+            return Posted(at=digest.taken_at, fingerprint=mark)
+        # a refused post may be the first sign that rigops was removed from the channel: ask again
+        error = messages.POST_REFUSED if await conv.can_post() else \
+            messages.schedule_channel_unreachable(schedule.channel)
+        if error != schedule.last_error:  # told once, not at every run
+            await self._tell_creator(schedule, error)
+        return Posted(at=digest.taken_at, fingerprint=mark, error=error)
+
+    async def _tell_creator(self, schedule: Schedule, error: str) -> None:
+        """Whoever added a schedule hears, in a DM, that its post failed (the config's schedules have nobody)."""
+        if schedule.created_by is None:
+            log.warning("schedule %s could not post: %s", schedule.id, error)
+            return
+        dm = await self.reply.direct(schedule.created_by)
+        if dm is not None:
+            await Conversation(self.reply, dm, None).post(text.post_failed(schedule, error))
 
     async def dashboard(self) -> tuple[Digest, list[Schedule]]:
         """Every host, probed now (builds finished in the last day), and the schedules."""

@@ -8,7 +8,10 @@ lines on a terminal for the console. Presses come back to the core as :class:`Pr
     update    edit a message posted before (its buttons may give way to what was done)
     react     an emoji reaction on a person's message (:eyes:, ✓, ✗)
     upload    a file (a long log, a memory chart)
-    private   an answer only one person sees (Slack's ephemeral message)
+    private   an answer only one person sees (Slack's ephemeral message), also where rigops cannot post
+    can_post  whether rigops may post in a channel (Slack: it was invited there)
+    direct    the place to talk with one person alone (Slack: a DM), where a request that needs a thread goes
+              when rigops cannot post where it was asked
 
 Every text passes :func:`bot.redact.redact` here, in :class:`Conversation`, whatever the front end.
 """
@@ -20,6 +23,7 @@ from dataclasses import dataclass
 from typing import Literal, Protocol
 
 from bot.redact import redact
+from bot.text import messages
 
 log = logging.getLogger(__name__)
 
@@ -31,10 +35,13 @@ CHOICE_KINDS: tuple[ChoiceKind, ...] = ("run", "cancel", "retry", "retry_half", 
 
 @dataclass(frozen=True)
 class Place:
-    """Where a conversation happens: a channel, and the thread in it (None until the first post starts one)."""
+    """Where a conversation happens: a channel, and the thread in it (None until the first post starts one).
+    ``private_route`` is how the front end reaches the person who asked even where rigops cannot post (Slack: a
+    slash command's response_url)."""
 
     channel: str
     thread: str | None = None
+    private_route: str | None = None
 
 
 @dataclass(frozen=True)
@@ -100,22 +107,37 @@ class Reply(Protocol):
 
     async def private(self, place: Place, user: str, text: str) -> None: ...
 
+    async def can_post(self, channel: str) -> bool: ...
+
+    async def direct(self, user: str) -> str | None:
+        """The channel of a conversation with ``user`` alone, or None when there is none to be had."""
+        ...
+
 
 class Conversation:
     """One place the core answers in, through a front end's :class:`Reply`. The first post in a place without a
-    thread starts the thread (a slash command's answer); later posts go into it. Every text is redacted here."""
+    thread starts the thread (a slash command's answer); later posts go into it. Every text is redacted here.
 
-    def __init__(self, reply: Reply, channel: str, thread: str | None) -> None:
+    A conversation ``private_to`` a person (rigops may not post in the channel) says everything privately to
+    them: posts have no id to edit or thread under, and files become a line saying where to get them."""
+
+    def __init__(self, reply: Reply, channel: str, thread: str | None, *, private_route: str | None = None,
+                 private_to: str | None = None) -> None:
         self.reply = reply
         self.channel = channel
         self.thread = thread
+        self.private_route = private_route
+        self.private_to = private_to
 
     @property
     def place(self) -> Place:
-        return Place(self.channel, self.thread)
+        return Place(self.channel, self.thread, self.private_route)
 
     async def post(self, message: Message | str) -> str | None:
         message = _message(message)
+        if self.private_to is not None:
+            await self.reply.private(self.place, self.private_to, message.redacted().text)
+            return None
         ts = await self.reply.post(self.place, message.redacted())
         if ts is not None and self.thread is None:
             self.thread = ts
@@ -125,16 +147,22 @@ class Conversation:
         return await self.reply.update(self.place, message_id, _message(message).redacted())
 
     async def react(self, message_id: str | None, name: str) -> None:
-        if message_id is not None:
+        if message_id is not None and self.private_to is None:
             await self.reply.react(self.place, message_id, name)
 
     async def upload(self, content: str | bytes, *, filename: str, title: str) -> None:
         """Attach a file: text is redacted first; bytes (a chart) hold no text to redact."""
+        if self.private_to is not None:
+            await self.private(self.private_to, messages.no_files_here(filename))
+            return
         await self.reply.upload(self.place, redact(content) if isinstance(content, str) else content,
                                 filename=filename, title=title)
 
     async def private(self, user: str, text: str) -> None:
         await self.reply.private(self.place, user, redact(text))
+
+    async def can_post(self) -> bool:
+        return await self.reply.can_post(self.channel)
 
     def elsewhere(self, channel: str) -> Conversation:
         """A new conversation in another channel, through the same front end (the audit channel)."""

@@ -58,7 +58,8 @@ class Listeners:
         await ack()
         async with self.core.activity.track():
             await self.core.command(SlashCommand(text=str(command.get("text") or ""), user=str(command["user_id"]),
-                                                 channel=str(command["channel_id"])))
+                                                 channel=str(command["channel_id"]),
+                                                 private_route=command.get("response_url") or None))
 
     async def on_button(self, ack: AsyncAck, body: dict[str, Any]) -> None:
         await ack()

@@ -4,20 +4,25 @@ raised (the core goes on; the log says why a post is missing)."""
 from __future__ import annotations
 
 import logging
+import time
 
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
+from slack_sdk.webhook.async_client import AsyncWebhookClient
 
 from bot.core.talk import Message, Place
 from bot.slack.blocks import MESSAGE_BLOCKS, to_blocks
 
 log = logging.getLogger(__name__)
 MORE_SECTIONS = "{n} more hosts that do not fit in one message"
+MEMBERSHIP_SECONDS = 60.0  # how long rigops believes it is in a channel without asking again
+NOT_THERE = frozenset({"channel_not_found", "not_in_channel", "is_archived"})
 
 
 class SlackReply:
     def __init__(self, client: AsyncWebClient) -> None:
         self.client = client
+        self._member: dict[str, float] = {}  # channels rigops was in, and when that was last seen
 
     async def post(self, place: Place, message: Message) -> str | None:
         blocks = None if message.plain else to_blocks(message, limit=MESSAGE_BLOCKS, more=MORE_SECTIONS)
@@ -25,7 +30,10 @@ class SlackReply:
             resp = await self.client.chat_postMessage(channel=place.channel, thread_ts=place.thread, text=message.text,
                                                       blocks=blocks, unfurl_links=False, unfurl_media=False)
         except SlackApiError as exc:
-            log.error("chat.postMessage to %s failed: %s", place.channel, exc.response.get("error"))
+            error = exc.response.get("error")
+            log.error("chat.postMessage to %s failed: %s", place.channel, error)
+            if error in NOT_THERE:
+                self._member.pop(place.channel, None)
             return None
         return str(resp["ts"])
 
@@ -54,7 +62,44 @@ class SlackReply:
             await self.post(place, Message(f"(could not attach {filename}: {exc.response.get('error')})"))
 
     async def private(self, place: Place, user: str, text: str) -> None:
+        """An ephemeral message; through the slash command's response_url when there is one, which works in
+        channels rigops is not in."""
+        if place.private_route:
+            webhook = AsyncWebhookClient(place.private_route, session=self.client.session)
+            resp = await webhook.send(text=text, response_type="ephemeral", replace_original=False)
+            if resp.status_code != 200:
+                log.error("response_url answer failed: %s %s", resp.status_code, resp.body)
+            return
         try:
             await self.client.chat_postEphemeral(channel=place.channel, user=user, text=text, thread_ts=place.thread)
         except SlackApiError as exc:
             log.error("chat.postEphemeral failed: %s", exc.response.get("error"))
+
+    async def can_post(self, channel: str) -> bool:
+        """Whether rigops is in the channel (conversations.info's is_member; a DM it can see is its own)."""
+        seen = self._member.get(channel)
+        if seen is not None and time.monotonic() - seen < MEMBERSHIP_SECONDS:
+            return True
+        try:
+            info = (await self.client.conversations_info(channel=channel)).get("channel") or {}
+        except SlackApiError as exc:
+            error = exc.response.get("error")
+            if error not in NOT_THERE:
+                log.warning("conversations.info for %s failed (%s); trying to post there anyway", channel, error)
+                return True
+            return False
+        member = bool(info.get("is_member") or info.get("is_im"))
+        if member:  # only a yes is kept: an invite must count at once
+            self._member[channel] = time.monotonic()
+        return member
+
+    async def direct(self, user: str) -> str | None:
+        try:
+            resp = await self.client.conversations_open(users=user)
+        except SlackApiError as exc:
+            log.error("conversations.open with %s failed: %s", user, exc.response.get("error"))
+            return None
+        channel = (resp.get("channel") or {}).get("id")
+        if channel:
+            self._member[str(channel)] = time.monotonic()
+        return str(channel) if channel else None

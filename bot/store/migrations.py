@@ -80,6 +80,12 @@ CREATE TABLE IF NOT EXISTS rigops_schedules (
 CREATE TABLE IF NOT EXISTS rigops_schedule_ids (n INTEGER PRIMARY KEY AUTOINCREMENT);
 """
 
+SCHEDULES_V2 = """
+ALTER TABLE rigops_schedules ADD COLUMN last_error TEXT;
+ALTER TABLE rigops_schedules ADD COLUMN last_error_at REAL;
+"""
+
 SCHEDULE_MIGRATIONS: tuple[Migration, ...] = (
     sql_migration("the schedule tables written before schema versions", SCHEDULES_V1),
+    sql_migration("why a schedule's last post failed", SCHEDULES_V2),
 )

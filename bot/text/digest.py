@@ -171,8 +171,9 @@ def schedule_line(schedule: Schedule) -> str:
     origin = "from the config" if schedule.source == "config" else (
         f"added by <@{schedule.created_by}>" if schedule.created_by else "added in Slack")
     extra = " · only when something changed" if schedule.only_changes else ""
+    failed = f"\n    :warning: the last post failed: {schedule.last_error}" if schedule.last_error else ""
     return f"• `{schedule.id}` *{schedule.when}* ({schedule.timezone}) — {hosts} → <#{schedule.channel}> · {nxt}" \
-           f"{extra} · {origin}"
+           f"{extra} · {origin}{failed}"
 
 
 HOME_TITLE = "rigops — hosts, GPUs and builds"

@@ -105,3 +105,34 @@ def adopted(build: str, pid: int) -> str:
 def never_started(build: str, host: str) -> str:
     return (f":grey_question: rigops stopped while it was starting `{build}` on *{host}*, and the build never "
             "started. Say _rebuild_ to start it.")
+
+
+INVITE = "/invite @rigops"
+
+
+def no_files_here(filename: str) -> str:
+    return (f"(I can't attach `{filename}` here: I'm not in this channel. `{INVITE}` here, or ask me in a DM, "
+            "and I can attach it.)")
+
+
+def not_here_read_only(channel: str) -> str:
+    """Said privately under an answer given where rigops cannot post."""
+    return (f"_Only you see this: I'm not in <#{channel}>, so I can't answer in the channel. `{INVITE}` there and "
+            "I answer in threads everyone sees._")
+
+
+def moved_to_dm(channel: str) -> str:
+    return (f"I'm not in <#{channel}>, so I can't start a thread there for this: I've taken it to our DM. "
+            f"`{INVITE}` in <#{channel}> to keep such requests in the channel.")
+
+
+def cannot_answer_here(channel: str) -> str:
+    return (f":no_entry: I'm not in <#{channel}> and can't reach you in a DM, so nothing was run. "
+            f"`{INVITE}` there and ask again.")
+
+
+def schedule_channel_unreachable(channel: str) -> str:
+    return f"I'm not in <#{channel}>, so I can't post a digest there: `{INVITE}` in <#{channel}> first"
+
+
+POST_REFUSED = "Slack refused the post (rigops' log says why)"

@@ -35,3 +35,8 @@ def listed(schedules: Sequence[Schedule]) -> str:
 
 def removed(schedule: Schedule) -> str:
     return f":wastebasket: Removed schedule `{schedule.id}` (*{schedule.when}* → <#{schedule.channel}>)."
+
+
+def post_failed(schedule: Schedule, error: str) -> str:
+    return (f":warning: Your scheduled status post `{schedule.id}` (*{schedule.when}* → <#{schedule.channel}>) could "
+            f"not go out: {error}. `/rigops schedule list` shows it until a post goes out again.")

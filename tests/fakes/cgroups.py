@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import pwd
 import signal
 import subprocess
-import time
 from pathlib import Path
 
 from tests.fakes.users import popen_as
+from tests.waiting import wait_until
 
 
 def own_memory_cgroup() -> Path | None:
@@ -48,19 +49,20 @@ class Cgroups:
 
     def close(self) -> None:
         for path in self.made:
-            deadline = time.monotonic() + 20
-            while True:
-                pids = [int(p) for p in (path / "cgroup.procs").read_text().split()]
-                for pid in pids:
-                    with contextlib.suppress(ProcessLookupError):
-                        os.kill(pid, signal.SIGKILL)
-                try:
-                    path.rmdir()
-                    break
-                except OSError:
-                    if time.monotonic() > deadline:
-                        raise
-                    time.sleep(0.02)
+            wait_until(functools.partial(self._remove, path), timeout=20,
+                       what=f"everything in {path} to die and {path} to go")
+
+    @staticmethod
+    def _remove(path: Path) -> bool:
+        """SIGKILL what is in the cgroup, then remove it; False while it still holds something."""
+        for pid in (int(p) for p in (path / "cgroup.procs").read_text().split()):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        try:
+            path.rmdir()
+        except OSError:
+            return False
+        return True
 
 
 def in_cgroup(cg: Path, script: str, *, user: str | None = None) -> subprocess.Popen[bytes]:

@@ -11,10 +11,11 @@ import shutil
 import socket
 import subprocess
 import tempfile
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from tests.waiting import wait_until
 
 SSHD_CANDIDATES = ("/usr/sbin/sshd", "/usr/local/sbin/sshd")
 START_TIMEOUT = 15.0
@@ -39,17 +40,16 @@ def keygen(path: Path, comment: str) -> str:
 
 
 def wait_for_port(port: int, *, timeout: float, proc: subprocess.Popen[bytes] | None = None) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+    def greets() -> bool:
         if proc is not None and proc.poll() is not None:
             raise RuntimeError(f"sshd exited with {proc.returncode}")
         try:
             with socket.create_connection(("127.0.0.1", port), timeout=0.5) as s:
-                if s.recv(4).startswith(b"SSH-"):
-                    return
+                return s.recv(4).startswith(b"SSH-")
         except OSError:
-            time.sleep(0.02)
-    raise TimeoutError(f"sshd did not listen on port {port} within {timeout} s")
+            return False
+
+    wait_until(greets, timeout=timeout, what=f"sshd to listen on port {port}")
 
 
 @dataclass

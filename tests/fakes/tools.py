@@ -21,9 +21,10 @@ import signal
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Sequence
 from pathlib import Path
+
+from tests.waiting import wait_until
 
 HOG_SOURCE = Path(__file__).with_name("hog.c")
 
@@ -194,18 +195,16 @@ def session_members(sid: int) -> list[int]:
 
 def kill_session(sid: int, timeout: float = 10.0) -> None:
     """SIGKILL every live process of session ``sid`` (also those re-parented away) until none is left."""
-    deadline = time.monotonic() + timeout
-    while True:
+
+    def gone() -> bool:
         members = session_members(sid)
-        if not members:
-            return
         for pid in members:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGCONT)
                 os.kill(pid, signal.SIGKILL)
-        if time.monotonic() > deadline:
-            raise RuntimeError(f"session {sid} still has processes {members}")
-        time.sleep(0.01)
+        return not members
+
+    wait_until(gone, timeout=timeout, what=f"every process of session {sid} to die", interval=0.01)
 
 
 def stop(proc: subprocess.Popen[bytes]) -> None:

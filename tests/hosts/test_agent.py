@@ -33,6 +33,7 @@ import pytest
 
 from bot.errors import AgentErrorCode
 from bot.hosts.base import agent_bootstrap
+from tests.waiting import wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 AGENT_PATH = ROOT / "bot" / "hosts" / "agent.py"
@@ -70,18 +71,6 @@ UNIQUE2 = f"rgfake{os.getpid() % 100000}y"
 
 # ---------------------------------------------------------------------------------------------------------
 # Helpers
-
-
-def wait_for(predicate: Callable[[], Any], what: str, timeout: float = 20.0) -> Any:
-    """Poll ``predicate`` until it returns something truthy; fail after ``timeout`` seconds."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
-        time.sleep(0.01)
 
 
 def proc_info(pid: int) -> dict[str, Any] | None:
@@ -135,7 +124,8 @@ def wait_build_ready(sid: int, compilers: int, mb: int) -> list[dict[str, Any]]:
             return procs
         return None
 
-    result: list[dict[str, Any]] = wait_for(ready, f"fake build in session {sid} to allocate its memory")
+    result: list[dict[str, Any]] = wait_until(ready, timeout=20,
+                                              what=f"fake build in session {sid} to allocate its memory")
     return result
 
 
@@ -148,7 +138,7 @@ def wait_rss(pid: int, mb: int, comm: str | None = None) -> dict[str, Any]:
             return None
         return info
 
-    result: dict[str, Any] = wait_for(ready, f"process {pid} to allocate {mb} MiB")
+    result: dict[str, Any] = wait_until(ready, timeout=20, what=f"process {pid} to allocate {mb} MiB")
     return result
 
 
@@ -445,7 +435,7 @@ def test_snapshot_reports_fake_build_tools_by_name_only(agent: Agent, fake_bin: 
     decoys = [cleanup.popen(fake.start_decoy(kind, user="nobody")) for kind in ("python", "argv0")]
     procs = wait_build_ready(build.pid, 4, 32)
     ninja = next(p for p in procs if p["comm"] == "ninja")
-    wait_for(lambda: all(proc_info(d.pid) for d in decoys), "decoys")
+    wait_until(lambda: all(proc_info(d.pid) for d in decoys), timeout=20, what="decoys")
     # The decoys' command lines do name the tools.
     for d in decoys:
         assert "cmake ninja nvcc cc1plus" in Path(f"/proc/{d.pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
@@ -490,7 +480,7 @@ def test_warm_snapshots_follow_exec_and_exit(agent: Agent, fake_bin: Path, clean
             start_new_session=True,
         )
     )
-    wait_for(lambda: proc_info(proc.pid), "the shell")
+    wait_until(lambda: proc_info(proc.pid), timeout=20, what="the shell")
     start = start_of(proc.pid)
 
     def mine(names: list[str]) -> list[dict[str, Any]]:
@@ -521,7 +511,7 @@ def test_warm_snapshot_sees_a_new_parent(agent: Agent, fake_bin: Path, cleanup: 
         mine = [t for t in tools if t["pid"] in fake.session_members(shell.pid)]
         return mine[0] if mine and proc_info(mine[0]["pid"]) else None
 
-    before = wait_for(child, "the tool under its shell")
+    before = wait_until(child, timeout=20, what="the tool under its shell")
     assert before["ppid"] == shell.pid
     wait_rss(before["pid"], 1)
     agent.call("snapshot", names=[UNIQUE])  # warm: its memory no longer changes
@@ -552,7 +542,7 @@ def test_kill_by_names_stops_the_build_and_spares_the_decoys(agent: Agent, fake_
     build = cleanup.popen(fake.start_fake_build(fake_bin, compilers=4, mb=32, stubborn=1, user="nobody"))
     decoys = [cleanup.popen(fake.start_decoy(kind, user="nobody")) for kind in ("python", "argv0")]
     procs = wait_build_ready(build.pid, 4, 32)
-    wait_for(lambda: all(proc_info(d.pid) for d in decoys), "decoys")
+    wait_until(lambda: all(proc_info(d.pid) for d in decoys), timeout=20, what="decoys")
     build_tools = {p["pid"]: p for p in procs if p["comm"] != "sh"}
     stubborn = next(p for p in procs if p["comm"] == "cc1plus")
 
@@ -698,7 +688,7 @@ def wait_exit(agent: Agent, run: dict[str, Any]) -> dict[str, Any]:
         status = agent.call("status", runs=[run])["runs"][0]
         return status if status["exit"] is not None else None
 
-    result: dict[str, Any] = wait_for(ended, "the exit file")
+    result: dict[str, Any] = wait_until(ended, timeout=20, what="the exit file")
     return result
 
 
@@ -792,7 +782,7 @@ def test_spawned_build_survives_the_agent_and_is_killed_by_root(
     agent.proc.wait(timeout=10)
     assert alive(pid, start) and alive(supervisor, start_of(supervisor))
     assert all(alive(p["pid"], p["start"]) for p in procs)
-    assert wait_for(lambda: "MAX_JOBS=20\n" in Path(run["log"]).read_text(), "the log")
+    assert wait_until(lambda: "MAX_JOBS=20\n" in Path(run["log"]).read_text(), timeout=20, what="the log")
 
     # A new agent stops it by its (pid, start) root; the supervisor is no part of that tree.
     agent2 = start_agent()
@@ -807,7 +797,8 @@ def test_spawned_build_survives_the_agent_and_is_killed_by_root(
     status = wait_exit(agent2, run)
     assert status["exit"] == {"exit_status": None, "signal": 15, "ended": status["exit"]["ended"], "pid": pid}
     assert status["alive"] is False
-    wait_for(lambda: not fake.session_members(supervisor), "the supervisor to exit after writing the exit file")
+    wait_until(lambda: not fake.session_members(supervisor), timeout=20,
+               what="the supervisor to exit after writing the exit file")
 
 
 def test_spawned_build_killed_with_sigkill_is_recorded(

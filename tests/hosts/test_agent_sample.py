@@ -37,9 +37,9 @@ from tests.hosts.test_agent import (
     proc_info,
     start_of,
     wait_build_ready,
-    wait_for,
     wait_rss,
 )
+from tests.waiting import wait_until
 
 ME = pwd.getpwuid(os.getuid()).pw_name
 
@@ -126,10 +126,11 @@ def test_sample_ended_lists_finished_compilers_with_their_peak(agent: Agent, fak
         s = agent.call("sample", roots=roots)
         return next((t for t in s["top_compilers"] if t["rss"] >= 24 * MIB), None)
 
-    cc1plus = wait_for(compiler, "cc1plus at 24 MiB in a sample")
+    cc1plus = wait_until(compiler, timeout=20, what="cc1plus at 24 MiB in a sample")
     assert cc1plus["name"] == "cc1plus"
     os.kill(cc1plus["pid"], 9)
-    ended = wait_for(lambda: agent.call("sample", roots=roots)["ended"], "cc1plus to be reported ended")
+    ended = wait_until(lambda: agent.call("sample", roots=roots)["ended"], timeout=20,
+                       what="cc1plus to be reported ended")
     assert [(e["pid"], e["start"], e["name"]) for e in ended] == [(cc1plus["pid"], cc1plus["start"], "cc1plus")]
     assert ended[0]["peak_rss"] >= 24 * MIB
     assert agent.call("sample", roots=roots)["ended"] == []  # reported once
@@ -262,7 +263,7 @@ def test_kernel_log_reads_new_kmsg_records_only() -> None:
     marker = f"rigops-test-{os.getpid()}"
     with open("/dev/kmsg", "w") as kmsg:
         kmsg.write(f"{marker}: Killed process 4 ({marker[:15]}) total-vm:1kB, UID:0\n")
-    seq = wait_for(lambda: log.poll(None), "the record to be read")
+    seq = wait_until(lambda: log.poll(None), timeout=20, what="the record to be read")
     assert [(e["victim_pid"], e["comm"]) for e in log.after(seq - 1)] == [(4, marker[:15])]
     assert log.poll(None) == seq
 
@@ -280,9 +281,9 @@ def test_pause_and_resume_by_identity(agent: Agent, fake_bin: Path, cleanup: Cle
     result = agent.call("pause", targets=[me, stale], user=user)
     assert [(p["pid"], p["start"], p["name"]) for p in result["signalled"]] == [(hog.pid, me[1], "cicc")]
     assert result["stale"] == [stale] and result["skipped"] == [] and result["denied"] == []
-    wait_for(lambda: state_of(hog.pid) == "T", "the compiler to stop")
+    wait_until(lambda: state_of(hog.pid) == "T", timeout=20, what="the compiler to stop")
     assert [p["pid"] for p in agent.call("resume", targets=[me], user=user)["signalled"]] == [hog.pid]
-    wait_for(lambda: state_of(hog.pid) != "T", "the compiler to go on")
+    wait_until(lambda: state_of(hog.pid) != "T", timeout=20, what="the compiler to go on")
     assert alive(*me)
 
 
@@ -307,10 +308,10 @@ def test_pause_spares_other_users_unless_asked(agent: Agent, fake_bin: Path, cle
     assert [(s["pid"], s["reason"], s["user"]) for s in result["skipped"]] == [(theirs.pid, "other_user", "nobody")]
     assert state_of(theirs.pid) != "T"
     assert [p["pid"] for p in agent.call("pause", targets=target, user="nobody")["signalled"]] == [theirs.pid]
-    wait_for(lambda: state_of(theirs.pid) == "T", "their compiler to stop")
+    wait_until(lambda: state_of(theirs.pid) == "T", timeout=20, what="their compiler to stop")
     assert agent.call("resume", targets=target)["skipped"][0]["reason"] == "other_user"
     assert [p["pid"] for p in agent.call("resume", targets=target, user="nobody")["signalled"]] == [theirs.pid]
-    wait_for(lambda: state_of(theirs.pid) != "T", "their compiler to go on")
+    wait_until(lambda: state_of(theirs.pid) != "T", timeout=20, what="their compiler to go on")
 
 
 @needs_nobody
@@ -379,7 +380,8 @@ async def test_host_sample_pause_resume(host: Host, fake_bin: Path, build_user: 
         heaviest = [p.proc_id for p in first.top_compilers if p.pid in fake.session_members(build.pid)]
         paused = await host.pause(heaviest[:2], user=build_user)
         assert [p.proc_id for p in paused.signalled] == heaviest[:2]
-        wait_for(lambda: all(state_of(pid) == "T" for pid, _ in heaviest[:2]), "the heaviest compilers to stop")
+        wait_until(lambda: all(state_of(pid) == "T" for pid, _ in heaviest[:2]), timeout=20,
+                   what="the heaviest compilers to stop")
         resumed = await host.resume(heaviest[:2], user=build_user)
         assert [p.proc_id for p in resumed.signalled] == heaviest[:2] and not resumed.skipped
         stale = root._replace(start=root.start + 1)

@@ -8,7 +8,6 @@ import gc
 import logging
 import os
 import signal
-import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -30,7 +29,8 @@ from tests.fakes.tools import (
     start_tool,
     stop,
 )
-from tests.hosts.test_agent import IS_ROOT, wait_for
+from tests.hosts.test_agent import IS_ROOT
+from tests.waiting import eventually, wait_until
 
 
 def host_config(kind: str, sshd: SshServer | None, user: str) -> HostConfig:
@@ -70,8 +70,8 @@ async def test_kill_by_name_stops_the_build_user_compilers_and_spares_the_decoy(
     build = start_fake_build(fake_bin, compilers=4, mb=16, user=build_user)
     decoy = start_decoy(user=build_user)
     try:
-        wait_for(lambda: len(read_stat_fields(build.pid) or [""]) > 0 and _tools_of(build.pid) >= 5,
-                   what="fake build running")
+        wait_until(lambda: len(read_stat_fields(build.pid) or [""]) > 0 and _tools_of(build.pid) >= 5,
+                   timeout=20, what="fake build running")
         snap = await host.snapshot(user=build_user)
         assert {"ninja", "cc1plus", "nvcc"} <= {p.name for p in snap.tools}
         members = set(session_members(build.pid)) - {build.pid}
@@ -101,12 +101,12 @@ async def test_spawned_build_is_detached_reports_exit_and_can_be_killed_by_ident
         found = await host.started(workdir=str(open_tmp), log_path=str(log), exit_file="b.log.exit")
         assert found is not None
         assert (found.proc_id, found.supervisor_pid) == (spawned.proc_id, spawned.supervisor_pid)
-        wait_for(lambda: "jobs=7" in log.read_text(), "the build's output")
+        wait_until(lambda: "jobs=7" in log.read_text(), timeout=20, what="the build's output")
         tail = await host.tail(str(log), lines=5)
         assert tail.lines == ("jobs=7",)
         result = await host.kill(roots=[spawned.proc_id], user=None, names=[], grace=2)
         assert [t.proc_id for t in result.targets] == [spawned.proc_id]
-        wait_for(lambda: Path(spawned.exit_file).exists(), "the exit file")
+        wait_until(lambda: Path(spawned.exit_file).exists(), timeout=20, what="the exit file")
         (status,), _ = await host.run_status([run])
         assert not status.alive and status.finished and status.signal == signal.SIGTERM
     finally:
@@ -127,7 +127,7 @@ async def test_a_stale_identity_is_never_signalled(host: Host, open_tmp: Path) -
 async def test_the_agent_comes_back_when_its_process_dies(host: Host) -> None:
     first = await host.info()
     os.kill(first.pid, signal.SIGKILL)
-    wait_for(lambda: not alive(first.pid), "the agent to die")
+    wait_until(lambda: not alive(first.pid), timeout=20, what="the agent to die")
     snap = await host.snapshot()
     assert snap.memory.total > 0
     assert (await host.info()).pid != first.pid
@@ -155,13 +155,12 @@ async def test_a_link_that_dies_mid_request_leaves_no_task_unowned(host: Host, f
                       user=build_user if IS_ROOT else None)
     try:
         with logged_lines("bot", "asyncio", "asyncssh") as lines:
-            wait_for(lambda: len(session_members(tree.pid)) == 2, "the hog and its child")
+            wait_until(lambda: len(session_members(tree.pid)) == 2, timeout=20, what="the hog and its child")
             root = ProcId(tree.pid, int((read_stat_fields(tree.pid) or [""] * 20)[19]))
             agent = (await host.info()).pid
             kill = asyncio.create_task(host.kill(roots=[root], user=build_user, names=[], grace=60))
-            while alive(root.pid):  # the agent has signalled the tree and waits for the child to go
-                assert not kill.done(), kill
-                await asyncio.sleep(0.01)
+            await eventually(lambda: not alive(root.pid), timeout=20, what="the tree's root to die", interval=0.01)
+            assert not kill.done(), kill  # the agent has signalled the tree and waits for the child to go
             # The link goes: the agent itself here, the sshd process that holds the connection over SSH.
             link = agent if host.config.is_local else int((read_stat_fields(agent) or ["", "0"])[1])
             os.kill(link, signal.SIGKILL)
@@ -170,9 +169,9 @@ async def test_a_link_that_dies_mid_request_leaves_no_task_unowned(host: Host, f
             del kill  # its exception holds the old agent's pipe (through the traceback), and so the pipe's tasks
             assert (await host.snapshot()).memory.total > 0  # and the host comes back
             await host.close()
-            deadline = time.monotonic() + 10
-            while asyncio.all_tasks() - {asyncio.current_task()} and time.monotonic() < deadline:
-                await asyncio.sleep(0.01)
+            with contextlib.suppress(TimeoutError):  # at most 10 s for the closed host's tasks to end; not a check
+                await eventually(lambda: not asyncio.all_tasks() - {asyncio.current_task()}, timeout=10,
+                                 what="the other tasks to end", interval=0.01)
             gc.collect()  # a task whose exception nobody retrieved says so when it is collected
     finally:
         loop.set_exception_handler(None)

@@ -22,6 +22,7 @@ from slackemu import SlackEmulator
 from tests.fakes.sshd import SshServer, free_port
 from tests.harness import OPS, make_config
 from tests.scenario import thread_text, wait_done
+from tests.waiting import eventually
 
 
 async def test_run_over_socket_mode_answers_in_the_thread(emulator: SlackEmulator, tmp_path: Path) -> None:
@@ -58,11 +59,15 @@ async def test_http_mode_verifies_signatures(emulator: SlackEmulator, tmp_path: 
                       "team_id": "T0EMULATOR", "response_url": f"{emulator.url}response", "trigger_id": "1.2"})
     try:
         async with aiohttp.ClientSession() as http:
-            for _ in range(200):
-                with contextlib.suppress(aiohttp.ClientConnectionError):
-                    async with http.post(url, data="", headers={}) as resp:
-                        break
-                await asyncio.sleep(0.05)
+
+            async def listening() -> bool:
+                try:
+                    async with http.post(url, data="", headers={}):
+                        return True
+                except aiohttp.ClientConnectionError:
+                    return False
+
+            await eventually(listening, timeout=10, what="the bot to listen for HTTP", interval=0.05)
             now = int(time.time())
             async with http.post(url, data=body, headers=signed("wrong", body, timestamp=now)) as resp:
                 assert resp.status == 401

@@ -9,8 +9,6 @@ import re
 import sqlite3
 import subprocess
 import sys
-import time
-from collections.abc import Callable
 from contextlib import AsyncExitStack
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -30,8 +28,16 @@ from bot.slack.app import RigopsApp
 from slackemu import Message, SlackEmulator
 from tests.fakes.nvidia_smi import install_nvidia_smi, path_with
 from tests.harness import ADMIN, OPS, make_config, record_run, running_app
+from tests.waiting import eventually
 
 DIGEST = "C0DIGEST"
+
+
+@pytest.fixture
+def emulator(emulator: SlackEmulator) -> SlackEmulator:
+    """The workspace, with the digest channel rigops was invited to."""
+    emulator.add_channel(DIGEST, "digest")
+    return emulator
 BERLIN = ZoneInfo("Europe/Berlin")
 
 
@@ -63,13 +69,6 @@ def digests(emu: SlackEmulator, channel: str = DIGEST) -> list[Message]:
 def fire(app: RigopsApp, schedule_id: str, *, at: datetime | None = None) -> None:
     """Move the job's next run to now (or ``at``): the running scheduler wakes up for it."""
     runner(app).scheduler.modify_job(schedule_id, next_run_time=at or datetime.now(UTC))
-
-
-async def eventually(condition: Callable[[], object], *, timeout: float = 20.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, "condition not met in time"
-        await asyncio.sleep(0.02)
 
 
 # -- the words ----------------------------------------------------------------------------------------------
@@ -190,7 +189,7 @@ async def test_a_schedule_fires_and_posts_the_digest_in_its_channel(
         assert "• `1` *every 30m* (UTC) — b200 → <#C0DIGEST> · next " in listed and f"<@{ADMIN}>" in listed
         fire(app, "1")
         await emulator.wait_for(lambda: digests(emulator))
-        await eventually(lambda: runner(app).runs == 1)
+        await eventually(lambda: runner(app).runs == 1, timeout=20, what="the run to be counted")
         post = digests(emulator)[0]
         assert post.text == "rigops status: 1 host, 0 builds running"
         assert "*b200* — `" in post.rendered and "h100" not in post.rendered
@@ -233,7 +232,7 @@ async def test_missed_runs_after_downtime_are_coalesced_into_one_post(emulator: 
     missed_from = datetime.now(UTC) - timedelta(hours=3, minutes=10)  # four runs missed, the last 10 min ago
     await move_next_run(state_dir, "1", missed_from)
     async with running_app(emulator, two_hosts(), state_dir) as app:
-        await eventually(lambda: runner(app).runs == 1)
+        await eventually(lambda: runner(app).runs == 1, timeout=20, what="the missed runs to run once")
         assert len(digests(emulator)) == 1
         next_run = runner(app).scheduler.get_job("1").next_run_time
         assert next_run == missed_from + timedelta(hours=4)  # on the old beat, 50 min from now
@@ -305,7 +304,8 @@ async def test_only_changes_skips_a_post_when_nothing_changed(emulator: SlackEmu
         await schedule(emulator, app, 'add "every 30m" b200 <#C0DIGEST> only-changes')
         for run in (1, 2):
             fire(app, "1")
-            await eventually(lambda run=run: runner(app).runs == run)  # type: ignore[misc]
+            await eventually(lambda run=run: runner(app).runs == run, timeout=20,  # type: ignore[misc]
+                             what=f"run {run}")
         assert len(digests(emulator)) == 1 and runner(app).list()[0].last_post_at is not None
         store = app.core.store
         done = record_run(store, "b200", "sgl-kernel", jobs=8)
@@ -324,18 +324,18 @@ async def test_two_bots_on_one_state_dir_post_once(emulator: SlackEmulator, stat
             other_process = subprocess.run(
                 [sys.executable, "-c", "import sys; from pathlib import Path; from bot.scheduler import SchedulerLock; "
                  f"print(SchedulerLock(Path({str(state_dir / LOCK_NAME)!r})).acquire())"],
-                capture_output=True, text=True, timeout=60, cwd=Path(__file__).parent.parent)
+                capture_output=True, text=True, timeout=60, cwd=Path(__file__).parents[2])
             assert other_process.stdout.strip() == "False", other_process.stderr
             await schedule(emulator, second, 'add "every 30m" b200 <#C0DIGEST>')
             fire(first, "1")
-            await eventually(lambda: runner(first).runs == 1)
+            await eventually(lambda: runner(first).runs == 1, timeout=20, what="the first bot's run")
             await runner(second).tick()  # the paused one tries the lock again, and still does not run
             assert (runner(first).runs, runner(second).runs, len(digests(emulator))) == (1, 0, 1)
             await first_stack.aclose()  # the first bot stops: the second takes over on its next refresh
             await runner(second).tick()
             assert runner(second).running
             fire(second, "1")
-            await eventually(lambda: runner(second).runs == 1)
+            await eventually(lambda: runner(second).runs == 1, timeout=20, what="the second bot's run")
             assert len(digests(emulator)) == 2
 
 
@@ -348,13 +348,16 @@ async def test_a_locked_database_is_logged_and_the_scheduler_goes_on(
         locker = sqlite3.connect(state_dir / DB_NAME, isolation_level=None)
         locker.execute("BEGIN IMMEDIATE")  # another writer holds the database while the job comes due
         try:
-            await eventually(lambda: "processing the schedules failed" in caplog.text)
+            await eventually(lambda: "processing the schedules failed" in caplog.text, timeout=20,
+                             what="the failure to be logged")
         finally:
             locker.execute("ROLLBACK")
             locker.close()
         # the run whose next time could not be written is run again (at least once), then the job moves on
-        await eventually(lambda: runner(app).scheduler.get_job("1").next_run_time > datetime.now(UTC))
-        await eventually(lambda: runner(app).list()[0].last_post_at is not None)
+        await eventually(lambda: runner(app).scheduler.get_job("1").next_run_time > datetime.now(UTC), timeout=20,
+                         what="the job to move on")
+        await eventually(lambda: runner(app).list()[0].last_post_at is not None, timeout=20,
+                         what="the post to be recorded")
         assert digests(emulator) and runner(app).scheduler.running
     assert any(r.levelno == logging.ERROR and "processing the schedules failed" in r.message for r in caplog.records)
 
@@ -365,7 +368,7 @@ def test_the_console_takes_schedule_lines(tmp_path: Path) -> None:
     out = subprocess.run([sys.executable, "-m", "bot", "--config", str(config), "--state-dir", str(tmp_path / "s"),
                           "console"], input='/rigops schedule add "every 2h"\n/rigops schedule list\n'
                                            "/rigops schedule remove 1\n", capture_output=True, text=True,
-                         timeout=120, cwd=Path(__file__).parent.parent)
+                         timeout=120, cwd=Path(__file__).parents[2])
     assert out.returncode == 0, out.stderr
     assert "Schedule `1`: a status digest of all hosts in <#C0CONSOLE>, *every 2h*" in out.stdout
     assert "• `1` *every 2h* (UTC) — all hosts → <#C0CONSOLE>" in out.stdout

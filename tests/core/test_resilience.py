@@ -19,7 +19,8 @@ from bot.hosts import make_host
 from bot.store import Store
 from slackemu import SlackEmulator
 from tests.harness import HUMAN, OPS, make_config, running_bot
-from tests.scenario import thread_text, wait_done, wait_until
+from tests.scenario import thread_text, wait_done
+from tests.waiting import wait_until
 
 
 async def test_a_dropped_socket_reconnects_and_nothing_is_lost_or_doubled(

@@ -11,9 +11,10 @@ import pytest
 from bot.config import Config
 from slackemu import Message, SlackEmulator
 from tests.harness import OPS, make_config, running_app
-from tests.scenario import RETRY_ACTION, RETRY_HALF_ACTION, SHOW_LOG_ACTION, has_buttons, thread_text, wait_until
+from tests.scenario import RETRY_ACTION, RETRY_HALF_ACTION, SHOW_LOG_ACTION, has_buttons, thread_text
+from tests.waiting import wait_until
 
-PROJECT = Path(__file__).parent / "projects" / "hello"
+PROJECT = Path(__file__).parents[1] / "projects" / "hello"
 BUILD = "cmake -S . -B out -G Ninja && cmake --build out --parallel {jobs}"
 pytestmark = pytest.mark.skipif(not (shutil.which("cmake") and shutil.which("ninja") and shutil.which("g++")),
                                 reason="needs cmake, ninja and g++")

@@ -8,7 +8,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SCHEMAS = sorted((ROOT.parent / "shared" / "slack").glob("manifest.schema.*.json"))
 MANIFEST = json.loads((ROOT / "manifests" / "rigops.json").read_text())
 
