@@ -1,12 +1,19 @@
-"""How fast `diagnose` finds the first real error in a big build log.
+"""How right and how fast `diagnose` is: accuracy on the corpus of real logs, speed on big logs.
 
-Generates realistic 200,000-line sgl-kernel build logs (ninja progress lines, verbose nvcc command lines
+Accuracy: every real build-failure log in tests/data/logs (the entries of expected.toml with a `source`)
+is diagnosed; the category and the exact line are compared with the expected ones, for the whole corpus,
+the part kept out of sight while the rules were written (`held_out = true`; `fresh = true` for the batch
+collected after they were written) and the rest, per category and per build system. The logs without a
+visible error (expected `unknown`: successful builds with scary lines, wrapper-only excerpts) give the
+false-alarm count. `--misses` lists what is still wrong.
+
+Speed: generates realistic 200,000-line sgl-kernel build logs (ninja progress lines, verbose nvcc command lines
 with -Werror, nvcc and gcc warnings that mention "error", error_handling.cu file names, scikit-build-core
 and pip wrapper output), with the real error near the end or near the start, and with every line behind
 a Docker BuildKit prefix. Times `diagnose` over several repetitions and compares it with a baseline
 measured in the same run: reading the same text from disk and splitting it into lines.
 
-    .venv/bin/python bench/bench_diagnose.py [--lines N] [--repeat N]
+    .venv/bin/python bench/bench_diagnose.py [--lines N] [--repeat N] [--misses] [--accuracy-only]
 """
 
 from __future__ import annotations
@@ -17,13 +24,17 @@ import statistics
 import sys
 import tempfile
 import time
+import tomllib
+from collections import Counter
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bot.diagnose import Rules, diagnose, load_rules
+from bot.diagnose import Rules, diagnose, diagnose_file, load_rules
+
+LOGS = Path(__file__).resolve().parents[1] / "tests" / "data" / "logs"
 
 ERROR_LINE = '/root/sglang/sgl-kernel/csrc/moe/moe_align_kernel.cu(211): error: identifier "tok" is undefined'
 KERNELS = ["gemm/fp8_blockwise_gemm_kernel", "gemm/per_token_group_quant_8bit", "moe/moe_align_kernel",
@@ -101,12 +112,50 @@ def best_ms(run: Callable[[], object], repeat: int) -> tuple[float, float]:
     return min(times), statistics.median(times)
 
 
+def corpus_accuracy(rules: Rules, *, misses: bool) -> None:
+    """Category and line accuracy on the real logs: all, held out, the rest; by category and build."""
+    expected = tomllib.loads((LOGS / "expected.toml").read_text(encoding="utf-8"))
+    corpus = {name: entry for name, entry in expected.items() if "source" in entry}
+    right: dict[str, Counter[str]] = {}
+    wrong: list[str] = []
+    false_alarms = quiet = 0
+    for name, entry in sorted(corpus.items()):
+        found = diagnose_file(LOGS / f"{name}.log", rules=rules)
+        category, line = found.category == entry["category"], found.line == entry["line"]
+        part = "fresh" if entry.get("fresh") else "held out" if entry["held_out"] else "rest"
+        for group in ("all", part, f"category {entry['category']}", f"build {entry['build']}"):
+            right.setdefault(group, Counter()).update(n=1, category=category, line=line)
+        if entry["category"] == "unknown":
+            quiet += 1
+            false_alarms += found.category != "unknown"
+        if not (category and line):
+            wrong.append(f"  {name} ({part}): expected "
+                         f"{entry['category']} {entry['line'][:100]!r}\n    got {found.category} "
+                         f"{found.line[:100]!r}")
+    print(f"corpus: {len(corpus)} real build-failure logs from public issue trackers ({LOGS})")
+    print(f"{'':28} {'logs':>5} {'category':>9} {'line':>6}")
+    parts = [part for part in ("all", "held out", "fresh", "rest") if part in right]
+    for group in [*parts, *sorted(set(right) - set(parts))]:
+        counts = right[group]
+        print(f"{group:28} {counts['n']:5} {counts['category'] / counts['n']:9.0%} "
+              f"{counts['line'] / counts['n']:6.0%}")
+    print(f"false alarms on logs without a visible error: {false_alarms} of {quiet}")
+    if misses:
+        print("misses:" if wrong else "misses: none", *wrong, sep="\n")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--lines", type=int, default=200_000)
     parser.add_argument("--repeat", type=int, default=7)
+    parser.add_argument("--misses", action="store_true", help="list the corpus logs diagnosed wrong")
+    parser.add_argument("--accuracy-only", action="store_true", help="skip the speed measurements")
     args = parser.parse_args()
     rules = load_rules()
+    corpus_accuracy(rules, misses=args.misses)
+    if args.accuracy_only:
+        return
+    print()
     print(f"{args.lines} lines; baseline = read the file + decode + splitlines; best of {args.repeat} runs")
     sample = build_log(args.lines // 10, 0.98)
     naive, _ = best_ms(partial(naive_scan, sample, rules), 1)

@@ -10,16 +10,17 @@ import subprocess
 import time
 
 from bench.common import build_user, median, ms, percentile, ssh_argv, sshd
+from tests.fakes.hosts import ssh_config
+from tests.fakes.sshd import SshServer
 
 WARM_PROBES = 1000
 FRESH_SSH = 20
 
 
-async def warm_probes(table: dict[str, object], n: int) -> list[float]:
-    from bot.config import parse
+async def warm_probes(server: SshServer, user: str, n: int) -> list[float]:
     from bot.hosts import make_host
 
-    host = make_host(parse({"hosts": {"bench": table}}).hosts["bench"])
+    host = make_host(ssh_config(server, user=user))
     try:
         await host.snapshot()  # connect, start the agent
         out = []
@@ -35,7 +36,7 @@ async def warm_probes(table: dict[str, object], n: int) -> list[float]:
 def main() -> dict[str, float]:
     user = build_user()
     with sshd() as server:
-        warm = asyncio.run(warm_probes(server.host_table(user=user), WARM_PROBES))
+        warm = asyncio.run(warm_probes(server, user, WARM_PROBES))
         fresh = []
         for _ in range(FRESH_SSH):
             began = time.perf_counter()

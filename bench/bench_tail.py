@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 from bench.common import median, ms
+from tests.fakes.hosts import local_config
 
 APPEND = 64 * 1024  # what a busy build writes between two polls
 ROUNDS = 30
@@ -17,10 +18,9 @@ LINE = b"[1234/5678] Building CUDA object csrc/CMakeFiles/kernels.dir/attention/
 
 
 async def follow_cost(path: Path) -> float:
-    from bot.config import HostConfig
-    from bot.hosts.local import LocalHost
+    from bot.hosts import make_host
 
-    host = LocalHost(HostConfig(name="bench"))
+    host = make_host(local_config())
     try:
         offset = path.stat().st_size
         times = []

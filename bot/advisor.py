@@ -2,7 +2,8 @@
 past runs: jobs = floor(usable / per-job peak), capped by cores.
 
 The per-job peak is the p95 of the compiler processes' peak RSS over the build's kept runs, times nvcc's
-``--threads`` (each thread runs its own cicc/ptxas); usable is the host's memory less a reserve.
+``--threads`` (each thread runs its own cicc/ptxas); usable is the host's memory less a reserve, and less what
+the other builds running there hold or will hold at their peak (:func:`shares_of`).
 """
 
 from __future__ import annotations
@@ -13,8 +14,8 @@ import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from bot.hosts.models import Sample
-from bot.store import Store
+from bot.hosts.models import Proc, Sample
+from bot.store import BuildRun, Store
 
 RESERVE = 0.10
 PERCENTILE = 95
@@ -22,6 +23,15 @@ GIB = 1 << 30
 MIB = 1 << 20
 CUDA_COMPILERS = frozenset({"nvcc", "cicc", "ptxas", "cudafe++", "fatbinary", "nvlink"})
 _THREADS_FLAG = re.compile(r"^(?:--threads|-t)(?:=?(\d+))?$")
+
+
+@dataclass(frozen=True)
+class Share:
+    """The memory another build running on the host takes from this one's: what its build tools hold now,
+    or what its past runs say it reaches at its -j, whichever is more."""
+
+    build: str
+    size: int
 
 
 @dataclass(frozen=True)
@@ -36,22 +46,25 @@ class Advice:
 
 
 def advise(peaks: Sequence[int], *, runs: int, mem_total: int, cores: int, reserve: float = RESERVE,
-           nvcc_threads: int = 1, label: str = "compile") -> Advice | None:
+           nvcc_threads: int = 1, label: str = "compile", others: Sequence[Share] = ()) -> Advice | None:
     """The -j for a host with ``mem_total`` bytes and ``cores`` cores, from compiler peak RSS values
-    gathered over ``runs`` runs; None without data. ``label`` names the job in the reasoning ("nvcc")."""
+    gathered over ``runs`` runs, leaving room for ``others`` (other builds running there); None without data.
+    ``label`` names the job in the reasoning ("nvcc")."""
     per_process = percentile(peaks, PERCENTILE)
     if per_process <= 0 or mem_total <= 0:
         return None
     threads = max(1, nvcc_threads)
     per_job = per_process * threads
-    usable = int(mem_total * (1.0 - reserve))
+    usable = max(0, int(mem_total * (1.0 - reserve)) - sum(o.size for o in others))
     fit = usable // per_job
     jobs = max(1, min(fit, max(1, cores)))
     size = f"~{size_text(per_job)} per {label} job"
     if threads > 1:
         size = f"~{size_text(per_process)} per compiler process × {threads} nvcc threads = {size}"
-    reasoning = f"{size} at p{PERCENTILE} over {runs} run{'' if runs == 1 else 's'}, " \
-                f"{size_text(usable)} usable → -j{jobs}"
+    room = f"{size_text(usable)} usable"
+    if others:
+        room += " after " + ", ".join(f"{size_text(o.size)} for `{o.build}`" for o in others)
+    reasoning = f"{size} at p{PERCENTILE} over {runs} run{'' if runs == 1 else 's'}, {room} → -j{jobs}"
     if fit > cores:
         reasoning += f" (capped at {cores} cores)"
     elif fit < 1:
@@ -60,7 +73,7 @@ def advise(peaks: Sequence[int], *, runs: int, mem_total: int, cores: int, reser
 
 
 def advise_build(store: Store, host: str, build: str, *, mem_total: int, cores: int, reserve: float = RESERVE,
-                 nvcc_threads: int = 1, label: str | None = None) -> Advice | None:
+                 nvcc_threads: int = 1, label: str | None = None, others: Sequence[Share] = ()) -> Advice | None:
     """:func:`advise` over what the state kept of the build's runs on that host (named after what the runs
     recorded, unless ``label`` says). Raises StateError."""
     peaks = store.job_memory(host, build)
@@ -68,7 +81,19 @@ def advise_build(store: Store, host: str, build: str, *, mem_total: int, cores: 
         return None
     return advise(peaks, runs=store.job_memory_runs(host, build), mem_total=mem_total, cores=cores,
                   reserve=reserve, nvcc_threads=nvcc_threads,
-                  label=label or store.job_memory_label(host, build) or "compile")
+                  label=label or store.job_memory_label(host, build) or "compile", others=others)
+
+
+def shares_of(store: Store, host: str, runs: Sequence[BuildRun], tools: Sequence[Proc]) -> tuple[Share, ...]:
+    """What each of ``runs`` (other builds running on ``host``) takes: the RSS its build tools in ``tools``
+    hold now (``Proc.root`` says whose), or its p95 compiler peak times its -j from past runs, whichever is
+    more. Raises StateError."""
+    shares = []
+    for run in runs:
+        now = sum(p.rss for p in tools if p.root == run.proc_id)
+        peak = percentile(store.job_memory(host, run.build), PERCENTILE) * (run.jobs or 1)
+        shares.append(Share(build=run.build, size=max(now, peak)))
+    return tuple(shares)
 
 
 def percentile(values: Sequence[int], pct: float) -> int:

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Coroutine
-from typing import Any
+from collections.abc import Awaitable, Coroutine
+from typing import Any, TypeVar
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 
 async def cancel(task: asyncio.Task[Any] | None) -> None:
@@ -51,3 +52,24 @@ class Tasks:
     async def close(self) -> None:
         for task in list(self._tasks):
             await cancel(task)
+
+
+_lingering: set[asyncio.Task[Any]] = set()
+
+
+async def within(work: Awaitable[T], timeout: float) -> T:
+    """``work``'s result within ``timeout``, else TimeoutError; the work itself goes on in the background (a probe
+    is not cut off halfway through an agent's start) and its end is logged in one line."""
+    task = asyncio.ensure_future(work)
+    try:
+        return await asyncio.wait_for(asyncio.shield(task), timeout)
+    except TimeoutError:
+        _lingering.add(task)
+        task.add_done_callback(_forget)
+        raise
+
+
+def _forget(task: asyncio.Task[Any]) -> None:
+    _lingering.discard(task)
+    if not task.cancelled() and (exc := task.exception()) is not None:
+        log.info("a late %s ended with: %s", task.get_name(), exc)

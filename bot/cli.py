@@ -35,36 +35,46 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="rigops", description="Slack chat-ops for builds on GPU hosts.")
-    p.add_argument("--config", help="config file (default: $RIGOPS_CONFIG, else ./rigops.toml)")
-    p.add_argument("--state-dir", help="state directory (default: $RIGOPS_STATE_DIR, else ~/.local/state/rigops)")
-    p.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    _common_options(p, default=None)
+    common = argparse.ArgumentParser(add_help=False)  # the same options after the subcommand, as people type them
+    _common_options(common, default=argparse.SUPPRESS)
     sub = p.add_subparsers(dest="cmd", required=True)
 
-    run = sub.add_parser("run", help="connect to Slack (Socket Mode, or HTTP with --http PORT)")
+    run = sub.add_parser("run", parents=[common], help="connect to Slack (Socket Mode, or HTTP with --http PORT)")
     run.add_argument("--http", type=int, metavar="PORT", help="serve Slack's HTTP requests on this port instead")
     run.add_argument("--bind", default="127.0.0.1", help="address for --http (default 127.0.0.1, behind a proxy)")
     run.set_defaults(func=_run)
 
-    con = sub.add_parser("console", help="chat with rigops in this terminal, against this machine")
+    con = sub.add_parser("console", parents=[common],
+                         help="chat with rigops in this terminal, against this machine")
     con.add_argument("--yes", action="store_true", help="answer every confirmation with yes")
     con.add_argument("--user", default="U0CONSOLE", help="act as this Slack user id (default U0CONSOLE)")
     con.set_defaults(func=_console)
 
-    exp = sub.add_parser("explain", help="what rigops would do with a chat message, without doing it")
+    exp = sub.add_parser("explain", parents=[common],
+                         help="what rigops would do with a chat message, without doing it")
     exp.add_argument("--json", action="store_true", help="print one JSON object")
     exp.add_argument("--mention", action="store_true", help="treat the text as addressed to rigops")
     exp.add_argument("text", nargs="+")
     exp.set_defaults(func=_explain)
 
-    dia = sub.add_parser("diagnose", help="the first real error in a build log and its known fix")
+    dia = sub.add_parser("diagnose", parents=[common], help="the first real error in a build log and its known fix")
     dia.add_argument("--json", action="store_true", help="print one JSON object")
     dia.add_argument("--rules", help="extra rules file (TOML) whose rules come first")
     dia.add_argument("logfile")
     dia.set_defaults(func=_diagnose)
 
-    chk = sub.add_parser("check", help="validate the config and reach every host")
+    chk = sub.add_parser("check", parents=[common], help="validate the config and reach every host")
     chk.set_defaults(func=_check)
     return p
+
+
+def _common_options(p: argparse.ArgumentParser, *, default: object) -> None:
+    p.add_argument("--config", default=default, help="config file (default: $RIGOPS_CONFIG, else ./rigops.toml)")
+    p.add_argument("--state-dir", default=default,
+                   help="state directory (default: $RIGOPS_STATE_DIR, else ~/.local/state/rigops)")
+    p.add_argument("-v", "--verbose", action="store_true", default=False if default is None else default,
+                   help="debug logging")
 
 
 def load_dotenv(path: Path = Path(".env")) -> None:

@@ -74,6 +74,8 @@ class HostConfig:
 @dataclass(frozen=True)
 class SlackConfig:
     ops_channels: tuple[str, ...] = ()
+    # what a message in a channel means when it names no host: ``[slack.channels.C0123ABCD] hosts = ["b200"]``
+    channel_hosts: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -162,7 +164,7 @@ def parse(data: Mapping[str, Any], *, path: Path | None = None) -> Config:
     r.no_unknown(data, known, "")
     confirm = r.get(data, "confirm", bool, True)
     slack_raw = r.table(data, "slack")
-    r.no_unknown(slack_raw, {"ops_channels"}, "slack")
+    r.no_unknown(slack_raw, {"ops_channels", "channels"}, "slack")
     channels = tuple(r.get(slack_raw, "ops_channels", list, [], prefix="slack"))
     for i, ch in enumerate(channels):
         if not isinstance(ch, str) or not CHANNEL_RE.match(ch):
@@ -172,11 +174,34 @@ def parse(data: Mapping[str, Any], *, path: Path | None = None) -> Config:
     if not hosts:
         hosts = dict(local_only().hosts)
     groups = _groups(r, r.table(data, "groups"), hosts)
+    channel_hosts = _channel_hosts(r, r.table(slack_raw, "channels"), hosts, groups)
     policy = parse_policy(r.table(data, "policy"), hosts=set(hosts), fail=r.fail) if "policy" in data else None
     schedules = tuple(_schedule(r, f"schedules[{i}]", raw, hosts, groups) for i, raw in
                       enumerate(r.get(data, "schedules", list, [])))
-    return Config(path=path, confirm=confirm, slack=SlackConfig(ops_channels=channels), hosts=hosts,
+    return Config(path=path, confirm=confirm, slack=SlackConfig(ops_channels=channels, channel_hosts=channel_hosts),
+                  hosts=hosts,
                   policy=policy, schedules=schedules, groups=groups)
+
+
+def _channel_hosts(r: _Reader, raw: Mapping[str, Any], hosts: Mapping[str, HostConfig],
+                   groups: Mapping[str, tuple[str, ...]]) -> dict[str, tuple[str, ...]]:
+    """``[slack.channels.<id>] hosts = [...]``: hosts (or groups, standing for their members) per channel."""
+    out: dict[str, tuple[str, ...]] = {}
+    for channel, table in raw.items():
+        key = f"slack.channels.{channel}"
+        if not CHANNEL_RE.match(channel):
+            r.fail(key, f"expected a Slack channel id like C0123ABCD, got {channel!r}")
+        if not isinstance(table, dict):
+            r.fail(key, "expected a table")
+        r.no_unknown(table, {"hosts"}, key)
+        names = r.get(table, "hosts", list, [], prefix=key)
+        members: list[str] = []
+        for name in names:
+            if name not in hosts and name not in groups and name != ALL_HOSTS:
+                r.fail(f"{key}.hosts", f"unknown host or group {name!r} (hosts: {', '.join(hosts)})")
+            members += [name] if name in hosts else list(groups.get(name, tuple(hosts)))
+        out[channel] = tuple(dict.fromkeys(members))
+    return out
 
 
 def _host(r: _Reader, name: str, raw: Any) -> HostConfig:

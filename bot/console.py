@@ -15,12 +15,13 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import TextIO
 
-from bot.config import Config, SlackConfig
+from bot.config import Config
 from bot.core.app import Core
 from bot.core.requests import Said, SlashCommand
 from bot.core.talk import Message, Place, Pressed
 
 CONSOLE_CHANNEL = "C0CONSOLE"
+FILES_DIR = "files"  # under the state dir: what rigops attached (charts, long logs)
 YES = frozenset({"y", "yes", "run", "go", "ok"})
 NO = frozenset({"n", "no", "cancel", "stop"})
 EMOJI = {":white_check_mark:": "✅", ":x:": "❌", ":hourglass_flowing_sand:": "⏳", ":white_small_square:": "▫️",
@@ -50,8 +51,9 @@ def lines_of(message: Message) -> list[str]:
 class ConsoleReply:
     """The core's Reply on a terminal. Remembers which messages wait for a choice."""
 
-    def __init__(self, out: TextIO) -> None:
+    def __init__(self, out: TextIO, *, files: Path) -> None:
         self.out = out
+        self.files = files  # where attached files are saved
         self._ids = itertools.count(1)
         self.shown: dict[str, list[str]] = {}
         self.waiting: dict[str, Message] = {}  # message id -> a message with choices not yet answered
@@ -78,7 +80,15 @@ class ConsoleReply:
         print(f"  [{name}]", file=self.out, flush=True)
 
     async def upload(self, place: Place, content: str | bytes, *, filename: str, title: str) -> None:
-        print(f"rigops: (attached a file: {filename} — {title})", file=self.out, flush=True)
+        """Saved under the state dir; the path is printed."""
+        try:
+            self.files.mkdir(parents=True, exist_ok=True)
+            path = self.files / Path(filename).name
+            path.write_bytes(content.encode() if isinstance(content, str) else content)
+        except OSError as exc:
+            print(f"rigops: (could not save {filename}: {exc.strerror})", file=self.out, flush=True)
+            return
+        print(f"rigops: {title}: saved to {path}", file=self.out, flush=True)
 
     async def private(self, place: Place, user: str, text: str) -> None:
         self._print("rigops (only you see this): ", _plain(text).splitlines())
@@ -88,6 +98,9 @@ class ConsoleReply:
 
     async def direct(self, user: str) -> str | None:
         return CONSOLE_CHANNEL
+
+    async def find_channel(self, name: str) -> str | None:
+        return None  # a terminal has no channels by name
 
     def _track(self, message_id: str, message: Message) -> None:
         if any(c.kind in ("run", "cancel") for c in message.choices):
@@ -115,9 +128,9 @@ def _read_line(prompt: bool) -> str | None:
 async def run_console(config: Config, state_dir: Path, *, yes: bool, user: str, out: TextIO = sys.stdout) -> int:
     """Chat until end of input; returns the exit status."""
     channels = (*config.slack.ops_channels, CONSOLE_CHANNEL)
-    config = dataclasses.replace(config, slack=SlackConfig(ops_channels=channels))
+    config = dataclasses.replace(config, slack=dataclasses.replace(config.slack, ops_channels=channels))
     interactive = sys.stdin.isatty()
-    reply = ConsoleReply(out)
+    reply = ConsoleReply(out, files=state_dir / FILES_DIR)
     core = Core.open(config, state_dir, reply, console_admin=user)
     try:
         await core.start()

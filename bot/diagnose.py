@@ -13,39 +13,32 @@ file; this module is the generic engine:
    the line's rule.
 3. The earliest line whose rule is not a follow-on is the answer; a block rule (``CMake Error at ...:``)
    reports the block's message line. Follow-on summaries (pip, ninja, collect2) are only a fallback.
+   Lines that only quote code (gcc's ``  129 | ...`` context, a traceback's source line) are never the
+   answer. Two refinements keep a line that *says* an error happened from hiding the line that *is* it:
+   a generic rule's line (``RuntimeError: ...``) yields to a more specific rule's line in the few lines
+   after it (``defer``), and a rule may name categories whose evidence anywhere in the log is stronger
+   than its own (``yields_to``: a compiler "Killed" yields to the kernel's OOM-killer report).
 4. Nothing found: ``unknown``, with a fix that says where to look instead (log cut, still building, ...).
 """
 
 from __future__ import annotations
 
 import re
-import tomllib
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from functools import lru_cache, partial
-from importlib import resources
 from pathlib import Path
-from string import Formatter
-from typing import Any, NoReturn
 
-from bot.errors import ConfigError
+from bot.diagnose_rules import CATEGORIES, Rule, Rules, load_rules
 
-CATEGORIES = frozenset({
-    "oom_compiler", "oom_kernel", "missing_pymodule", "missing_syshdr", "cmake_version", "unsupported_arch",
-    "disk_full", "hostcc_mismatch", "linker_error", "compile_error", "unknown",
-})
-BUILTIN_RULES = "bot/rules/diagnose.toml"
-_RULE_KEYS = {"name", "category", "patterns", "fix", "keywords", "priority", "follow_on", "block", "near",
-              "within"}
-_UNKNOWN_TEXTS = {"empty", "starts_late", "still_building", "succeeded", "only_warnings", "no_error",
-                  "success"}
-_KINDS = {list: "a list of non-empty strings", dict: "a table of strings", int: "a whole number",
-          bool: "true or false"}
+__all__ = ["CATEGORIES", "Diagnosis", "Rule", "Rules", "diagnose", "diagnose_file", "load_rules"]
+
 _BLOCK_LINES = 200        # how far below a block header its message is looked for
 _WINDOW = 1 << 20         # characters pre-filtered at a time, so an early error returns early
 _COMMON = " etaoinsr-lcd/._hmup\tf0b1g2x3C=4M5y6k7\"w8v9ADEFIBULSNOTRP'GH,:;()[]"   # in build logs, roughly
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)")
 _CONTINUED = re.compile(r'\s+(?:\d+ +)?\||\s+File "|\s+from ')   # source context, traceback, include chain
+_QUOTED_SOURCE = re.compile(r"\d+ +\| |\| ")                        # gcc/clang: "  129 | #error ..."
+_TRACEBACK_FRAME = re.compile(r'(\s*)File "[^"\n]*", line \d+')       # a deeper next line quotes source
 _PROGRESS = re.compile(r"\[\s*(?:(?P<step>\d{1,9})/(?P<total>\d{1,9})|(?P<percent>\d{1,3})%)\]")
 _PREFIX = re.compile(r"""(?:              # each eats one separating space: the tool's own indent stays
     \d{4}-\d\d-\d\d[T\ ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?\ ?     # 2025-06-01T12:00:00.123Z
@@ -70,31 +63,6 @@ class Diagnosis:
         return {"category": self.category, "line": self.line, "fix": self.fix}
 
 
-@dataclass(frozen=True)
-class Rule:
-    name: str
-    category: str
-    patterns: tuple[re.Pattern[str], ...]
-    fix: str
-    keywords: tuple[str, ...]
-    priority: int = 0
-    follow_on: bool = False
-    block: bool = False
-    near: re.Pattern[str] | None = None
-    within: int = 10
-
-
-@dataclass(frozen=True)
-class Rules:
-    rules: tuple[Rule, ...]                  # in precedence order
-    packages: Mapping[str, str]              # Python module -> pip package
-    unknown: Mapping[str, str]               # fixes for logs without an error
-    success: tuple[re.Pattern[str], ...]     # lines that end a successful build
-    keywords: Mapping[str, tuple[str, ...]]  # trigger -> the keywords holding it
-    finders: Mapping[str, re.Pattern[str]]   # trigger -> a regex for its keywords, trigger first
-    rules_of: Mapping[str, tuple[int, ...]]  # keyword -> the rules (indexes) it belongs to
-
-
 def diagnose(text: str, *, rules: Rules | None = None) -> Diagnosis:
     """The first real error in a build log, its category and the known fix."""
     return _Log(text, rules or load_rules()).diagnosis()
@@ -103,17 +71,6 @@ def diagnose(text: str, *, rules: Rules | None = None) -> Diagnosis:
 def diagnose_file(path: Path, *, rules: Rules | None = None) -> Diagnosis:
     """:func:`diagnose` for a log file, read in one go as bytes; bad UTF-8 never stops it."""
     return diagnose(Path(path).read_bytes().decode("utf-8", errors="replace"), rules=rules)
-
-
-def load_rules(extra: Path | None = None) -> Rules:
-    """The built-in rules, plus a user rules file whose rules take precedence (same name: replaced)."""
-    if extra is None:
-        return _builtin_rules()
-    try:
-        text = Path(extra).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"cannot read rules file: {exc}", path=str(extra)) from exc
-    return _combine(_parse_file(text, str(extra)), _builtin_file())
 
 
 # --- the scan -------------------------------------------------------------------------------------------
@@ -131,14 +88,27 @@ class _Log:
         self.text = _ANSI.sub("", text) if "\x1b" in text else text     # same lines, same count
 
     def diagnosis(self) -> Diagnosis:
-        fallback: _Hit | None = None
+        follow_ons: list[_Hit] = []
+        found: _Hit | None = None      # the first real error, while it waits for stronger evidence
         for start, triggers in self._candidates():
             line = self._line_at(start)[0]
             hit = self._match(line, start, self._rules_for(line, triggers))
-            if hit is not None and not hit.rule.follow_on:
-                return self._diagnosis(self._in_block(hit) if hit.rule.block else hit)
-            if hit is not None and (fallback is None or _rank(hit) > _rank(fallback)):
-                fallback = hit
+            if hit is None:
+                continue
+            if found is not None:
+                if hit.rule.category in found.rule.yields_to and not hit.rule.follow_on:
+                    return self._diagnosis(hit)
+                follow_ons.append(hit)
+            elif not hit.rule.follow_on:
+                found = self._sharper(self._in_block(hit) if hit.rule.block else hit)
+                if not found.rule.yields_to:
+                    return self._diagnosis(found)
+            else:
+                follow_ons.append(hit)
+        if found is not None:
+            stronger = _best(hit for hit in follow_ons if hit.rule.category in found.rule.yields_to)
+            return self._diagnosis(stronger or found)
+        fallback = _best(follow_ons)
         if fallback is not None and fallback.rule.category != "unknown":
             return self._diagnosis(fallback)
         return Diagnosis("unknown", "", self._where_to_look(fallback))
@@ -166,6 +136,8 @@ class _Log:
 
     def _match(self, line: str, start: int, rules: Sequence[Rule]) -> _Hit | None:
         body = _strip_prefix(line).lstrip()
+        if _QUOTED_SOURCE.match(body) or self._after_traceback_frame(start):
+            return None
         for rule in rules:
             for pattern in rule.patterns:
                 match = pattern.search(body)
@@ -173,9 +145,34 @@ class _Log:
                     return _Hit(rule, match, start)
         return None
 
+    def _after_traceback_frame(self, start: int) -> bool:
+        """Is the line at `start` the source line that a Python traceback quotes, indented deeper than its
+        ``File "...", line N`` line? (A frame without source is followed by the next frame or the error.)"""
+        if start == 0:
+            return False
+        previous = self.text.rfind("\n", 0, start - 1) + 1
+        frame = _TRACEBACK_FRAME.match(_strip_prefix(self.text[previous:start]))
+        return frame is not None and _indent(_strip_prefix(self._line_at(start)[0])) > len(frame[1])
+
+    def _sharper(self, hit: _Hit) -> _Hit:
+        """`hit`, or the line of a more specific rule (higher priority, not a follow-on) in the `defer`
+        lines below it: ``PTXASError: PTXAS error`` says that something failed, the ptxas line says what."""
+        pos = self._line_at(hit.start)[1]
+        for _ in range(hit.rule.defer):
+            if pos >= len(self.text):
+                break
+            line, following = self._line_at(pos)
+            rules = [rule for rule in self.rules.rules if rule.priority > hit.rule.priority
+                     and not rule.follow_on and any(keyword in line for keyword in rule.keywords)]
+            better = self._match(line, pos, rules) if rules else None
+            if better is not None:
+                return self._in_block(better) if better.rule.block else better
+            pos = following
+        return hit
+
     def _near(self, start: int, near: re.Pattern[str], within: int) -> bool:
-        """Does `near` match in the `within` lines before or after the line at `start`?"""
-        low = high = start
+        """Does `near` match in the line at `start` or the `within` lines before or after it?"""
+        low, high = start, self._line_at(start)[1]
         for _ in range(within):
             low = self.text.rfind("\n", 0, max(low - 1, 0)) + 1
             high = self._line_at(high)[1]
@@ -282,158 +279,10 @@ def _rank(hit: _Hit) -> tuple[bool, int]:
     return hit.rule.category != "unknown", hit.rule.priority
 
 
-# --- loading and checking rules -------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class _RuleFile:
-    rules: tuple[Rule, ...]
-    triggers: tuple[str, ...]
-    packages: Mapping[str, str]
-    unknown: Mapping[str, str]
-    success: tuple[re.Pattern[str], ...]
-
-
-@lru_cache(maxsize=1)
-def _builtin_file() -> _RuleFile:
-    text = resources.files("bot").joinpath("rules", "diagnose.toml").read_text(encoding="utf-8")
-    return _parse_file(text, BUILTIN_RULES)
-
-
-@lru_cache(maxsize=1)
-def _builtin_rules() -> Rules:
-    return _combine(None, _builtin_file())
-
-
-def _combine(user: _RuleFile | None, base: _RuleFile) -> Rules:
-    """One rule set: user rules first (replacing built-in ones of the same name), each file by priority;
-    every keyword filed under the first trigger hint it holds, or under itself."""
-    replaced = {rule.name for rule in user.rules} if user else set()
-    ordered = [*_by_priority(user.rules if user else ()),
-               *_by_priority(rule for rule in base.rules if rule.name not in replaced)]
-    rules_of: dict[str, list[int]] = {}
-    for index, rule in enumerate(ordered):
-        for keyword in rule.keywords:
-            rules_of.setdefault(keyword, []).append(index)
-    hints, keywords = [*(user.triggers if user else ()), *base.triggers], dict[str, list[str]]()
-    for keyword in sorted(rules_of, key=len):
-        trigger = next((hint for hint in [*hints, *keywords] if hint in keyword), keyword)
-        keywords.setdefault(trigger, []).append(keyword)
-    return Rules(
-        rules=tuple(ordered),
-        packages={**base.packages, **(user.packages if user else {})},
-        unknown={**base.unknown, **(user.unknown if user else {})},
-        success=(*(user.success if user else ()), *base.success),
-        keywords={trigger: tuple(found) for trigger, found in keywords.items()},
-        finders={trigger: _finder(trigger, found) for trigger, found in keywords.items()},
-        rules_of={keyword: tuple(indexes) for keyword, indexes in rules_of.items()},
-    )
-
-
-def _finder(trigger: str, keywords: list[str]) -> re.Pattern[str]:
-    """One regex for `keywords`, written trigger first so that re scans for the trigger at C speed; the
-    text after the trigger is matched first (most misses fail on one character), then the whole keyword
-    is checked by a lookbehind."""
-    if trigger in keywords:
-        return re.compile(re.escape(trigger))
-    ways = sorted(f"{re.escape(k.split(trigger, 1)[1])}(?<={re.escape(k)})" for k in keywords)
-    return re.compile(f"{re.escape(trigger)}(?:{'|'.join(ways)})")
-
-
-def _by_priority(rules: Iterable[Rule]) -> list[Rule]:
-    return sorted(rules, key=lambda rule: -rule.priority)
-
-
-def _parse_file(text: str, label: str) -> _RuleFile:
-    def fail(problem: str, key: str | None = None) -> NoReturn:
-        raise ConfigError(problem, path=label, key=key)
-
-    try:
-        doc = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        fail(f"not valid TOML: {exc}")
-    if extra := set(doc) - {"triggers", "rule", "packages", "unknown"}:
-        fail(f"unknown key(s) {sorted(extra)}; expected triggers, [[rule]], [packages], [unknown]")
-    if not isinstance(doc.get("rule", []), list):
-        fail("rules must be written as [[rule]] tables", "rule")
-    rules = tuple(_parse_rule(table, i, label) for i, table in enumerate(doc.get("rule", [])))
-    names = [rule.name for rule in rules]
-    if duplicate := next((name for name in names if names.count(name) > 1), None):
-        fail("two rules have this name", f"rule {duplicate}")
-    unknown = dict(_get(doc, "unknown", {}, dict, fail, values=False))
-    success = _patterns(unknown.pop("success", []), "unknown.success", partial(fail, key="unknown"))
-    if extra := set(unknown) - _UNKNOWN_TEXTS:
-        fail(f"unknown key(s) {sorted(extra)}; expected {sorted(_UNKNOWN_TEXTS)}", "unknown")
-    for key in unknown:
-        _get(unknown, key, "", str, partial(fail, key="unknown"))
-        fields = {"first": "x", "last": "x", "warnings": "1"}
-        _check_template(unknown[key], fields, partial(fail, key=f"unknown.{key}"))
-    triggers = tuple(_get(doc, "triggers", [], list, fail))
-    return _RuleFile(rules, triggers, _get(doc, "packages", {}, dict, fail), unknown, success)
-
-
-def _parse_rule(table: Any, index: int, label: str) -> Rule:
-    name = table.get("name") if isinstance(table, dict) else None
-    where = f"rule {name}" if isinstance(name, str) and name.strip() else f"rule #{index + 1}"
-
-    def fail(problem: str) -> NoReturn:
-        raise ConfigError(problem, path=label, key=where)
-
-    if not isinstance(table, dict):
-        fail("each [[rule]] must be a table")
-    if extra := set(table) - _RULE_KEYS:
-        fail(f"unknown key(s) {sorted(extra)}; allowed: {sorted(_RULE_KEYS)}")
-    if not isinstance(name, str) or not name.strip():
-        fail("needs a name")
-    if (category := table.get("category")) not in CATEGORIES:
-        fail(f"category {category!r} is not one of {sorted(CATEGORIES)}")
-    patterns = _patterns(table.get("patterns"), "patterns", fail)
-    if not patterns or not isinstance(fix := table.get("fix"), str) or not fix.strip():
-        fail("needs patterns and a fix")
-    groups = set.intersection(*(set(pattern.groupindex) for pattern in patterns))
-    _check_template(fix, dict.fromkeys(groups | ({"package"} if "module" in groups else set()), "x"), fail)
-    if "keywords" not in table:
-        fail('needs keywords = [...]: text that every line the rule should match holds, such as '
-             '"numa.h: No such" (lines holding no keyword of any rule are skipped without running a regex)')
-    near = _patterns([table["near"]], "near", fail)[0] if "near" in table else None
-    if (within := _get(table, "within", 10, int, fail)) < 1:
-        fail("within must be at least 1")
-    return Rule(name=name, category=category, patterns=patterns, fix=fix,
-                keywords=tuple(_get(table, "keywords", [], list, fail)),
-                priority=_get(table, "priority", 0, int, fail),
-                follow_on=_get(table, "follow_on", False, bool, fail),
-                block=_get(table, "block", False, bool, fail), near=near, within=within)
-
-
-def _patterns(value: Any, key: str, fail: Callable[[str], NoReturn]) -> tuple[re.Pattern[str], ...]:
-    if not isinstance(value, list) or not all(isinstance(pattern, str) and pattern for pattern in value):
-        fail(f"{key} must be a list of regular expressions (strings)")
-    compiled = []
-    for number, pattern in enumerate(value, 1):
-        try:
-            compiled.append(re.compile(pattern))
-        except re.error as exc:
-            fail(f"{key} #{number} is not a valid regular expression: {exc} (in {pattern!r})")
-    return tuple(compiled)
-
-
-def _check_template(template: str, values: dict[str, str], fail: Callable[[str], NoReturn]) -> None:
-    """Fail unless `template` formats with exactly the names in `values`."""
-    try:
-        for _, field, _, _ in Formatter().parse(template):
-            if field is not None and field not in values:
-                fail(f"the fix uses {{{field}}}, which is not a named group of every pattern "
-                     f"(available: {sorted(values) or 'none'}; write {{{{ and }}}} for literal braces)")
-        template.format_map(values)
-    except (ValueError, KeyError, IndexError) as exc:
-        fail(f"the fix is not a valid template: {exc}")
-
-
-def _get(table: Mapping[str, Any], key: str, default: Any, kind: type, fail: Callable[[str], NoReturn],
-         values: bool = True) -> Any:
-    """table[key] (or `default`), failing unless it is a `kind`; a list or dict must hold strings."""
-    value = table.get(key, default)
-    items = value.values() if isinstance(value, dict) else value if isinstance(value, list) else ()
-    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)) or (
-            values and not all(isinstance(item, str) and item for item in items)):
-        fail(f"{key} must be {_KINDS.get(kind, 'a string')}")
-    return value
+def _best(hits: Iterable[_Hit]) -> _Hit | None:
+    """The best-ranked hit, the earliest of equals."""
+    best: _Hit | None = None
+    for hit in hits:
+        if best is None or _rank(hit) > _rank(best):
+            best = hit
+    return best

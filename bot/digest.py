@@ -12,10 +12,11 @@ import hashlib
 import json
 import logging
 import time
-from collections.abc import Awaitable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
+from bot.aio import within
 from bot.errors import HostError
 from bot.hosts import Host
 from bot.hosts.models import GpuReport, Snapshot
@@ -29,7 +30,6 @@ RECENT_RUNS = 50  # runs per host looked at for "running" and "finished since th
 OOM_LOOKBACK = 24 * 3600  # a first digest tells the OOM kills of the last day
 BUSY_UTILIZATION = 10  # percent: a GPU above this counts as busy for "something changed"
 T = TypeVar("T")
-_lingering: set[asyncio.Task[Any]] = set()
 
 
 @dataclass(frozen=True)
@@ -93,7 +93,7 @@ async def _host_digest(services: Services, name: str, *, since: float | None, ti
     if name not in services.config.hosts:
         return replace(known, problem="not in the config any more")
     try:
-        snapshot, gpus = await _within(_probe(services.hosts[name]), timeout)
+        snapshot, gpus = await within(_probe(services.hosts[name]), timeout)
     except TimeoutError:
         return replace(known, problem=f"no answer within {timeout:g} s")
     except HostError as exc:
@@ -130,32 +130,16 @@ async def _gpus(host: Host) -> GpuReport:
         return GpuReport(host=host.name, available=False, reason=exc.reason)
 
 
-async def _within(work: Awaitable[T], timeout: float) -> T:
-    """``work``'s result within ``timeout``, else TimeoutError; the work itself goes on in the background."""
-    task = asyncio.ensure_future(work)
-    try:
-        return await asyncio.wait_for(asyncio.shield(task), timeout)
-    except TimeoutError:
-        _lingering.add(task)
-        task.add_done_callback(_forget)
-        raise
-
-
-def _forget(task: asyncio.Task[Any]) -> None:
-    _lingering.discard(task)
-    if not task.cancelled() and (exc := task.exception()) is not None:
-        log.info("a late probe ended with: %s", exc)
-
-
 def fingerprint(digest: Digest) -> str:
     """What "something changed" compares: hosts up or down, builds started or finished, memory getting low,
     GPUs going busy or idle, OOM kills — not the exact numbers, which change on every look."""
     parts = [[h.host, h.problem is None, [r.id for r in h.running], [r.id for r in h.finished],
-              _memory_level(h.snapshot), _gpu_state(h.gpus), h.oom_total] for h in digest.hosts]
+              memory_level(h.snapshot), _gpu_state(h.gpus), h.oom_total] for h in digest.hosts]
     return hashlib.sha1(json.dumps(parts).encode()).hexdigest()[:16]
 
 
-def _memory_level(snapshot: Snapshot | None) -> str:
+def memory_level(snapshot: Snapshot | None) -> str:
+    """"low" (under a tenth available), "tight" (under a quarter), "ok", or "-" for a host that did not answer."""
     if snapshot is None:
         return "-"
     available = snapshot.memory.available_fraction
@@ -165,8 +149,9 @@ def _memory_level(snapshot: Snapshot | None) -> str:
 def _gpu_state(report: GpuReport | None) -> list[Any]:
     if report is None or not report.available:
         return []
-    return [[g.index, _busy(g.utilization, g.processes), len(g.processes)] for g in report.gpus]
+    return [[g.index, gpu_busy(g.utilization, g.processes), len(g.processes)] for g in report.gpus]
 
 
-def _busy(utilization: str, processes: tuple[str, ...]) -> bool:
+def gpu_busy(utilization: str, processes: tuple[str, ...]) -> bool:
+    """A GPU with processes on it, or above BUSY_UTILIZATION percent."""
     return bool(processes) or (utilization.isdigit() and int(utilization) >= BUSY_UTILIZATION)

@@ -24,10 +24,22 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import cast
 
+from bot import intents_numbers as n
 from bot import intents_words as w
 from bot.commands import COMMANDS, WORDS
 from bot.config import ALL_HOSTS, NAME_RE, Config
-from bot.plan import ACTIONS, MAX_JOBS, MAX_LOG_LINES, MIN_JOBS, Action, Plan, Step, ThreadContext, half_jobs
+from bot.plan import (
+    ACTIONS,
+    MAX_JOBS,
+    MAX_LOG_LINES,
+    MIN_JOBS,
+    Action,
+    Plan,
+    Question,
+    Step,
+    ThreadContext,
+    half_jobs,
+)
 
 __all__ = ["SUBCOMMANDS", "parse", "parse_command"]
 
@@ -75,7 +87,8 @@ class _Hits:
 
 
 def parse(
-    text: str, *, config: Config, context: ThreadContext | None = None, addressed: bool = False
+    text: str, *, config: Config, context: ThreadContext | None = None, addressed: bool = False,
+    channel: str | None = None,
 ) -> Plan:
     """What a chat message asks for. Chatter gives ``Plan()`` (no steps, no error).
 
@@ -91,11 +104,26 @@ def parse(
         return Plan()
     jobs, lines, errors = _numbers(hits, actions)
     relative = hits.relative if "rebuild" in actions and not hits.jobs else None
-    plan = _resolve(_steps(actions, jobs, lines), names, config, context, errors, ())
+    plan = _resolve(_steps(actions, jobs, lines), names, config, context, errors, (), channel=channel)
     return _relative_jobs(plan, relative, context) if relative else plan
 
 
-def parse_command(text: str, *, config: Config, context: ThreadContext | None = None) -> Plan:
+def retarget(plan: Plan, *, host: str, build: str | None, config: Config, context: ThreadContext | None = None,
+             guess: str | None = None) -> Plan:
+    """The plan with the host (and build) a question was answered with, or that rigops inferred (``guess`` says
+    from what), resolved as if the request had named them."""
+    names = w.Names(hosts=(host,), builds=(build,) if build else ())
+    resolved = _resolve(plan.steps, names, config, context, [], plan.warnings)
+    return replace(resolved, guess=guess if not resolved.error else None)
+
+
+def names_in(text: str, *, config: Config) -> w.Names:
+    """The config's host and build names a message names (for an answer to a question)."""
+    return w.find_names(w.normalise(text), config)
+
+
+def parse_command(text: str, *, config: Config, context: ThreadContext | None = None,
+                  channel: str | None = None) -> Plan:
     """``/rigops <subcommand> [host] [build] [-jN|N]``; host and build may come in either order."""
     words = CMD_JOIN_RE.sub(r"\1", w.normalise(text)).split()
     if words and words[0] in ("/rigops", "rigops"):
@@ -110,7 +138,7 @@ def parse_command(text: str, *, config: Config, context: ThreadContext | None = 
     jobs = _checked_jobs([number] if number is not None and action == "rebuild" else [], errors)
     lines = _checked_lines([number] if number is not None and action == "log" else [], errors)
     names = w.Names(hosts=tuple(hosts), builds=tuple(builds))
-    return _resolve(_steps({action}, jobs, lines), names, config, context, errors, ())
+    return _resolve(_steps({action}, jobs, lines), names, config, context, errors, (), channel=channel)
 
 
 def _relative_jobs(plan: Plan, direction: str, context: ThreadContext | None) -> Plan:
@@ -180,13 +208,13 @@ def _read_rebuild(body: str, addressed: bool, hits: _Hits) -> None:
     strong = bool(jobs or w.REBUILD_OBJECT_RE.match(body) or w.REBUILD_BARE_RE.match(body)
                   or w.REBUILD_TARGET_RE.search(body) or (addressed and w.ADDRESSED_REBUILD_RE.match(body)))
     weak = bool(w.REBUILD_WEAK_RE.match(body))
-    if not jobs and (rel := w.RELATIVE_JOBS_RE.search(body)):
+    if not jobs and (rel := n.RELATIVE_JOBS_RE.search(body)):
         imperative = rel.start() == 0  # "halve the jobs", "lower -j to 16"; not "we need fewer jobs"
         strong, weak = strong or imperative, True
         if imperative and rel.group(1):
             jobs = [w.Number.of(rel.group(1), "{} jobs")]
         else:
-            hits.relative = "up" if rel.group(0).split()[0] in w.MORE_WORDS else "down"
+            hits.relative = "up" if rel.group(0).split()[0] in n.MORE_WORDS else "down"
     if not (strong or weak):
         return
     bucket = hits.strong if strong else hits.weak
@@ -199,18 +227,18 @@ def _read_rebuild(body: str, addressed: bool, hits: _Hits) -> None:
 def _read_jobs(body: str, addressed: bool) -> list[w.Number]:
     """Parallelism numbers that the clause asks for (not ones it merely mentions)."""
     found: dict[int, w.Number] = {}  # by where the number starts, so "with 16 jobs" counts once
-    request = w.REQUEST_ANY_RE.search(body)
+    request = n.REQUEST_ANY_RE.search(body)
     asked_from = request.end() if request else len(body) + 1  # a number after this is asked for
-    if w.REQUEST_START_RE.match(body):
+    if n.REQUEST_START_RE.match(body):
         asked_from = 1
-    tables = ((w.JOBS_STRONG_RE, "-j{}", True), (w.JOBS_BARE_J_RE, "-j{}", addressed),
-              (w.JOBS_UNIT_RE, "{} jobs", addressed or _is_bare_jobs(body)))
+    tables = ((n.JOBS_STRONG_RE, "-j{}", True), (n.JOBS_BARE_J_RE, "-j{}", addressed),
+              (n.JOBS_UNIT_RE, "{} jobs", addressed or _is_bare_jobs(body)))
     for rx, template, alone_is_enough in tables:
         for m in rx.finditer(body):
             if _asks_for_jobs(body, m, asked_from, alone_is_enough):
                 found.setdefault(m.start(1 + _group_index(m)), w.Number.of(_first_group(m), template))
-    for m in (*w.JOBS_WITH_RE.finditer(body), *w.JOBS_TO_RE.finditer(body)):
-        if not w.JOBS_STORY_AFTER_RE.match(body, m.end()):
+    for m in (*n.JOBS_WITH_RE.finditer(body), *n.JOBS_TO_RE.finditer(body)):
+        if not n.JOBS_STORY_AFTER_RE.match(body, m.end()):
             found.setdefault(m.start(1), w.Number.of(m.group(1), "-j{}"))
     return list(found.values())
 
@@ -218,13 +246,13 @@ def _read_jobs(body: str, addressed: bool) -> list[w.Number]:
 def _is_bare_jobs(body: str) -> bool:
     """The clause is nothing but "16 jobs" (plus fillers): a reply in a thread, not a remark."""
     bare = " ".join(w.FILLER_RE.sub(" ", body).split())
-    return bool(w.JOBS_UNIT_RE.fullmatch(bare))
+    return bool(n.JOBS_UNIT_RE.fullmatch(bare))
 
 
 def _asks_for_jobs(body: str, m: re.Match[str], asked_from: int, alone_is_enough: bool) -> bool:
     """A number is asked for when a request verb comes before it, or it opens the clause on its own."""
-    just_before = body[max(0, m.start() - w.JOBS_LOOKBACK): m.start()]
-    if w.JOBS_NOT_NEW_RE.search(just_before) or w.JOBS_STORY_AFTER_RE.match(body, m.end()):
+    just_before = body[max(0, m.start() - n.JOBS_LOOKBACK): m.start()]
+    if n.JOBS_NOT_NEW_RE.search(just_before) or n.JOBS_STORY_AFTER_RE.match(body, m.end()):
         return False
     if m.start() == 0:
         return alone_is_enough
@@ -293,26 +321,34 @@ def _steps(actions: set[str], jobs: int | None, lines: int | None) -> tuple[Step
 
 def _resolve(
     steps: tuple[Step, ...], names: w.Names, config: Config, context: ThreadContext | None,
-    errors: list[str], warnings: tuple[str, ...],
+    errors: list[str], warnings: tuple[str, ...], *, channel: str | None = None,
 ) -> Plan:
     actions: set[str] = {s.action for s in steps}
     host = build = None
+    asked: list[Question] = []
+    guess = None
     if actions - HOST_FREE_ACTIONS:
-        host = _resolve_host(names, config, context, errors)
+        mapped = config.slack.channel_hosts.get(channel or "", ())
+        host = _resolve_host(names, config, context, errors, asked, mapped=mapped)
+        if host is not None and not names.hosts and len(mapped) == 1 and host == mapped[0] and not (
+                context and context.host == host):
+            guess = f"{host} — this channel's host"
         if host is not None and config.is_group(host):
             build = _resolve_group(host, names, config, actions, errors)
         elif host is not None:
-            build = _resolve_build(host, names, config, context, actions, errors)
+            build = _resolve_build(host, names, config, context, actions, errors, asked)
     elif names.hosts and len(names.hosts) == 1:
         host = names.hosts[0]
     error = "; ".join(dict.fromkeys(errors)) or None
-    return Plan(host=host, build=build, steps=steps, error=error, warnings=warnings)
+    question = asked[0] if asked and len(dict.fromkeys(errors)) == 1 else None  # one open answer, nothing wrong
+    return Plan(host=host, build=build, steps=steps, error=error, warnings=warnings, question=question, guess=guess)
 
 
 def _resolve_host(
-    names: w.Names, config: Config, context: ThreadContext | None, errors: list[str]
+    names: w.Names, config: Config, context: ThreadContext | None, errors: list[str], asked: list[Question],
+    *, mapped: tuple[str, ...] = (),
 ) -> str | None:
-    known = ", ".join(config.hosts)
+    known = ", ".join(mapped or config.hosts)
     if len(names.hosts) > 1:
         errors.append(f"the message names several hosts ({', '.join(names.hosts)}): name one")
         return None
@@ -323,10 +359,13 @@ def _resolve_host(
         return None
     ctx_host = context.host if context and context.host in config.hosts else None
     if len(names.builds) == 1:
-        return _host_of_build(names.builds[0], config, ctx_host, errors)
+        return _host_of_build(names.builds[0], config, ctx_host, errors, asked)
     if ctx_host or config.default_host:
         return ctx_host or config.default_host
+    if len(mapped) == 1:
+        return mapped[0]
     errors.append(f"which host? known: {known}")
+    asked.append(Question("host", mapped or tuple(config.hosts)))
     return None
 
 
@@ -340,19 +379,21 @@ def _resolve_group(host: str, names: w.Names, config: Config, actions: set[str],
     return names.builds[0] if len(names.builds) == 1 else None
 
 
-def _host_of_build(build: str, config: Config, ctx_host: str | None, errors: list[str]) -> str | None:
+def _host_of_build(build: str, config: Config, ctx_host: str | None, errors: list[str],
+                   asked: list[Question]) -> str | None:
     holders = [h for h, hc in config.hosts.items() if build in hc.builds]
     if ctx_host in holders:
         return ctx_host
     if len(holders) == 1:
         return holders[0]
     errors.append(f"which host? {build!r} is on {', '.join(holders)}")
+    asked.append(Question("host", tuple(holders), build=build))
     return None
 
 
 def _resolve_build(
     host: str, names: w.Names, config: Config, context: ThreadContext | None, actions: set[str],
-    errors: list[str],
+    errors: list[str], asked: list[Question],
 ) -> str | None:
     builds = config.hosts[host].builds
     listed = ", ".join(builds) or "none"
@@ -371,6 +412,8 @@ def _resolve_build(
     if "rebuild" in actions:
         errors.append(f"which build on {host}? known: {listed}" if builds
                       else f"no builds configured on host {host}")
+        if builds:
+            asked.append(Question("build", tuple(builds)))
     return None
 
 

@@ -15,10 +15,14 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from bot.config import ALL_HOSTS, Config
+from bot.intents_numbers import canonical_numbers
 
 MAX_RAW = 16_384  # raw characters looked at (markup and code blocks are removed from these)
 MAX_SCAN = 4_096  # normalised characters searched for intent
 MAX_DIGITS = 9  # longer numbers are out of every bound; never int() a huge digit string
+DIGITS_RE = re.compile(r"-?[0-9]+")
+UNWORKABLE = -1  # the value of an expression rigops cannot work out in chat (out of every bound)
+UNWORKABLE_NOTE = " (nproc or a variable: rigops cannot work that out from chat, so name a number)"
 
 # --- normalisation -------------------------------------------------------------------------------------
 
@@ -45,6 +49,7 @@ TYPO_FIXES: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\bre[- ]?(build|run|start|try|launch)\b"), r"re\1"),
     (re.compile(r"\bw/(?!o)\s*"), "with "),
     (re.compile(r"\b(?:plz|pls|plox|pleas|pleeease|pleease)\b"), "please"),
+    (re.compile(r"\b(?:gimme|giv me|give us)\b"), "give me"),
     (re.compile(r"\btry (?:it |that |this )?(?:again|once more)\b"), "retry"),
     (re.compile(r"\b(?:how's|hows|how is|how are|how're)\b"), "how is"),
     (re.compile(r"\b(?:what's|whats|what is|what are|what're)\b"), "what is"),
@@ -52,8 +57,9 @@ TYPO_FIXES: tuple[tuple[re.Pattern[str], str], ...] = (
 )
 # Inline code is dropped unless it is nothing but a parallelism token (so "try `-j20`" still works).
 CODE_JOBS_RE = re.compile(
-    r"\s*(?:-{1,2}j(?:obs)?\s*=?\s*\d{1,6}|j\d{1,6}|(?:max_jobs|cmake_build_parallel_level)\s*=\s*\d{1,6}"
-    r"|-{1,2}parallel[ =]?\d{1,6}|make -j ?\d{1,6})\s*",
+    r"\s*(?:-{1,2}j(?:obs)?\s*=?\s*(?:\d{1,6}|\$\(+ ?nproc\)?[)/*+ 0-9-]{0,12})|j\d{1,6}"
+    r"|(?:max_jobs|cmake_build_parallel_level)\s*=\s*\d{1,6}"
+    r"|-{1,2}parallel[ =]?\d{1,6}|(?:make|ninja) -j ?\d{1,6})\s*",
     re.I,
 )
 
@@ -80,7 +86,7 @@ def normalise(text: str) -> str:
     s = EMPHASIS_RE.sub(" ", s)
     for pattern, repl in TYPO_FIXES:
         s = pattern.sub(repl, s)
-    return SPACES_RE.sub(" ", s)[:MAX_SCAN]
+    return canonical_numbers(SPACES_RE.sub(" ", s)[:MAX_SCAN])
 
 
 def _unwrap_quotes(s: str) -> str:
@@ -167,60 +173,6 @@ TROUBLE_RE = re.compile(
     r"|on fire|choking|struggling|falling over|locking up)\b"
 )
 
-# --- parallelism ---------------------------------------------------------------------------------------
-
-_NUM = r"(-?[0-9]+)"  # ASCII digits only: int() would also take other scripts' digits
-_NUM_END = r"(?![\w]|\.\d)"
-# Unmistakable: -j20, -j 20, -j=20, --jobs 20, MAX_JOBS=20, CMAKE_BUILD_PARALLEL_LEVEL=4, --parallel 8.
-JOBS_STRONG_RE = re.compile(
-    rf"(?<![\w-])-{{1,2}}j(?:obs)?\s*=?\s*{_NUM}{_NUM_END}"
-    rf"|\b(?:max_jobs|cmake_build_parallel_level|make_jobs|ninja_jobs|nproc|jobs)\s*[=:]\s*{_NUM}{_NUM_END}"
-    rf"|(?<![\w-])-{{1,2}}parallel(?:\s*=\s*|\s+){_NUM}{_NUM_END}"
-)
-JOBS_BARE_J_RE = re.compile(rf"(?<![\w-])j{_NUM}{_NUM_END}")  # "j12"
-JOBS_UNIT_RE = re.compile(
-    rf"(?<![\w.#-]){_NUM} ?(?:parallel |concurrent |compile |ninja |build )?"
-    r"(?:jobs?|threads?|cores?|workers?|procs?|processes|parallel|parallelism|cpus?|compilers?)\b"
-)
-# A bare number is a count only when no unit follows ("in 5 min", "at 3pm", "449 GiB" are not).
-_BARE_COUNT_END = r"(?![\w%.:]| ?(?:min|mins|minutes|sec|secs|seconds|s|h|hours?|pm|am|gb|gib|g|%))"
-JOBS_WITH_RE = re.compile(  # "rebuild with 16", "retry using 8"
-    r"\b(?:rebuild|retry|restart|rerun|relaunch|try|build)(?: it| again| the build| BUILD)? (?:with|using)"
-    rf" {_NUM}{_BARE_COUNT_END}"
-)
-JOBS_TO_RE = re.compile(  # imperative "drop to 32", "cap it at 16", "set jobs to 16"
-    r"^(?:(?:drop|lower|reduce|cut|go down|bump|raise|limit|cap|throttle)(?: (?:it|that))?|set)"
-    rf"(?: (?:the )?(?:jobs|parallelism|-j|max_jobs))?(?: down| back)? (?:to|at) {_NUM}{_BARE_COUNT_END}"
-)
-# Words before a number that make it the old value, not the new one: "from -j64 to -j20".
-JOBS_LOOKBACK = 16  # characters before a number that JOBS_NOT_NEW_RE looks at
-JOBS_NOT_NEW_RE = re.compile(
-    r"(?:\bfrom|\bnot|\binstead of|\bthan|\bwas|\bwere|\bcurrently|\bstill at|\bspawned|\bspawns|\bspawning"
-    r"|\bforked|\bhad|\bhas)\s*$"
-)
-# Words after a number that make the clause a story about it: "-j64 is what killed it".
-JOBS_STORY_AFTER_RE = re.compile(
-    r"\s*(?:is|was|were|seems|killed|kills|ooms|oomed|oom|too|caused|causes|made|makes|broke|breaks|did|does"
-    r"|works|worked|ran|runs|gives|gave|crashes|crashed|fails|failed|also|still|helped|helps)\b"
-)
-# A request verb anywhere before the number: "try -j20", "drop to 16 jobs", "restart at j12".
-REQUEST_ANY_RE = re.compile(
-    r"\b(?:try|retry|rebuild|restart|rerun|relaunch|drop|lower|reduce|cut|bump|raise|increase|decrease|limit"
-    r"|cap|throttle|switch|go|set|change|instead|maybe|how about|what about|let's|lets)\b"
-)
-# A verb that is a request only at the start of a clause: "use 16 cores", "make -j 24", "with -j8".
-REQUEST_START_RE = re.compile(
-    r"^(?:use|run|build|make|start|kick(?: it)? off|do|with|at|give it|only|just)\b"
-)
-# "halve the jobs", "fewer jobs", "lower -j": a relative change rigops cannot compute from chat alone.
-MORE_WORDS = frozenset({"double", "more", "increase", "bump", "raise"})
-RELATIVE_JOBS_RE = re.compile(
-    r"\b(?:halve|half|halving|fewer|less|lower|reduce|decrease|cut|drop|double|more|increase|bump|raise)"
-    r"(?: the| down| back| our| its)?(?: (?:number of|no\.? of|amount of))?"
-    r" (?:jobs|parallelism|parallel jobs|-j|threads|cores|workers|procs|max_jobs|j)(?![\w])"
-    r"(?: (?:to|down to) ([0-9]+)(?![\w]))?"
-)
-
 # --- actions -------------------------------------------------------------------------------------------
 
 KILL_TARGET_RE = re.compile(
@@ -297,17 +249,24 @@ STATUS_RE = re.compile(
 LOG_RE = re.compile(
     r"^(?:tail|cat|show|post|paste|send|give|get|dump|grab|check|see|look at|print|pull|fetch|share)\b"
     r"[^?]{0,40}?\b(?:logs?|output|lines)\b"
-    r"|^tail(?: -[nf])?(?: -?\d+)?(?: (?:it|the log|the logs|BUILD|on HOST))*$"
-    r"|\blast -?\d+ lines?\b"
+    r"|^tail(?: -[nf]| --lines=?)?(?: ?-?\d+)?(?: (?:it|the log|the logs|BUILD|on HOST))*$"
+    r"|^tail (?:the )?last -?\d+\b|\blast -?\d+ (?:log |build log |output )?lines?\b"
+    r"(?! (?:were|was|are|is|says|said|showed|shows|looked|looks|had|has|contained|contains)\b)"
+    r"|^(?:tail|show|post|paste|send|give|get|dump|grab|print|pull|fetch|share)(?: me| us)? (?:the )?last -?\d+"
+    r"(?: please)?$"
     rf"|^what is the (?:{_BUILDISH} )?(?:error|errors|failure)"
     r"(?: (?:on|in|with|from|for) (?:the )?(?:HOST|BUILD|build|compile|log))?$"
     r"|^why (?:did|is|does) (?:it|the build|BUILD|the compile|HOST)(?: (?:on|@) HOST)? (?:still )?"
     r"(?:fail|failing|die|dying|break|broken|breaking|crash|crashing|oom|stop)\b"
     r"|^what (?:failed|broke)$"
 )
+_NOT_LINES_AFTER = (  # "the last 2 hours", "the last 3 runs": a span of time or runs, not lines
+    r"(?! ?(?:min|mins|minutes|m|h|hrs?|hours?|days?|d|weeks?|secs?|seconds|s|runs?|builds?|times?|attempts?"
+    r"|tries|jobs?|commits?|prs?|retries|restarts)\b)"
+)
 LOG_LINES_RE = re.compile(
-    r"\blast (-?\d+)\b|(?<![\w-])(-?\d+) lines?\b|\btail (?:-n ?|-)?(-?\d+)\b|\blogs? (?:-n ?)?(-?\d+)\b"
-    r"|(?<![\w])-n ?(-?\d+)\b",
+    rf"\blast (-?\d+)\b{_NOT_LINES_AFTER}|(?<![\w-])(-?\d+) (?:log |build log |output )?lines?\b"
+    r"|\btail (?:-n ?|-|--lines=?)?(-?\d+)\b|\blogs? (?:-n ?)?(-?\d+)\b|(?<![\w])(?:-n ?|--lines=?)(-?\d+)\b",
     re.ASCII,
 )
 _GPU = r"gpus?(?![\w-])"
@@ -335,7 +294,8 @@ CHART_RE = re.compile(
 # A clause that is only a keyword (after fillers and names are dropped): "mem", "status", "logs 200".
 FILLER_RE = re.compile(
     r"@ ?HOST\b|\?"
-    r"|\b(?:please|now|thanks|thx|ty|quick|real quick|right now|asap|again|currently"
+    r"|\b(?:please|now|thanks|thx|ty|quick|real quick|right now|asap|again|currently|max|tops|at most|this time"
+    r"|instead|at a time"
     r"|(?:on|for|of) HOST|HOST's|HOST|(?:for|of|on) BUILD|BUILD)\b"
 )
 BARE_WORDS: dict[str, str] = {
@@ -359,9 +319,11 @@ ADDRESSED_BARE_WORDS: dict[str, str] = {
     **dict.fromkeys(("help", "commands", "usage", "what can you do", "how do i use you", "man", "halp",
                      "what do you do", "how does this work"), "help"),
 }
+_OF_THE_LOG = r"(?: (?:of|from) (?:the )?(?:build )?(?:logs?|output))?"
 LOG_BARE_N_RE = re.compile(
-    r"(?:log|logs|tail)(?: -n)? ?(-?\d+)(?: lines?)?|last (-?\d+)(?: lines?)?"
-    r"|(-?\d+) lines(?: of (?:the )?logs?)?",
+    r"tail -(\d+)|(?:log|logs|tail)(?: -n| --lines=?)? ?(-?\d+)(?: lines?)?"  # tail -200: 200 lines
+    rf"|(?:the )?last (-?\d+)(?: (?:log |build log |output )?lines?)?{_OF_THE_LOG}"
+    rf"|(-?\d+) (?:log |build log |output )?lines{_OF_THE_LOG}",
     re.ASCII,
 )
 
@@ -473,6 +435,10 @@ class Number:
 
     @classmethod
     def of(cls, digits: str, template: str) -> Number:
+        """``digits`` as a rule captured it; an expression ("$(nproc)/2") is out of every bound, so it is
+        refused like -j0, with an error that says why."""
+        if not DIGITS_RE.fullmatch(digits):
+            return cls(UNWORKABLE, template.format("…") + UNWORKABLE_NOTE)
         neg, bare = digits.startswith("-"), digits.lstrip("-")
         if len(bare) > MAX_DIGITS:
             value, bare = 10**MAX_DIGITS, bare[:MAX_DIGITS] + "…"

@@ -7,7 +7,7 @@ belong to the Slack side.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Literal
 
@@ -36,9 +36,19 @@ class Thresholds:
 
 
 @dataclass(frozen=True)
+class BuildUsage:
+    """Another build running on the host, as one sample saw its build tools: how many compilers, how much RSS."""
+
+    build: str
+    compilers: int
+    rss: int
+
+
+@dataclass(frozen=True)
 class OomKill:
     """One OOM kill. ``whose``: "build" when the victim was the build's, "other" when the kernel named a
-    victim that was not, "unknown" when only a counter moved (the kernel log unreadable or its lines lost)."""
+    victim that was not (``other_build``: the build rigops knows it belonged to), "unknown" when only a counter
+    moved (the kernel log unreadable or its lines lost)."""
 
     host: str
     time: float
@@ -49,6 +59,7 @@ class OomKill:
     user: str | None = None
     cgroup: str | None = None
     line: str | None = None
+    other_build: str | None = None
 
 
 @dataclass(frozen=True)
@@ -67,6 +78,7 @@ class Alert:
     compilers: int
     per_compiler: int  # mean RSS of the heaviest compilers
     suggest_jobs: int | None  # how many compilers fit with the reserve kept free; None when no fewer would do
+    others: tuple[BuildUsage, ...] = ()  # the other builds on the host, whose memory this one cannot free
 
     @property
     def available_pct(self) -> float:
@@ -87,12 +99,16 @@ class Findings:
 
 
 class OomWatch:
-    """Follows one build (its root processes and user) on one host through that host's Samples."""
+    """Follows one build (its root processes and user) on one host through that host's Samples. ``others``
+    names the other builds running there by the roots of their trees (the samples' spared roots): their
+    compilers and OOM victims are theirs, never this build's (:meth:`know` says which run now)."""
 
     def __init__(self, *, roots: Iterable[ProcId] = (), user: str | None = None,
                  thresholds: Thresholds | None = None) -> None:
         self.user = user
         self.thresholds = thresholds or Thresholds()
+        self.others: Mapping[ProcId, str] = {}  # the other builds running now
+        self._names: dict[ProcId, str] = {}  # every other build seen: a victim may outlive its build's end
         self._root_pids = frozenset(pid for pid, _ in roots)
         self._prev: Sample | None = None
         # Kills a counter showed but no kernel line explained yet: the line follows the count, so a kill
@@ -105,6 +121,11 @@ class OomWatch:
     @property
     def in_episode(self) -> bool:
         return self._episode
+
+    def know(self, others: Mapping[ProcId, str]) -> None:
+        """The other builds running on the host now, by the roots of their trees."""
+        self.others = others
+        self._names.update(others)
 
     def feed(self, sample: Sample) -> Findings:
         kills = self._kills(sample)
@@ -136,12 +157,23 @@ class OomWatch:
         return tuple(kills)
 
     def _from_event(self, s: Sample, e: OomEvent) -> OomKill:
+        if e.spared_by is not None and not e.in_tree:  # in another build's tree: that build's
+            return OomKill(s.host, s.time, "other", "kernel", victim_pid=e.victim_pid, victim_name=e.victim_name,
+                           user=e.user, cgroup=e.cgroup, line=e.line,
+                           other_build=self._names.get(e.spared_by, "another build"))
         known = self._root_pids | {p.pid for p in (self._prev.top_compilers if self._prev else ())}
         own_cgroup = s.cgroup.path if s.cgroup is not None and s.cgroup.exclusive else None
+        # A compiler of the build user seen in no tree is this build's only when no other build runs there.
+        alone = not self.others and not s.others
         ours = (e.in_tree or e.victim_pid in known or (own_cgroup is not None and _within(e.cgroup, own_cgroup))
-                or (self.user is not None and e.user == self.user and e.victim_name in COMPILER_NAMES))
+                or (alone and self.user is not None and e.user == self.user and e.victim_name in COMPILER_NAMES))
         return OomKill(s.host, s.time, "build" if ours else "other", "kernel", victim_pid=e.victim_pid,
                        victim_name=e.victim_name, user=e.user, cgroup=e.cgroup, line=e.line)
+
+    def usage_of_others(self, s: Sample) -> tuple[BuildUsage, ...]:
+        """The other builds' tools in a sample, named."""
+        return tuple(BuildUsage(build=self._names.get(o.root, "another build"), compilers=o.compilers, rss=o.rss)
+                     for o in s.others)
 
     # -- pressure -------------------------------------------------------------------------------------
     def _pressure(self, s: Sample) -> tuple[Alert | None, bool]:
@@ -186,7 +218,7 @@ class OomWatch:
             suggest = fit if fit < s.compilers.count else None
         return Alert(host=s.host, time=s.time, reasons=reasons, scope=scope, available=available, total=total,
                      psi_full_avg10=psi, swap_used=s.swap_used, swap_rate=rate, compilers=s.compilers.count,
-                     per_compiler=per, suggest_jobs=suggest)
+                     per_compiler=per, suggest_jobs=suggest, others=self.usage_of_others(s))
 
 
 def headroom(s: Sample) -> tuple[Scope, int, int]:

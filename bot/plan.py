@@ -41,31 +41,53 @@ class Step:
 
 
 @dataclass(frozen=True)
+class Question:
+    """What a request left open: which host, or which build on its host; ``candidates`` are the answers."""
+
+    kind: Literal["host", "build"]
+    candidates: tuple[str, ...]
+    build: str | None = None  # the build the request named, when the question is only on which host
+
+
+@dataclass(frozen=True)
 class Plan:
     host: str | None = None
     build: str | None = None
     steps: tuple[Step, ...] = ()
     error: str | None = None
     warnings: tuple[str, ...] = field(default=())
+    question: Question | None = None  # set with ``error`` when one answer would let the request go on
+    guess: str | None = None  # where a host or build the request did not name came from
 
     @property
     def destructive(self) -> bool:
         return any(s.action in DESTRUCTIVE for s in self.steps)
 
-    def to_json(self) -> dict[str, Any]:
-        return {
+    def to_json(self, *, kept: bool = False) -> dict[str, Any]:
+        """The plan as ``rigops explain --json`` prints it; ``kept``: also what the state keeps of it."""
+        out: dict[str, Any] = {
             "host": self.host,
             "build": self.build,
             "steps": [s.to_json() for s in self.steps],
             "error": self.error,
         }
+        if kept:
+            out.update(warnings=list(self.warnings), guess=self.guess)
+            if self.question is not None:
+                out["question"] = {"kind": self.question.kind, "candidates": list(self.question.candidates),
+                                   "build": self.question.build}
+        return out
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Plan:
         steps = tuple(
             Step(action=s["action"], jobs=s.get("jobs"), lines=s.get("lines")) for s in data.get("steps", [])
         )
-        return cls(host=data.get("host"), build=data.get("build"), steps=steps, error=data.get("error"))
+        asked = data.get("question")
+        question = Question(kind=asked["kind"], candidates=tuple(asked["candidates"]),
+                            build=asked.get("build")) if asked else None
+        return cls(host=data.get("host"), build=data.get("build"), steps=steps, error=data.get("error"),
+                   warnings=tuple(data.get("warnings") or ()), guess=data.get("guess"), question=question)
 
 
 @dataclass(frozen=True)

@@ -143,6 +143,7 @@ class Progress:
     percent: float | None
     phase: str | None
     last_line: str
+    compiling: str = ""  # the source file the build last started compiling, shortened ("ggml/src/ggml.c")
 
 
 @dataclass(slots=True)
@@ -154,6 +155,7 @@ class _State:
     run: int = 0                  # bumped whenever a new build (counter sequence) starts
     phase: str | None = None
     last_line: str = ""
+    compiling: str = ""
     wheel: str = "building wheel"  # what pip or uv said it is building: a wheel or an editable
 
     def complete(self) -> bool:
@@ -209,6 +211,10 @@ def _apply(st: _State, raw: str, *, partial: bool = False) -> None:
     body = line[start:].rstrip()
     if not body:
         return
+    if is_counter and describe:
+        st.compiling = source_of(body) or ""  # "[9/10] Linking …": nothing compiles any more
+    elif not partial and (source := source_of(body)):
+        st.compiling = source
     if is_counter:
         m = _NINJA.match(body)
         if m is not None:
@@ -274,6 +280,27 @@ def _apply(st: _State, raw: str, *, partial: bool = False) -> None:
     st.last_line = _short(body)
 
 
+_SOURCE_EXT = r"(?:c|cc|cpp|cxx|c\+\+|cu|cuh|m|mm|f|f90|F90|s|S|asm|sx|cl|hip|mlir|swift)"
+_OBJECT = re.compile(r"\bBuilding (?:C|CXX|CUDA|HIP|Fortran|ASM[\w-]*|OBJC|OBJCXX|Swift|ISPC) object "
+                     rf"(\S+?\.{_SOURCE_EXT})\.(?:o|obj)\b")
+_DASH_C = re.compile(rf"(?:^|\s)-c\s+[\"']?([^\s\"']+\.{_SOURCE_EXT})[\"']?(?=\s|$)")
+_CMAKE_TARGET_DIR = re.compile(r"^(?:.*/)?CMakeFiles/[^/]+\.dir/")
+SOURCE_PARTS = 3  # path components of a source file the card keeps
+
+
+def source_of(line: str) -> str | None:
+    """The source file a log line starts compiling — from CMake's "Building CXX object …", or a compiler's
+    ``-c FILE`` — shortened to its last few path components; None for any other line."""
+    if "Building " in line and (m := _OBJECT.search(line)):
+        path = _CMAKE_TARGET_DIR.sub("", m[1])
+    elif " -c " in line and (m := _DASH_C.search(line)):
+        path = m[1]
+    else:
+        return None
+    parts = [p for p in path.split("/") if p not in ("", ".")]
+    return "/".join(parts[-SOURCE_PARTS:]) or None
+
+
 class ProgressTracker:
     """Feed it a build log incrementally; ask it for :class:`Progress` and an ETA at any time."""
 
@@ -316,7 +343,8 @@ class ProgressTracker:
 
     def progress(self) -> Progress:
         st = self._current()
-        return Progress(done=st.done, total=st.total, percent=st.pct, phase=st.phase, last_line=st.last_line)
+        return Progress(done=st.done, total=st.total, percent=st.pct, phase=st.phase, last_line=st.last_line,
+                        compiling=st.compiling)
 
     def eta(self, now: float) -> float | None:
         """Seconds until the counter reaches its total, or None: no counter, too little signal, done or failed."""

@@ -25,6 +25,9 @@ VERIFICATION_TOKEN = "emulatorverificationtoken0"
 
 # <@U123>, <@U123|name>, <#C123|ops>, <!here>, <!subteam^S1|@team>, <https://x|label>
 _MARKUP_RE = re.compile(r"<([@#!]?)([^>|]+)(?:\|([^>]*))?>")
+# what a person types that Slack turns into markup: #channel, @person, @group, @here, a link
+_TYPED_RE = re.compile(r"(?<![\w/#@&])([#@])([\w-]+(?:\.[\w-]+)*)|\bhttps?://[^\s<>]+")
+_SPECIALS = frozenset({"here", "channel", "everyone"})
 
 
 def new_block_id() -> str:
@@ -70,6 +73,75 @@ def rich_text_blocks(text: str) -> list[JSON]:
     """The ``blocks`` Slack attaches to a message a person typed."""
     section = {"type": "rich_text_section", "elements": rich_text_elements(text)}
     return [{"type": "rich_text", "block_id": new_block_id(), "elements": [section]}]
+
+
+def slash_text(
+    typed: str,
+    *,
+    escape: bool,
+    channels: Mapping[str, str],
+    users: Mapping[str, str],
+    groups: Mapping[str, str],
+) -> str:
+    """The ``text`` Slack sends for what a person typed after a slash command.
+
+    ``channels``, ``users`` and ``groups`` map ids to names (a group's @handle). Slack always escapes ``&``,
+    ``<`` and ``>``. With "escape channels, users, and links" on (``escape``), what names a channel, a person
+    or a group it knows, and links, arrive as markup: ``<#C1|ops>``, ``<@U1|ann>``, ``<!subteam^S1|@team>``,
+    ``<!here>``, ``<https://x>``; with it off, as the plain text typed. Markup in ``typed`` stands for an entry
+    picked from Slack's list while typing (``<#C1|ops>``): kept with escaping on, plain text with it off.
+    """
+    out: list[str] = []
+    pos = 0
+    for m in _MARKUP_RE.finditer(typed):
+        out.append(_typed_text(typed[pos : m.start()], escape, channels, users, groups))
+        out.append(m[0] if escape else _unescaped(m, channels, users, groups))
+        pos = m.end()
+    out.append(_typed_text(typed[pos:], escape, channels, users, groups))
+    return "".join(out)
+
+
+def _typed_text(
+    text: str, escape: bool, channels: Mapping[str, str], users: Mapping[str, str], groups: Mapping[str, str]
+) -> str:
+    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    if not escape:
+        return text
+    by_name = {name: cid for cid, name in channels.items()}
+    people = {name: uid for uid, name in users.items()}
+    handles = {handle: gid for gid, handle in groups.items()}
+
+    def markup(m: re.Match[str]) -> str:
+        sigil, name = m[1], m[2]
+        if sigil is None:
+            return f"<{m[0]}>"
+        if sigil == "#" and name in by_name:
+            return f"<#{by_name[name]}|{name}>"
+        if sigil == "@" and name in _SPECIALS:
+            return f"<!{name}>"
+        if sigil == "@" and name in people:
+            return f"<@{people[name]}|{name}>"
+        if sigil == "@" and name in handles:
+            return f"<!subteam^{handles[name]}|@{name}>"
+        return m[0]
+
+    return _TYPED_RE.sub(markup, text)
+
+
+def _unescaped(
+    m: re.Match[str], channels: Mapping[str, str], users: Mapping[str, str], groups: Mapping[str, str]
+) -> str:
+    sigil, target, label = m.groups()
+    if sigil == "#":
+        return "#" + (label or channels.get(target, target))
+    if sigil == "@":
+        return "@" + (label or users.get(target, target))
+    if sigil == "!" and target.startswith("subteam^"):
+        group = target.split("^", 1)[1]
+        return "@" + (label or groups.get(group, group)).removeprefix("@")
+    if sigil == "!":
+        return "@" + target
+    return target
 
 
 def channel_type_of(channel: str) -> str:

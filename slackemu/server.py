@@ -7,7 +7,11 @@ slack-bolt ``AsyncApp`` + ``AsyncSocketModeHandler`` talk to it unchanged:
 * ``POST|GET /api/<method>`` - the Web API (form, query or JSON bodies; the token in
   ``Authorization: Bearer`` or a ``token`` param). It keeps channel history, threads,
   edits, reactions, ephemeral messages, views and uploaded files. Unknown methods answer
-  ``unknown_method``. Every call is recorded as an :class:`ApiCall`.
+  ``unknown_method``. Every call is recorded as an :class:`ApiCall`. It refuses what Slack
+  refuses: posts in a channel the bot is not in (``add_channel(bot_member=False)``), Block
+  Kit and sizes Slack rejects (:mod:`slackemu.limits`) and a reply's ts as ``thread_ts``,
+  each of the latter listed in :attr:`SlackEmulator.refused`. Its scopes, and how slash
+  command text is escaped, are what manifests/rigops.json says.
 * ``/link/?ticket=...`` - the Socket Mode WebSocket handed out by
   ``apps.connections.open``: ``hello`` on connect, envelopes out, acks in, ping/pong,
   ``disconnect`` messages and abrupt drops. Envelopes sent while no client is connected
@@ -38,11 +42,13 @@ import time
 from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from aiohttp import BodyPartReader, WSMsgType, web
 
 from slackemu import payloads as P
+from slackemu.limits import TALLY, message_refusal, view_refusal
 from slackemu.payloads import JSON, render_blocks
 
 __all__ = [
@@ -60,11 +66,9 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 _HOST = "127.0.0.1"
-_SCOPES = (
-    "app_mentions:read,channels:history,channels:read,chat:write,commands,files:write,"
-    "groups:history,im:history,reactions:write,users:read"
-)
+_MANIFEST = Path(__file__).resolve().parent.parent / "manifests" / "rigops.json"
 _FIRST_TS = 1_700_000_000
+_LIST_LIMIT = 1000  # conversations.list: the most one page holds
 
 
 # --------------------------------------------------------------------------- records
@@ -247,6 +251,24 @@ def _json_field(value: Any) -> Any:
     return value
 
 
+def _manifest() -> dict[str, Any]:
+    """rigops' app manifest, for the scopes Slack grants and how slash command text is escaped."""
+    try:
+        manifest = json.loads(_MANIFEST.read_text())
+    except (OSError, ValueError):
+        return {}
+    return manifest if isinstance(manifest, dict) else {}
+
+
+def _manifest_scopes(manifest: Mapping[str, Any]) -> tuple[str, ...]:
+    return tuple(manifest.get("oauth_config", {}).get("scopes", {}).get("bot", ()))
+
+
+def _manifest_escaping(manifest: Mapping[str, Any]) -> dict[str, bool]:
+    commands = manifest.get("features", {}).get("slash_commands", ())
+    return {str(c["command"]): bool(c.get("should_escape", False)) for c in commands if "command" in c}
+
+
 # --------------------------------------------------------------------------- emulator
 
 
@@ -264,7 +286,15 @@ class SlackEmulator:
         app_id: str = "A0EMULATOR",
         bot_name: str = "rigops",
         team_domain: str = "rigops-emulator",
+        scopes: tuple[str, ...] | None = None,
+        escape_slash: bool | None = None,
     ) -> None:
+        """``scopes`` (what ``x-oauth-scopes`` reports) and ``escape_slash`` (Slack's "escape channels, users,
+        and links" of a slash command) default to what manifests/rigops.json says."""
+        manifest = _manifest()
+        self.scopes = scopes if scopes is not None else _manifest_scopes(manifest)
+        self.escape_slash = escape_slash  # None: per command, as the manifest says (off for others)
+        self._escaping = _manifest_escaping(manifest)
         self.bot_token = bot_token
         self.app_token = app_token
         self.bot_user_id = bot_user_id
@@ -279,10 +309,12 @@ class SlackEmulator:
         self.envelopes: dict[str, Envelope] = {}
         self.acks: list[Ack] = []
         self.usergroups: dict[str, set[str]] = {}
+        self.usergroup_handles: dict[str, str] = {}  # group id -> its @handle, e.g. "gpu-team"
         self.client_messages: list[dict[str, Any]] = []  # non-ack frames the client sent
         self.views: list[dict[str, Any]] = []  # modals opened with views.open
         self.home_views: dict[str, dict[str, Any]] = {}  # user id -> published App Home
         self.files: dict[str, UploadedFile] = {}
+        self.refused: list[str] = []  # the error of every message or view refused for its content or thread
         self.redeliver_unacked = True
         self.connections_opened = 0
         self.pings = 0
@@ -400,9 +432,12 @@ class SlackEmulator:
             raise _ApiError("channel_not_found" if info["is_private"] else "not_in_channel")
         return channel
 
-    def add_usergroup(self, group_id: str, members: list[str]) -> None:
-        """A user group (S…) and its members, as usergroups.users.list returns them."""
+    def add_usergroup(self, group_id: str, members: list[str], *, handle: str | None = None) -> None:
+        """A user group (S…) and its members, as usergroups.users.list returns them; people mention it as
+        ``@handle``."""
         self.usergroups[group_id] = set(members)
+        if handle is not None:
+            self.usergroup_handles[group_id] = handle
 
     def add_user(
         self,
@@ -601,6 +636,26 @@ class SlackEmulator:
             return str(thread_ts)
         return parent.thread_ts or parent.ts
 
+    def _thread_parent(self, channel: str, thread_ts: Any) -> str | None:
+        """The thread a bot's post goes in. Slack threads only under top-level messages, and its docs say never
+        to pass a reply's ts as ``thread_ts`` (what it then does is undocumented and goes wrong, e.g. once the
+        reply is deleted): the emulator refuses it (``invalid_thread_ts``) so that such a bug shows."""
+        if not thread_ts:
+            return None
+        try:
+            parent = self._find(channel, str(thread_ts), ephemeral=False)
+        except _ApiError:
+            return str(thread_ts)
+        if parent.thread_ts is not None and parent.thread_ts != parent.ts:
+            self._refuse("invalid_thread_ts")
+        return parent.ts
+
+    def _refuse(self, error: str | None) -> None:
+        if error is not None:
+            self.refused.append(error)
+            TALLY[error] += 1
+            raise _ApiError(error)
+
     def _api_message(self, m: _Stored) -> JSON:
         """The message as the Web API and interaction payloads show it."""
         out: JSON = {"type": "message", "text": m.text, "user": m.user, "ts": m.ts, "team": self.team_id}
@@ -665,10 +720,11 @@ class SlackEmulator:
         blocks = _json_field(params.get("blocks")) or []
         if not text and not blocks and not params.get("attachments") and not extra.get("files"):
             raise _ApiError("no_text")
+        self._refuse(message_refusal(text, blocks))
         message = _Stored(
             channel=channel,
             ts=self._next_ts(),
-            thread_ts=self._thread_root(channel, params.get("thread_ts")),
+            thread_ts=self._thread_parent(channel, params.get("thread_ts")),
             text=text,
             blocks=list(blocks),
             user=self.bot_user_id,
@@ -715,7 +771,7 @@ class SlackEmulator:
                 headers["Retry-After"] = str(failure.retry_after)
         else:
             body = self._call(method, params, token)
-            headers["x-oauth-scopes"] = _SCOPES
+            headers["x-oauth-scopes"] = ",".join(self.scopes)
         await self._record(ApiCall(method, params, time.monotonic(), status, body))
         return web.json_response(body, status=status, headers=headers)
 
@@ -755,6 +811,7 @@ class SlackEmulator:
             "reactions.remove": self._reactions_remove,
             "conversations.info": self._conversations_info,
             "conversations.open": self._conversations_open,
+            "conversations.list": self._conversations_list,
             "users.info": self._users_info,
             "usergroups.users.list": self._usergroup_users,
             "views.publish": self._views_publish,
@@ -791,6 +848,7 @@ class SlackEmulator:
             raise _ApiError("cant_update_message")
         if "text" not in params and "blocks" not in params and "attachments" not in params:
             raise _ApiError("no_text")
+        self._refuse(message_refusal(str(params.get("text") or ""), _json_field(params.get("blocks"))))
         message.edits.append(Edit(message.text, copy.deepcopy(message.blocks), time.monotonic()))
         if "text" in params:
             message.text = str(params["text"] or "")
@@ -860,6 +918,25 @@ class SlackEmulator:
         channel = self._channel(users[0])
         return {"channel": {"id": channel}}
 
+    def _conversations_list(self, params: dict[str, Any]) -> JSON:
+        """The channels the bot can see, a page at a time: every public one (``is_member`` says whether it is
+        in), private ones only where it is a member."""
+        types = set(str(params.get("types") or "public_channel").split(","))
+        skip_archived = _truthy(params.get("exclude_archived"))
+        seen = [
+            dict(info)
+            for info in self._channels.values()
+            if (info["is_channel"] and "public_channel" in types)
+            or (info["is_group"] and info["is_member"] and "private_channel" in types)
+            or (info["is_im"] and "im" in types)
+        ]
+        seen = [c for c in seen if not (skip_archived and c["is_archived"])]
+        start = int(params["cursor"]) if str(params.get("cursor") or "").isdigit() else 0
+        limit = max(1, min(int(params.get("limit") or 100), _LIST_LIMIT))
+        page = seen[start : start + limit]
+        more = start + limit < len(seen)
+        return {"channels": page, "response_metadata": {"next_cursor": str(start + limit) if more else ""}}
+
     def _usergroup_users(self, params: dict[str, Any]) -> JSON:
         group = self.usergroups.get(str(params.get("usergroup", "")))
         if group is None:
@@ -876,6 +953,7 @@ class SlackEmulator:
         view = _json_field(view)
         if not isinstance(view, dict):
             raise _ApiError("invalid_arguments")
+        self._refuse(view_refusal(view))
         return {
             "id": self._new_id("V"),
             "team_id": self.team_id,
@@ -998,6 +1076,7 @@ class SlackEmulator:
             return
         if message_ts and _truthy(body.get("replace_original")):
             message = self._find(channel, str(message_ts))
+            self._refuse(message_refusal(str(body.get("text") or ""), _json_field(body.get("blocks"))))
             message.edits.append(Edit(message.text, copy.deepcopy(message.blocks), time.monotonic()))
             message.text = str(body.get("text") or "")
             message.blocks = list(_json_field(body.get("blocks")) or [])
@@ -1259,13 +1338,21 @@ class SlackEmulator:
     async def send_slash(
         self, text: str, *, command: str = "/rigops", channel: str = "C0OPS", user: str = "U0HUMAN"
     ) -> str:
-        """A person runs ``/command text``; returns the envelope id (await ``wait_ack`` on it)."""
+        """A person runs ``/command text`` (as typed: see :func:`slackemu.payloads.slash_text` for what Slack
+        sends); returns the envelope id (await ``wait_ack`` on it)."""
         cid = self._channel(channel)
         trigger = P.new_trigger_id()
         self._triggers.add(trigger)
+        escape = self.escape_slash if self.escape_slash is not None else self._escaping.get(command, False)
         payload = P.slash_command_payload(
             command=command,
-            text=text,
+            text=P.slash_text(
+                text,
+                escape=escape,
+                channels={cid: str(info["name"]) for cid, info in self._channels.items() if not info["is_im"]},
+                users={uid: str(info["name"]) for uid, info in self._users.items()},
+                groups=self.usergroup_handles,
+            ),
             team_id=self.team_id,
             team_domain=self.team_domain,
             channel_id=cid,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -18,6 +18,7 @@ from tests.fakes.sshd import SshServer, start_sshd  # noqa: E402
 
 if TYPE_CHECKING:
     from bot.hosts import Host
+    from tests.fakes.hosts import SshTable
 
 SCRUBBED = ("SLACK_BOT_TOKEN", "SLACK_APP_TOKEN", "SLACK_SIGNING_SECRET", "HTTP_PROXY", "HTTPS_PROXY", "http_proxy",
             "https_proxy", "ALL_PROXY", "all_proxy", "NO_PROXY", "no_proxy", "RIGOPS_CONFIG", "RIGOPS_STATE_DIR")
@@ -38,7 +39,7 @@ def sshd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SshServer]:
 
 
 @pytest.fixture
-def ssh_table(sshd: SshServer, build_user: str) -> Callable[..., dict[str, Any]]:
+def ssh_table(sshd: SshServer, build_user: str) -> SshTable:
     """The test sshd as a [hosts.X] table, logging in as the build user; keywords override its entries."""
 
     def table(**overrides: Any) -> dict[str, Any]:
@@ -151,3 +152,13 @@ def cgroups() -> Iterator[Any]:
     c = Cgroups(parent)
     yield c
     c.close()
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """How many messages and views the Slack emulator checked as Slack would, and what it refused."""
+    from slackemu.limits import TALLY
+
+    if TALLY["checked"]:
+        refused = {k: v for k, v in sorted(TALLY.items()) if k not in ("checked", "with blocks")}
+        terminalreporter.write_line(f"Slack emulator: {TALLY['checked']} messages and views checked "
+                                    f"({TALLY['with blocks']} with Block Kit), refused: {refused or 'none'}")

@@ -6,18 +6,14 @@ real fake build sampled on this machine: compilers holding known memory, their p
 
 from __future__ import annotations
 
-import os
-import pwd
 import sqlite3
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from bot.advisor import JobMemory, advise, advise_build, nvcc_threads, percentile, size_text
-from bot.config import parse
-from bot.hosts import Host, make_host
+from bot.hosts import Host
 from bot.hosts.models import Sample
 from bot.store import JOB_MEMORY_RUNS, Store
 from tests.fakes.tools import start_tool, stop
@@ -26,7 +22,6 @@ from tests.waiting import eventually
 
 MIB = 1 << 20
 GIB = 1 << 30
-ME = pwd.getpwuid(os.getuid()).pw_name
 
 
 def recorded(t: float, ended: list[tuple[int, str, float]]) -> Sample:
@@ -143,14 +138,7 @@ def test_job_memory_keeps_the_last_runs_per_build(tmp_path: Path, store: Store) 
 # A real run on this machine
 
 
-@pytest.fixture
-async def host() -> AsyncIterator[Host]:
-    h = make_host(parse({"hosts": {"here": {"address": "local", "user": ME}}}).hosts["here"])
-    yield h
-    await h.close()
-
-
-async def test_advice_from_a_sampled_fake_build(host: Host, fake_bin: Path, store: Store) -> None:
+async def test_advice_from_a_sampled_fake_build(local_host: Host, fake_bin: Path, store: Store) -> None:
     # ninja running four compilers that hold 12, 12, 16 and 40 MiB for 1.5 s each, then end.
     compilers = [("cc1plus", 12), ("nvcc", 12), ("cicc", 16), ("ptxas", 40)]
     argv = ["1"]
@@ -163,7 +151,7 @@ async def test_advice_from_a_sampled_fake_build(host: Host, fake_bin: Path, stor
         root = (build.pid, int(data[data.rfind(b")") + 2 :].split()[19]))
 
         async def ended() -> bool:  # sampled all along, until the build is gone
-            s = await host.sample(roots=[root])
+            s = await local_host.sample(roots=[root])
             job.add(s)
             return bool(s.stale_roots)
 
@@ -175,8 +163,8 @@ async def test_advice_from_a_sampled_fake_build(host: Host, fake_bin: Path, stor
     assert len(peaks) == 4
     for peak, (_, mb) in zip(peaks, sorted(compilers, key=lambda c: c[1]), strict=True):
         assert mb * MIB <= peak < (mb + 4) * MIB
-    store.record_job_memory(host.name, "fake", job.values)
-    advice = advise_build(store, host.name, "fake", mem_total=GIB, cores=64)
+    store.record_job_memory(local_host.name, "fake", job.values)
+    advice = advise_build(store, local_host.name, "fake", mem_total=GIB, cores=64)
     assert advice is not None and advice.runs == 1 and advice.per_job_bytes == peaks[-1]
     assert advice.jobs == int(GIB * 0.9) // peaks[-1] and 21 <= advice.jobs <= 23
     assert advice.reasoning.endswith(f"922 MiB usable → -j{advice.jobs}")

@@ -72,3 +72,42 @@ def test_console_refuses_bad_numbers_clearly(tmp_path: Path, open_tmp: Path, bui
     assert "-j0: jobs must be between 1 and 1024" in out.stdout
     assert "jobs must be between 1 and 1024" in out.stdout.split("-j0")[-1]
     assert "started" not in out.stdout
+
+
+def test_console_asks_which_host_and_a_typed_name_answers(tmp_path: Path, open_tmp: Path) -> None:
+    config = tmp_path / "rigops.toml"
+    config.write_text(f"""
+[hosts.alpha]
+address = "local"
+user = "lp"  # nobody's builds run as lp: no host has one, so rigops must ask
+[hosts.alpha.builds.app]
+workdir = "{open_tmp}"
+command = "true"
+
+[hosts.beta]
+address = "local"
+user = "lp"
+[hosts.beta.builds.app]
+workdir = "{open_tmp}"
+command = "true"
+""")
+    out = console([], "oom-ing pretty bad, try -j20\nbeta\nno\n", config=config, state=tmp_path / "state")
+    assert out.returncode == 0, out.stderr
+    assert "Which host is this about?" in out.stdout and "[alpha] [beta]" in out.stdout
+    assert "Which host: *beta*" in out.stdout and "*beta* · `app`" in out.stdout
+    assert "Cancelled by <@U0CONSOLE>" in out.stdout and "started" not in out.stdout
+
+
+def test_console_takes_options_after_the_subcommand_and_saves_attachments(tmp_path: Path, open_tmp: Path,
+                                                                           build_user: str) -> None:
+    config = write_config(tmp_path / "rigops.toml", user=build_user, workdir=open_tmp,
+                          command="yes 0123456789abcdef | head -n 2000")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SLACK_")}
+    out = subprocess.run([sys.executable, "-m", "bot", "console", "--yes", "--config", str(config), "--state-dir",
+                          str(tmp_path / "state")], input="rebuild -j1\nfree -h\n/rigops log 400\n",
+                         capture_output=True, text=True, timeout=120, env=env)
+    assert out.returncode == 0, out.stderr
+    saved = tmp_path / "state" / "files"
+    files = list(saved.glob("demo-run*.log"))
+    assert len(files) == 1 and f"saved to {files[0]}" in out.stdout, out.stdout
+    assert files[0].read_text().count("0123456789abcdef") == 400

@@ -17,7 +17,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from bot.digest import Digest, HostDigest, collect, fingerprint
+from bot.digest import Digest, HostDigest, OomKillSeen, collect, fingerprint
 from bot.gpu import parse_gpu_report
 from bot.hosts.models import GpuReport, Snapshot
 from bot.memory import Memory
@@ -27,9 +27,10 @@ from bot.slack.blocks import HEADER_TEXT, HOME_BLOCKS, MESSAGE_BLOCKS, SECTION_T
 from bot.slack.home import home_view
 from bot.slack.reply import MORE_SECTIONS
 from bot.store import BuildRun
-from bot.text.digest import digest_message as digest_text
 from bot.text.digest import memory_bar
+from bot.text.digest_layout import DigestPosts, digest_posts
 from slackemu import SlackEmulator
+from slackemu.limits import block_text, message_refusal, view_refusal
 from tests.fakes.cgroups import Cgroups, in_cgroup, vmstat_oom_kill
 from tests.fakes.nvidia_smi import DATA, install_nvidia_smi, path_with
 from tests.harness import OPS, make_config, record_run, running_bot
@@ -39,8 +40,8 @@ GIB = 1 << 30
 
 
 def digest_message(digest: Any, *, tz: Any, schedule: Schedule) -> tuple[str, list[dict[str, Any]]]:
-    """The digest as Slack gets it: the fallback text and the blocks."""
-    message = digest_text(digest, tz=tz, schedule=schedule)
+    """The digest's first post as Slack gets it: the fallback text and the blocks."""
+    message = digest_posts(digest, tz=tz, schedule=schedule).first
     return message.text, to_blocks(message, more=MORE_SECTIONS)
 
 
@@ -217,16 +218,89 @@ def test_the_digest_reads_like_a_status_report() -> None:
         HostDigest(host="a100", snapshot=snapshot("a100"), gpus=canned("a100-mig")),
         HostDigest(host="h100", problem="no answer within 10 s")))
     text, blocks = digest_message(digest, tz=ZoneInfo("Europe/Berlin"), schedule=SCHEDULE)
-    assert text == "rigops status: 3 hosts, 1 down, 0 builds running"
+    assert text == "rigops status: 3 hosts, 1 down, 0 builds running, needs attention: h100"
     assert blocks[0]["text"]["text"] == "Status · Mon 1 Jun 10:00 CEST"
-    b200 = blocks[1]["text"]["text"]
+    assert blocks[1]["text"]["text"] == ("*Needs attention: 1 of 3 hosts*\n"
+                                         ":red_circle: *h100* down: no answer within 10 s")
+    b200 = blocks[2]["text"]["text"]
     bar = "█" * 16 + "░" * 4
     assert b200.startswith(f"*b200* — `{bar}` 78% used · 100Gi available of 449Gi · swap 0B of 8.0Gi")
     assert "load 12.0 · 10.5 · 9.2 on 128 cores" in b200
-    a100 = blocks[2]["text"]["text"]
+    a100 = blocks[3]["text"]["text"]
     assert "`0` A100-SXM4-80GB · util n/a · 19.3/80.0 GiB · 36°C · /opt/conda/bin/python" in a100
-    assert blocks[3]["text"]["text"] == ":red_circle: *h100* — down: no answer within 10 s"
+    assert blocks[4]["text"]["text"] == ":red_circle: *h100* — down: no answer within 10 s"
     assert blocks[-1]["elements"][0]["text"] == "Schedule `7` · every 30m · times in Europe/Berlin"
+
+
+def fleet(count: int, *, taken_at: float = 1_780_300_800.0) -> Digest:
+    """``count`` hosts with 8 B200s each and a build running on each; a few of them need attention."""
+    def run(i: int, state: str) -> BuildRun:
+        return BuildRun(id=i, host=f"node{i:03d}", build="sgl-kernel", jobs=32, pid=1000 + i, start=1,
+                        supervisor_pid=None, log="/tmp/x.log", exit_file="/tmp/x.exit", boot_id=None,
+                        started_at=taken_at - 3600, started_by="U0HUMAN", channel=None, thread_ts=None, state=state,  # type: ignore[arg-type]
+                        exit_status=1 if state == "failed" else None,
+                        ended_at=None if state == "running" else taken_at - 60)
+
+    def host(i: int) -> HostDigest:
+        name = f"node{i:03d}"
+        if i == count - 3:
+            return HostDigest(host=name, problem="no answer within 10 s")
+        row = HostDigest(host=name, snapshot=snapshot(name, available_gib=20 if i == count - 2 else 300),
+                         gpus=canned("b200"), running=(run(i, "running"),))
+        if i == count - 1:
+            return dataclasses.replace(row, finished=(run(10_000 + i, "failed"),),
+                                       oom_kills=(OomKillSeen(at=taken_at - 30, whose="build", victim="cc1plus",
+                                                              build="sgl-kernel"),))
+        return row
+
+    return Digest(taken_at=taken_at, since=taken_at - 1800, hosts=tuple(host(i) for i in range(count)))
+
+
+def slack_sizes(posts: DigestPosts) -> list[tuple[int, int]]:
+    """(blocks, characters of block text) of each message the digest posts, as Slack gets them."""
+    sizes = []
+    for message in (posts.first, *posts.thread):
+        blocks = to_blocks(message, more=MORE_SECTIONS)
+        refused = message_refusal(message.text, blocks)
+        assert refused is None, (refused, len(blocks), block_text(blocks))
+        sizes.append((len(blocks), block_text(blocks)))
+    return sizes
+
+
+def test_a_digest_of_200_hosts_with_8_gpus_fits_and_names_the_hosts_needing_attention_first() -> None:
+    posts = digest_posts(fleet(200), tz=UTC, schedule=SCHEDULE)
+    sizes = slack_sizes(posts)  # every message within Slack's limits (the emulator's own check)
+    first = posts.first
+    attention = first.sections[0]
+    assert attention.splitlines() == [
+        "*Needs attention: 3 of 200 hosts*",
+        ":red_circle: *node197* down: no answer within 10 s",
+        ":warning: *node198* — memory low: 20Gi available of 449Gi",
+        ":boom: *node199* — 1 OOM kill since the last post · `sgl-kernel` failed at 07:59 (run 10199)"]
+    assert first.text.endswith("needs attention: node197, node198, node199")
+    rows = "\n".join(first.sections[1:])
+    assert "*node000* · mem 33% used, 300Gi free · GPUs 2/8 busy · load 12/128 · 1 running" in rows
+    assert "… and " in rows and "more hosts: in the thread" in rows
+    assert "every host in detail in the thread" in (first.footnote or "")
+    shown = sum(1 for ln in rows.splitlines() if ln.startswith("*node"))
+    continued = "\n".join(s for m in posts.thread for s in m.sections)
+    assert shown + sum(1 for ln in continued.splitlines() if ln.startswith(("*node", ":"))) == 200
+    assert posts.attachment is not None  # 200 hosts in detail: one file, not a dozen messages
+    assert posts.attachment.content.count("B200") == 199 * 8 and "node197 — down: no answer" in posts.attachment.content
+    assert sizes[0][1] <= 11_000 and len(posts.thread) == 1
+
+
+@pytest.mark.parametrize(("hosts", "posts_in_thread", "file"), [(3, 0, False), (20, 2, False), (48, 0, True),
+                                                                   (200, 1, True)])
+def test_every_fleet_size_fits_slack(hosts: int, posts_in_thread: int, file: bool) -> None:
+    posts = digest_posts(fleet(hosts), tz=UTC, schedule=SCHEDULE)
+    sizes = slack_sizes(posts)
+    assert (len(posts.thread), posts.attachment is not None) == (posts_in_thread, file), sizes
+    view = home_view(fleet(hosts), tz=UTC, schedules=[SCHEDULE] * 80)
+    assert view_refusal(view) is None, (len(view["blocks"]), [len(b.get("text", {}).get("text", ""))
+                                                             for b in view["blocks"]])
+    text = "\n".join(b["text"]["text"] for b in view["blocks"] if b["type"] == "section")
+    assert "*Needs attention: 3 of" in text and "*node000*" in text
 
 
 def test_many_hosts_stay_within_slacks_limits() -> None:
@@ -236,10 +310,9 @@ def test_many_hosts_stay_within_slacks_limits() -> None:
     blocks = digest_message(digest, tz=UTC, schedule=SCHEDULE)[1]
     view = home_view(digest, tz=UTC, schedules=[SCHEDULE] * 80)
     assert len(blocks) <= MESSAGE_BLOCKS and len(view["blocks"]) <= HOME_BLOCKS
-    assert "and 73 more hosts" in blocks[-2]["elements"][0]["text"]
     for block in [*blocks, *view["blocks"]]:
         if block["type"] == "section":
-            assert len(block["text"]["text"]) <= SECTION_TEXT + 20
+            assert len(block["text"]["text"]) <= SECTION_TEXT
         if block["type"] == "header":
             assert len(block["text"]["text"]) <= HEADER_TEXT
 
@@ -303,7 +376,7 @@ async def test_oom_kills_since_the_last_post_are_in_the_digest(state_dir: Path, 
     text, blocks = digest_message(digest, tz=UTC, schedule=SCHEDULE)
     body = "\n".join(b["text"]["text"] for b in blocks if b["type"] == "section")
     assert ":boom: 4 OOM kills since the last post: `cc1plus` ×2 in `flash-attn`, 2 elsewhere (`python3`)" in body
-    assert text.endswith("4 OOM kills")
+    assert text.endswith("4 OOM kills, needs attention: rig")
     assert quiet.hosts[0].oom_kills == () and "OOM" not in digest_message(quiet, tz=UTC, schedule=SCHEDULE)[0]
     assert fingerprint(digest) != fingerprint(dataclasses.replace(digest, hosts=(
         dataclasses.replace(rig, oom_kills=rig.oom_kills[:1]),)))

@@ -12,14 +12,12 @@ import dataclasses
 import os
 import pwd
 import signal
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from bot.config import parse
-from bot.hosts import Host, make_host
+from bot.hosts import Host
 from bot.hosts.agent import KernelLog
 from bot.hosts.models import CgroupMemory, ClassUsage, OomEvent, Pressure, Proc, Sample
 from bot.oom import Findings, OomKill, OomWatch, Thresholds
@@ -218,13 +216,6 @@ def test_a_limited_cgroup_is_the_memory_that_counts() -> None:
 # A real OOM kill in a memory cgroup
 
 
-@pytest.fixture
-async def host() -> AsyncIterator[Host]:
-    h = make_host(parse({"hosts": {"here": {"address": "local", "user": ME}}}).hosts["here"])
-    yield h
-    await h.close()
-
-
 def start_of(pid: int) -> int:
     data = Path(f"/proc/{pid}/stat").read_bytes()
     return int(data[data.rfind(b")") + 2 :].split()[19])
@@ -262,7 +253,7 @@ def strip(samples: list[Sample], **changes: Any) -> list[Findings]:
 
 
 async def test_real_oom_kill_in_the_build_cgroup_after_a_pressure_alert(
-        host: Host, cgroups: Cgroups, fake_bin: Path, public_tmp: Path) -> None:
+        local_host: Host, cgroups: Cgroups, fake_bin: Path, public_tmp: Path) -> None:
     build_cg = cgroups.make("build", 96 * MIB)
     fifo = public_tmp / "go"
     os.mkfifo(fifo, 0o666)
@@ -273,7 +264,7 @@ async def test_real_oom_kill_in_the_build_cgroup_after_a_pressure_alert(
                       user=fake_user())
     try:
         root = (build.pid, start_of(build.pid))
-        probe = Recorder(host, root, OomWatch(roots=[root]))
+        probe = Recorder(local_host, root, OomWatch(roots=[root]))
         ready = await probe.until("three compilers holding 80 MiB",
                                   lambda s, f: s.compilers.count == 3 and s.compilers.rss >= 80 * MIB)
         cg = ready.cgroup
@@ -283,7 +274,7 @@ async def test_real_oom_kill_in_the_build_cgroup_after_a_pressure_alert(
         assert sorted(compilers.values()) == ["cc1plus", "cicc", "nvcc"]
 
         # 1. Pressure: the cgroup is ~87% full; an alert on the first sample, then no more.
-        rec = Recorder(host, root, OomWatch(roots=[root], thresholds=Thresholds(
+        rec = Recorder(local_host, root, OomWatch(roots=[root], thresholds=Thresholds(
             available_pct=20, leave_available_pct=40, reserve=0.25)))
         _, found = await rec.step()
         alert = found.alert

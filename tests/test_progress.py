@@ -18,6 +18,7 @@ import random
 import re
 import shutil
 import subprocess
+import tempfile
 import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -772,3 +773,40 @@ def test_any_text_chunking_is_invisible_and_values_are_sane(pieces: list[str], c
         assert len(p.last_line) <= 200 and p.last_line == p.last_line.strip() and "\x1b" not in p.last_line
     eta = chunked.eta(1000.0)
     assert eta is None or eta >= 0.0
+
+
+@pytest.mark.parametrize(("line", "source"), [
+    ("[12/193] Building CXX object vendor/llama.cpp/ggml/src/CMakeFiles/ggml-cpu.dir/ggml-cpu/ggml-cpu.cpp.o",
+     "ggml-cpu/ggml-cpu.cpp"),
+    ("[ 45%] Building CUDA object csrc/CMakeFiles/common_ops.dir/kernels/moe/align.cu.o", "kernels/moe/align.cu"),
+    ("Building C object CMakeFiles/hello.dir/main.c.o", "main.c"),
+    ("/usr/bin/c++ -DGGML_BUILD -I/tmp/x/include -O3 -fPIC -c /tmp/pip-install-1/llama/vendor/llama.cpp/src/llama.cpp "
+     "-o CMakeFiles/llama.dir/llama.cpp.o", "llama.cpp/src/llama.cpp"),
+    ("/usr/local/cuda/bin/nvcc -forward-unknown-to-host-compiler -DX -O3 -x cu -c "
+     "/root/sglang/sgl-kernel/csrc/gemm/fp8_gemm_kernel.cu -o x.o", "csrc/gemm/fp8_gemm_kernel.cu"),
+    ("gcc -pthread -B /opt/conda/compiler_compat -fPIC -I/x -c csrc/foo.cpp -o build/temp/foo.o", "csrc/foo.cpp"),
+    ("ninja: build stopped: subcommand failed.", None),
+    ("cc1plus: warning: command-line option '-c' is ignored", None),
+    ("-- Found CUDA: /usr/local/cuda (found version 12.4)", None),
+    ("tar -c -f out.tar dir", None),
+])
+def test_the_source_being_compiled_is_read_from_the_line(line: str, source: str | None) -> None:
+    from bot.progress import source_of
+
+    assert source_of(line) == source
+
+
+def test_the_card_says_what_is_compiling_not_the_whole_command_line() -> None:
+    from bot.store import Store
+    from bot.text.render import build_card
+    from tests.harness import record_run
+
+    tracker = ProgressTracker()
+    tracker.feed("[3/10] /usr/bin/c++ -DX -I/very/long/include/path -O3 -c /src/proj/kernels/a.cpp -o a.o\n", now=1.0)
+    progress = tracker.progress()
+    assert progress.compiling == "proj/kernels/a.cpp"
+    store = Store.open(Path(tempfile.mkdtemp()))
+    run = record_run(store, "b200", "app", jobs=4)
+    card = build_card(run, progress, eta=None, peak_used=0, peak_tools=0, total_memory=0, final=None)
+    assert "compiling `proj/kernels/a.cpp`" in card and "-DX" not in card
+    store.close()

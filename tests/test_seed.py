@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from slackemu import SlackEmulator
-from tests.fakes.sshd import SshServer
+from tests.fakes.hosts import SshTable
 from tests.fakes.tools import kill_session, read_stat_fields, session_members, start_decoy, start_fake_build, stop
 from tests.harness import OPS, make_config, running_bot
 from tests.scenario import alive, run_confirmed, thread_text
@@ -26,9 +26,9 @@ def fake_build_command(fake_bin: Path) -> str:
 
 
 async def test_oom_try_j20_stops_the_build_shows_memory_and_restarts(
-        emulator: SlackEmulator, sshd: SshServer, build_user: str, fake_bin: Path, open_tmp: Path,
+        emulator: SlackEmulator, ssh_table: SshTable, build_user: str, fake_bin: Path, open_tmp: Path,
         state_dir: Path) -> None:
-    config = make_config({"b200": sshd.host_table(user=build_user, builds={"sgl-kernel": {
+    config = make_config({"b200": ssh_table(builds={"sgl-kernel": {
         "workdir": str(open_tmp), "command": fake_build_command(fake_bin), "jobs": 64,
         "log_dir": str(open_tmp / "logs"), "env": {"CMAKE_POLICY_VERSION_MINIMUM": "3.5"}}})})
     build = start_fake_build(fake_bin, compilers=6, mb=48, user=build_user)

@@ -1,24 +1,76 @@
-"""Stop a build: the process trees of runs rigops started, plus build tools of the build user."""
+"""Stop a build, and only that build.
+
+A build rigops started is stopped by its own process trees (and the memory cgroups they moved into). The
+build user's compilers are stopped by name only for a build rigops did not start (the seed's build started by
+hand) or whose tree is gone; even then, never a process in the tree of another build rigops knows is running
+on that host: the agent is given those builds' roots to spare.
+"""
 
 from __future__ import annotations
 
+from collections import defaultdict
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Literal
+
 from bot.actions import ActionContext
-from bot.hosts.models import KillResult, ProcId
+from bot.hosts.agent import BUILD_TOOL_NAMES
+from bot.hosts.models import KillResult, Proc, ProcId
+from bot.store import BuildRun
+
+# "tree": the build's own process trees; "names": the build user's build tools by name, rigops having started
+# no run of the build; "tree_gone": by name too, the tree of the run rigops started being gone
+StopKind = Literal["tree", "names", "tree_gone"]
 
 
-async def kill_build(ctx: ActionContext) -> KillResult:
-    """Stop the build on the target host and wait until memory is back. Raises HostError."""
+@dataclass(frozen=True)
+class Stopped:
+    """What stopping a build (every build on the host, when the request named none) did."""
+
+    build: str | None
+    kind: StopKind
+    result: KillResult
+    others: Mapping[ProcId, str]  # the other builds rigops knows run there, by the root of their tree
+
+    @property
+    def spared(self) -> dict[str, tuple[Proc, ...]]:
+        """The processes of other builds that the stop left alone although they matched, by build."""
+        out: dict[str, list[Proc]] = defaultdict(list)
+        for proc in self.result.spared:
+            out[self.others.get(proc.root, "another build") if proc.root else "another build"].append(proc)
+        return {build: tuple(procs) for build, procs in out.items()}
+
+    @property
+    def still_running(self) -> tuple[str, ...]:
+        """The other builds whose trees were still alive once the stop was over."""
+        return tuple(sorted({self.others[r] for r in self.result.spare_alive if r in self.others}))
+
+
+def live_runs(ctx: ActionContext) -> tuple[list[BuildRun], list[BuildRun]]:
+    """(the target build's live runs, the live runs of every other build on the host); without a build, every
+    live run on the host is the target's."""
     target = ctx.target
     build = target.build.name if target.build else None
-    live = ctx.store.runs(host=target.config.name, build=build, live=True)
+    live = ctx.store.runs(host=target.config.name, live=True)
+    return [r for r in live if build is None or r.build == build], [r for r in live if build and r.build != build]
+
+
+async def kill_build(ctx: ActionContext) -> Stopped:
+    """Stop the target build on its host and wait until memory is back. Raises HostError."""
+    target = ctx.target
+    mine, others = live_runs(ctx)
+    roots = [r.proc_id for r in mine if r.pid > 0]
+    spare = {r.proc_id: r.build for r in others if r.pid > 0}
     # Recorded as stopped before the signals: a follower that sees the build end mid-kill must not take it
     # for a failure of its own.
-    for run in live:
-        ctx.store.finish_run(run.id, state="stopped", exit_status=None)
+    for run in mine:
+        ctx.store.finish_run(run.id, state="stopped", exit_status=None, stopped_by=ctx.requester.user)
     try:
-        return await target.host.kill(roots=[ProcId(r.pid, r.start) for r in live if r.pid > 0],
-                                      user=target.build_user)
+        result = await target.host.kill(roots=roots, user=target.build_user, fallback_names=BUILD_TOOL_NAMES,
+                                        spare=list(spare))
     except BaseException:
-        for run in live:
+        for run in mine:
             ctx.store.reopen_run(run.id, state=run.state)
         raise
+    kind: StopKind = "tree" if result.tree else "tree_gone" if roots else "names"
+    return Stopped(build=target.build.name if target.build else None, kind=kind, result=result, others=spare)

@@ -6,11 +6,11 @@ import time
 from dataclasses import dataclass
 
 from bot.actions import ActionContext
-from bot.actions.kill import kill_build
-from bot.advisor import Advice, advise_build, nvcc_threads
+from bot.actions.kill import Stopped, kill_build, live_runs
+from bot.advisor import Advice, advise_build, nvcc_threads, shares_of
 from bot.config import BuildConfig
 from bot.errors import ActionFailed, HostError, HostKeyError, HostUnreachable, PlanError
-from bot.hosts.models import KillResult, Snapshot, Spawned
+from bot.hosts.models import Snapshot, Spawned
 from bot.store import BuildRun
 
 DEFAULT_LOG_DIR = "~/.local/state/rigops/logs"
@@ -21,7 +21,7 @@ class RebuildResult:
     run: BuildRun
     command: str
     jobs: int
-    stopped_first: KillResult | None
+    stopped_first: Stopped | None
     warnings: tuple[str, ...] = ()
     advice: Advice | None = None  # the advisor's -j, when the request named none and it had data
 
@@ -52,17 +52,20 @@ async def rebuild(ctx: ActionContext, *, jobs: int | None) -> RebuildResult:
     if build is None:
         raise PlanError(f"no build to start on {target.config.name}: name one from the config")
     info = await target.host.info()
-    snap = await target.host.snapshot(user=target.build_user, top=0)
+    mine, others = live_runs(ctx)
+    snap = await target.host.snapshot(user=target.build_user, top=0,
+                                      roots=[r.proc_id for r in (*mine, *others) if r.pid > 0])
     advice = None
     if jobs is None:
         advice = advise_build(ctx.store, target.config.name, build.name, mem_total=snap.memory.total,
                               cores=info.cores, reserve=target.config.memory_reserve,
-                              nvcc_threads=nvcc_threads(build.command, build.env, cores=info.cores))
+                              nvcc_threads=nvcc_threads(build.command, build.env, cores=info.cores),
+                              others=shares_of(ctx.store, target.config.name, others, snap.tools))
     jobs = jobs or (advice.jobs if advice else None) or build.jobs or info.cores
     warnings = []
     if jobs > info.cores:
         warnings.append(f"-j{jobs} is more than the {info.cores} cores of {target.config.name}")
-    stopped = await _stop_if_running(ctx, snap)
+    stopped = await _stop_if_running(ctx, mine, snap)
     now = time.time()
     log = log_path(build, now=now)
     command = build_command(build, jobs)
@@ -114,10 +117,10 @@ async def _started_anyway(ctx: ActionContext, run: BuildRun) -> Spawned | None:
     return found
 
 
-async def _stop_if_running(ctx: ActionContext, snap: Snapshot) -> KillResult | None:
-    """Two builds in one tree fight over it: stop what is still running there first."""
-    target = ctx.target
-    live = ctx.store.runs(host=target.config.name, build=target.build.name if target.build else None, live=True)
-    if not live and not snap.tools:
+async def _stop_if_running(ctx: ActionContext, mine: list[BuildRun], snap: Snapshot) -> Stopped | None:
+    """Two builds in one tree fight over it: stop what still runs there first — the build's own runs, or
+    build tools of the build user that belong to no build rigops knows (a build started by hand). Other
+    builds' tools are theirs: they never make this build stop anything."""
+    if not mine and all(p.root is not None for p in snap.tools):
         return None
     return await kill_build(ctx)

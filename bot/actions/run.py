@@ -5,15 +5,15 @@ from __future__ import annotations
 from bot.actions import ActionContext
 from bot.actions.chart import MemoryChart, memory_chart
 from bot.actions.gpu import gpus
-from bot.actions.kill import kill_build
+from bot.actions.kill import Stopped, kill_build
 from bot.actions.log import LogTail, tail_log
 from bot.actions.mem import memory
 from bot.actions.rebuild import RebuildResult, rebuild
 from bot.actions.status import StatusReport, status
-from bot.hosts.models import GpuReport, KillResult, Snapshot
+from bot.hosts.models import GpuReport, Snapshot
 from bot.plan import Step
 
-StepResult = KillResult | Snapshot | RebuildResult | StatusReport | LogTail | GpuReport | MemoryChart
+StepResult = Stopped | Snapshot | RebuildResult | StatusReport | LogTail | GpuReport | MemoryChart
 
 
 async def run_step(ctx: ActionContext, step: Step) -> StepResult:

@@ -5,7 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from bot.actions import ActionContext
+from bot.actions.kill import live_runs
 from bot.hosts.models import RunRef, RunStatus, Snapshot
+from bot.stops import interruption
 from bot.store import BuildRun, RunState
 
 RECENT_RUNS = 5
@@ -19,13 +21,21 @@ class RunView:
 
 @dataclass(frozen=True)
 class StatusReport:
+    """The target's recent runs, the live runs of other builds on the host (a status about one build), and the
+    build user's tools, each tagged with the run whose tree holds it (``Proc.root``)."""
+
     host: str
     runs: tuple[RunView, ...]
     snapshot: Snapshot
+    others: tuple[BuildRun, ...] = ()
 
 
 def finished_state(status: RunStatus) -> RunState:
-    return "succeeded" if status.exit_status == 0 else "failed"
+    """How a run the host says has ended is recorded: a signal that stops builds means it was stopped."""
+    if status.exit_status == 0:
+        return "succeeded"
+    stopped = interruption(exit_status=status.exit_status, signal_number=status.signal)
+    return "stopped" if stopped else "failed"
 
 
 async def reconcile(ctx: ActionContext, runs: list[BuildRun]) -> dict[int, RunStatus]:
@@ -53,6 +63,8 @@ async def status(ctx: ActionContext) -> StatusReport:
     runs = ctx.store.runs(host=target.config.name, build=build, limit=RECENT_RUNS)
     statuses = await reconcile(ctx, runs)
     fresh = [ctx.store.run(r.id) or r for r in runs]
-    snap = await target.host.snapshot(user=target.build_user, top=0)
+    mine, others = live_runs(ctx)
+    snap = await target.host.snapshot(user=target.build_user, top=0,
+                                      roots=[r.proc_id for r in (*mine, *others) if r.pid > 0])
     return StatusReport(host=target.config.name, runs=tuple(RunView(r, statuses.get(r.id)) for r in fresh),
-                        snapshot=snap)
+                        snapshot=snap, others=tuple(others))

@@ -11,6 +11,7 @@ from dataclasses import replace
 
 from bot.actions import Requester
 from bot.actions.chart import MemoryChart
+from bot.actions.kill import Stopped
 from bot.actions.log import LogTail
 from bot.actions.rebuild import RebuildResult
 from bot.actions.run import StepResult, run_step
@@ -20,7 +21,7 @@ from bot.core import audit
 from bot.core.talk import Conversation
 from bot.errors import RigopsError
 from bot.fleet import fan_out
-from bot.hosts.models import GpuReport, KillResult, Snapshot
+from bot.hosts.models import GpuReport, Snapshot
 from bot.memory import human
 from bot.plan import Plan
 from bot.services import Services
@@ -126,7 +127,7 @@ class Executor:
 async def _show_result(conv: Conversation, result: StepResult) -> str:
     """Post what deserves its own message; return the one-line summary for the status message."""
     match result:
-        case KillResult():
+        case Stopped():
             return render.kill_summary(result)
         case Snapshot():
             await conv.post(render.snapshot_text(result))

@@ -20,6 +20,7 @@ from bot.diagnose import Diagnosis, diagnose
 from bot.errors import HostError
 from bot.progress import Progress, ProgressTracker
 from bot.services import Services
+from bot.stops import interruption
 from bot.store import BuildRun, RunState
 from bot.text import messages, render
 
@@ -59,6 +60,17 @@ class LogKeeper:
 
     def text(self) -> str:
         return "".join(self.head) + "".join(self.tail)
+
+    def end(self, size: int = 8192) -> str:
+        """The last ``size`` characters read (where a stopped build's tools say so)."""
+        parts: list[str] = []
+        have = 0
+        for chunk in reversed([*self.head, *self.tail]):
+            parts.append(chunk)
+            have += len(chunk)
+            if have >= size:
+                break
+        return "".join(reversed(parts))[-size:]
 
 
 @dataclass
@@ -151,7 +163,10 @@ class Follower:
         if status.finished:
             await self._read_log(state)
             code = status.exit_status if status.exit_status is not None else 128 + (status.signal or 0)
-            await self._finish(state, "succeeded" if code == 0 else "failed", code, ended=status.ended)
+            interrupted = None if code == 0 else interruption(
+                exit_status=status.exit_status, signal_number=status.signal, log_tail=state.keeper.end())
+            result: RunState = "succeeded" if code == 0 else "stopped" if interrupted else "failed"
+            await self._finish(state, result, code, ended=status.ended, interrupted=interrupted)
             return True
         if not status.alive:
             # the supervisor writes the exit status just after the build ends: give it a moment
@@ -210,10 +225,11 @@ class Follower:
         if final is None and now < state.card_due:
             return
         guard = self.guards.get(state.run.id)  # its samples hold the memory the card shows
-        text = render.build_card(state.run, progress, eta=eta, peak_used=guard.peak_used if guard else 0,
+        run = self.services.store.run(state.run.id) if final else state.run  # a stop says who asked for it
+        text = render.build_card(run or state.run, progress, eta=eta, peak_used=guard.peak_used if guard else 0,
                                  peak_tools=guard.peak_tools if guard else 0,
                                  total_memory=guard.last.mem_total if guard and guard.last else 0, final=final,
-                                 memory_note=self.guards.note(state.run.id))
+                                 memory_note=self.guards.note(state.run.id), others=self.guards.others(state.run.id))
         ok = True
         if state.card_ts is None:
             state.card_ts = await state.thread.post(text)
@@ -225,19 +241,23 @@ class Follower:
         state.card_due = now + state.card_interval
 
     async def _finish(self, state: Following, result: RunState, code: int | None, *,
-                      ended: float | None = None) -> None:
+                      ended: float | None = None, interrupted: str | None = None) -> None:
+        """Record and tell how the run ended. A run someone asked rigops to stop is already recorded as
+        stopped, by whom; one stopped from outside rigops (a signal) is told as stopped, never diagnosed."""
         run = state.run
-        current = self.services.store.run(run.id)
-        stopped_by_us = current is not None and current.state == "stopped"
-        if not stopped_by_us:
-            self.services.store.finish_run(run.id, state=result, exit_status=code, ended_at=ended)
-        final = self.services.store.run(run.id) or run
+        store = self.services.store
+        current = store.run(run.id)
+        if current is None or current.state in ("starting", "running"):
+            store.finish_run(run.id, state=result, exit_status=code, ended_at=ended)
+        elif current.state == "failed" and result == "stopped":  # a status that saw it end first had no log
+            store.restate_run(run.id, state="stopped")
+        final = store.run(run.id) or run
         await self._card(state, final=final.state)
-        if state.thread is None or stopped_by_us:
+        if state.thread is None:
             await self.guards.finish(final, post_chart=False)
             return
         diagnosis: Diagnosis | None = None
         if final.state == "failed":
             diagnosis = await asyncio.to_thread(diagnose, state.keeper.text())
-        await state.thread.post(render.build_result(final, diagnosis))
-        await self.guards.finish(final, post_chart=True)
+        await state.thread.post(render.build_result(final, diagnosis, interrupted=interrupted))
+        await self.guards.finish(final, post_chart=final.state != "stopped")

@@ -23,7 +23,7 @@ from bot.chart import MemorySeries, render_memory_chart
 from bot.core.talk import Conversation
 from bot.errors import HostError, RigopsError
 from bot.hosts.models import ProcId, Sample
-from bot.oom import Alert, OomKill, OomWatch, Thresholds, headroom
+from bot.oom import Alert, BuildUsage, OomKill, OomWatch, Thresholds, headroom
 from bot.plan import Plan, Step
 from bot.services import Services
 from bot.store import BuildRun
@@ -152,7 +152,8 @@ class Guards:
                 if guard.inherited:
                     await self._resume(guard, why=guard_text.INHERITED_PAUSE)
                     guard.inherited = bool(guard.paused)
-                sample = await host.sample(roots=[run.proc_id], user=user, top=TOP_COMPILERS)
+                sample = await host.sample(roots=[run.proc_id], user=user, spare=self._spare(guard),
+                                           top=TOP_COMPILERS)
                 await self._feed(guard, sample)
             except HostError as exc:  # the follower says when a host stays away; sampling just waits
                 log.debug("sampling run %d on %s: %s", run.id, run.host, exc)
@@ -163,6 +164,22 @@ class Guards:
                 log.exception("the OOM guard of run %d failed", run.id)
                 return
             await asyncio.sleep(max(0.0, self.interval - (time.monotonic() - began)))
+
+    def _spare(self, guard: Guard) -> list[ProcId]:
+        """The roots of the other builds guarded on the same host: their tools are theirs, never this build's
+        (its samples, pauses and OOM kills leave them out); the watch learns their names."""
+        others = {g.run.proc_id: g.run.build for g in self._guards.values()
+                  if g.run.host == guard.run.host and g.run.id != guard.run.id and g.run.pid > 0}
+        guard.watch.know(others)
+        return list(others)
+
+    def others(self, run_id: int) -> tuple[BuildUsage, ...]:
+        """The other builds on the host of a guarded run, as its last sample saw their tools (the card shows
+        them)."""
+        guard = self._guards.get(run_id)
+        if guard is None or guard.last is None:
+            return ()
+        return guard.watch.usage_of_others(guard.last)
 
     async def _feed(self, guard: Guard, sample: Sample) -> None:
         found = guard.watch.feed(sample)
@@ -189,7 +206,7 @@ class Guards:
         run = guard.run
         try:
             sample = await self.services.hosts[run.host].sample(
-                roots=[run.proc_id], user=self.services.config.hosts[run.host].user, top=0)
+                roots=[run.proc_id], user=self.services.config.hosts[run.host].user, spare=self._spare(guard), top=0)
         except HostError:
             return
         guard.peaks.add(sample)

@@ -20,6 +20,7 @@ from bot.actions import Requester
 from bot.core import audit
 from bot.core.execute import Executor
 from bot.core.guard import Guards
+from bot.core.questions import Questions
 from bot.core.schedules import Schedules
 from bot.core.talk import Conversation, Pressed, Reply
 from bot.errors import StateError
@@ -96,6 +97,7 @@ class Requests:
         self.guards = guards
         self.schedules = schedules
         self._answering = asyncio.Semaphore(ANSWERS_AT_ONCE)
+        self.questions = Questions(services, reply, carry_on=self.handle)
 
     # -- what people do -----------------------------------------------------------------------------------
     async def said(self, said: Said) -> None:
@@ -138,7 +140,11 @@ class Requests:
         return None
 
     async def handle(self, conv: Conversation, plan: Plan, *, user: str, request_ts: str | None) -> None:
-        """A parsed request: refuse it, ask for a Run, or run it — after the policy said yes."""
+        """A parsed request: ask which host or build, refuse it, ask for a Run, or run it — after the policy said
+        yes."""
+        if plan.question is not None:
+            await self.questions.ask(conv, plan, user=user, request_ts=request_ts)
+            return
         decision = await self.admit(conv, plan, user=user)
         if decision is None:
             return
@@ -168,22 +174,27 @@ class Requests:
             if said.delivery and not self.services.store.first_delivery(said.delivery):
                 return  # a second delivery of the same message runs nothing twice
             assert conv.thread is not None
-            context = self.services.store.thread_context(conv.channel, conv.thread)
-            plan = intents.parse(said.text, config=self.services.config, context=context, addressed=said.addressed)
+            store, config = self.services.store, self.services.config
+            open_question = store.open_question(conv.channel, conv.thread) if said.thread_ts else None
+            if open_question is not None and await self.questions.answer(open_question, said.text, user=said.user):
+                return
+            context = store.thread_context(conv.channel, conv.thread)
+            plan = intents.parse(said.text, config=config, context=context, addressed=said.addressed,
+                                 channel=said.channel)
             if not plan.steps and not plan.error:
                 if said.addressed:
                     await conv.post(messages.NOT_UNDERSTOOD)
                 return
             if await self._over_limit(said.user, conv):
                 return
-            await self.handle(conv, plan, user=said.user, request_ts=said.ts)
+            await self.handle(conv, await self.questions.complete(plan), user=said.user, request_ts=said.ts)
 
     async def _command(self, cmd: SlashCommand, conv: Conversation) -> None:
         word, _, rest = cmd.text.strip().partition(" ")
         if await self._over_limit(cmd.user, conv):
             return
-        plan = None if word.lower() in ("audit", "schedule", "schedules") else \
-            intents.parse_command(cmd.text, config=self.services.config)
+        plan = None if word.lower() in ("audit", "schedule", "schedules") else await self.questions.complete(
+            intents.parse_command(cmd.text, config=self.services.config, channel=cmd.channel))
         where = await self._answer_where(cmd, conv, thread_needed=plan is not None and plan.destructive)
         if where is None:
             return
@@ -246,6 +257,9 @@ class Requests:
                 await self._run(press)
             case "cancel":
                 await self._cancel(press)
+            case "pick":
+                if not await self.questions.pick(press):
+                    await self._stale(press, self._plan_id(press))
             case "retry" | "retry_half":
                 await self._retry(press)
             case "show_log":
@@ -305,7 +319,9 @@ class Requests:
     async def _stale(self, press: Pressed, plan_id: int) -> None:
         known = self.services.store.plan(plan_id)
         text = messages.ALREADY_HANDLED.format(state=known.state) if known else messages.UNKNOWN_PLAN
-        await Conversation(self.reply, press.place.channel, press.message).post(text)
+        # in the thread the button is in: the message pressed is usually a reply, and Slack threads only under
+        # top-level messages; a message without a thread (press.place.thread None) is one, and starts it
+        await Conversation(self.reply, press.place.channel, press.place.thread or press.message).post(text)
 
     def _pressed_run(self, press: Pressed) -> BuildRun | None:
         """The run a button under a build's result or alert is about (None when the state forgot it)."""
@@ -365,3 +381,4 @@ class Requests:
         else:
             guard.ignored_by = user
             await self.guards.settle_alert(guard, guard_text.chose_ignore(user))
+

@@ -21,12 +21,13 @@ from bot.scheduler import Posted, Schedule, ScheduleRunner
 from bot.services import Services
 from bot.text import messages
 from bot.text import schedules as text
-from bot.text.digest import digest_message
+from bot.text.digest_layout import DigestPosts, digest_posts
 
 log = logging.getLogger(__name__)
 HOME_LOOKBACK = 24 * 3600  # the Home tab lists builds finished in the last day
 QUOTES = str.maketrans({"“": '"', "”": '"', "„": '"', "‘": "'", "’": "'"})  # Slack clients type curly quotes
-CHANNEL_RE = re.compile(r"^<#([CG][A-Z0-9]+)(?:\|[^>]*)?>$")
+CHANNEL_RE = re.compile(r"^<#([CG][A-Z0-9]+)(?:\|[^>]*)?>$")  # as Slack escapes it: <#C1|ops>, <#C1|>, <#C1>
+CHANNEL_NAME_RE = re.compile(r"^#([a-z0-9][a-z0-9._-]{0,79})$")  # as typed, when Slack does not escape it
 UNQUOTED_RE = re.compile(r"^(every\s+\d+\s*[a-z]+|hourly|@[a-z]+|(?:daily|weekdays)\s+at\s+\d{1,2}:\d{2})(?=\s|$)",
                          re.IGNORECASE)
 ONLY_CHANGES = frozenset({"only-changes", "only_changes", "changes-only", "--only-changes", "on-change"})
@@ -35,27 +36,31 @@ ONLY_CHANGES = frozenset({"only-changes", "only_changes", "changes-only", "--onl
 class AddRequest:
     when: str
     hosts: tuple[str, ...] | None  # None: all hosts, including ones added to the config later
-    channel: str
+    channel: str | None  # the channel's id; None when it was named as plain text (``channel_name``)
     timezone: str
     only_changes: bool
+    channel_name: str | None = None  # a #name to look up among the channels rigops can see
 
 
 def parse_add(args: str, *, config: Config, channel: str) -> AddRequest:
     """``"<cron>" [hosts|all] [#channel] [tz=Area/City] [only-changes]``. Raises PlanError."""
     text, rest = _split_when(args.translate(QUOTES).strip())
     hosts: tuple[str, ...] | None = None
-    target, timezone, only_changes = channel, DEFAULT_TIMEZONE, False
+    target: str | None = channel
+    name: str | None = None
+    timezone, only_changes = DEFAULT_TIMEZONE, False
     for token in rest.split():
         low = token.lower()
         if (found := _channel(token, config)) is not None:
-            target = found
+            target, name = found
         elif low.startswith(("tz=", "timezone=")):
             timezone = token.partition("=")[2]
         elif low in ONLY_CHANGES:
             only_changes = True
         elif low != "all":
             hosts = (*(hosts or ()), *_hosts(token, config))
-    return AddRequest(when=text, hosts=hosts, channel=target, timezone=timezone, only_changes=only_changes)
+    return AddRequest(when=text, hosts=hosts, channel=target, timezone=timezone, only_changes=only_changes,
+                      channel_name=name)
 
 
 def _split_when(text: str) -> tuple[str, str]:
@@ -72,14 +77,18 @@ def _split_when(text: str) -> tuple[str, str]:
                     'e.g. `/rigops schedule add "0 9 * * 1-5" all`, or say every 30m, hourly, daily at 09:00')
 
 
-def _channel(token: str, config: Config) -> str | None:
+def _channel(token: str, config: Config) -> tuple[str | None, str | None] | None:
+    """A channel in either form Slack sends: (its id, None) from ``<#C1|ops>`` or an id, (None, its name) from
+    ``#ops`` typed as plain text; None when the token is no channel."""
     if m := CHANNEL_RE.match(token):
-        return m[1]
+        return m[1], None
     bare = token.removeprefix("#")
     if CHANNEL_ID_RE.match(bare) and bare not in config.hosts:
-        return bare
+        return bare, None
+    if m := CHANNEL_NAME_RE.match(token.lower()):
+        return None, m[1]
     if token.startswith("#"):
-        raise PlanError(f"I can't tell which channel {token} is; pick it from Slack's list as you type #")
+        raise PlanError(text.not_a_channel(token))
     return None
 
 
@@ -142,15 +151,23 @@ class Schedules:
         await self._admin(user)
         req = parse_add(args, config=self.services.config, channel=channel)
         parse_when(req.when, timezone=req.timezone)  # bad text is refused before anything is written
-        if not await self.reply.can_post(req.channel):
-            raise PlanError(messages.schedule_channel_unreachable(req.channel))
+        target = req.channel or await self._channel_named(req.channel_name or "")
+        if not await self.reply.can_post(target):
+            raise PlanError(messages.schedule_channel_unreachable(target))
         runner = self._runner()
         self.services.store.audit("schedule add", user=user, channel=channel,
-                                  detail={"when": req.when, "hosts": req.hosts, "channel": req.channel,
+                                  detail={"when": req.when, "hosts": req.hosts, "channel": target,
                                           "timezone": req.timezone, "only_changes": req.only_changes})
-        s = runner.add(when=req.when, channel=req.channel, hosts=req.hosts, timezone=req.timezone,
+        s = runner.add(when=req.when, channel=target, hosts=req.hosts, timezone=req.timezone,
                        only_changes=req.only_changes, created_by=user)
         return text.added(s)
+
+    async def _channel_named(self, name: str) -> str:
+        """The id of the channel typed as ``#name``. Raises PlanError when rigops sees no such channel."""
+        found = await self.reply.find_channel(name)
+        if found is None:
+            raise PlanError(text.channel_not_found(name))
+        return found
 
     def _list(self) -> str:
         schedules = self._runner().list()
@@ -183,9 +200,10 @@ class Schedules:
         if schedule.only_changes and mark == schedule.last_fingerprint:
             log.info("schedule %s: nothing changed since the last post; not posting", schedule.id)
             return None
-        message = digest_message(digest, tz=zone(schedule.timezone), schedule=schedule)
+        posts = digest_posts(digest, tz=zone(schedule.timezone), schedule=schedule)
         conv = Conversation(self.reply, schedule.channel, None)
-        if await conv.can_post() and await conv.post(message) is not None:
+        if await conv.can_post() and await conv.post(posts.first) is not None:
+            await self._post_thread(conv, posts)
             return Posted(at=digest.taken_at, fingerprint=mark)
         # a refused post may be the first sign that rigops was removed from the channel: ask again
         error = messages.POST_REFUSED if await conv.can_post() else \
@@ -193,6 +211,16 @@ class Schedules:
         if error != schedule.last_error:  # told once, not at every run
             await self._tell_creator(schedule, error)
         return Posted(at=digest.taken_at, fingerprint=mark, error=error)
+
+    @staticmethod
+    async def _post_thread(conv: Conversation, posts: DigestPosts) -> None:
+        """What did not fit in the digest's first post, in its thread (a failure there is logged by the front
+        end; the digest itself went out)."""
+        for message in posts.thread:
+            await conv.post(message)
+        if posts.attachment is not None:
+            await conv.upload(posts.attachment.content, filename=posts.attachment.filename,
+                              title=posts.attachment.title)
 
     async def _tell_creator(self, schedule: Schedule, error: str) -> None:
         """Whoever added a schedule hears, in a DM, that its post failed (the config's schedules have nobody)."""

@@ -12,6 +12,7 @@ lines on a terminal for the console. Presses come back to the core as :class:`Pr
     can_post  whether rigops may post in a channel (Slack: it was invited there)
     direct    the place to talk with one person alone (Slack: a DM), where a request that needs a thread goes
               when rigops cannot post where it was asked
+    find_channel  the channel people call #name (Slack: a name typed as plain text, not picked from its list)
 
 Every text passes :func:`bot.redact.redact` here, in :class:`Conversation`, whatever the front end.
 """
@@ -26,10 +27,14 @@ from bot.redact import redact
 from bot.text import messages
 
 log = logging.getLogger(__name__)
+# What one Message may hold, laid out, so that every front end shows it whole: Slack refuses a message whose blocks
+# hold more than about 12,000 characters of text together, or more than 50 blocks (a section is one).
+MESSAGE_TEXT = 10_000
+MESSAGE_SECTIONS = 40
 
-ChoiceKind = Literal["run", "cancel", "retry", "retry_half", "show_log", "oom_restart", "oom_pause", "oom_ignore",
-                     "oom_resume"]
-CHOICE_KINDS: tuple[ChoiceKind, ...] = ("run", "cancel", "retry", "retry_half", "show_log", "oom_restart",
+ChoiceKind = Literal["run", "cancel", "pick", "retry", "retry_half", "show_log", "oom_restart", "oom_pause",
+                     "oom_ignore", "oom_resume"]
+CHOICE_KINDS: tuple[ChoiceKind, ...] = ("run", "cancel", "pick", "retry", "retry_half", "show_log", "oom_restart",
                                         "oom_pause", "oom_ignore", "oom_resume")
 
 
@@ -73,6 +78,17 @@ class Message:
         """Just text: nothing for a front end to lay out."""
         return not (self.choices or self.title or self.sections or self.footnote)
 
+    @property
+    def size(self) -> int:
+        """The characters a front end lays out: title, sections (else the text), footnote and choices."""
+        body = sum(map(len, self.sections)) if self.sections else len(self.text)
+        return len(self.title or "") + body + len(self.footnote or "") + sum(len(c.label) for c in self.choices)
+
+    @property
+    def fits(self) -> bool:
+        """Within what one message may hold (MESSAGE_TEXT, MESSAGE_SECTIONS)."""
+        return self.size <= MESSAGE_TEXT and len(self.sections) <= MESSAGE_SECTIONS
+
     def redacted(self) -> Message:
         return Message(text=redact(self.text), choices=self.choices,
                        title=redact(self.title) if self.title is not None else None,
@@ -111,6 +127,10 @@ class Reply(Protocol):
 
     async def direct(self, user: str) -> str | None:
         """The channel of a conversation with ``user`` alone, or None when there is none to be had."""
+        ...
+
+    async def find_channel(self, name: str) -> str | None:
+        """The channel called ``name`` (without the #) among those rigops can see, or None."""
         ...
 
 

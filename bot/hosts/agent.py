@@ -23,26 +23,33 @@ hello -> agent_version (1), pid, python "3.x.y", psutil (importable), pidfd (rac
     MemTotal-MemAvailable, procps-ng >= 4 or no free; "classic": MemTotal-MemFree-Buffers-Cached-SReclaimable),
     procps_version (str|null), build_tool_names.
 ping -> time.
-snapshot {top=5, user=null, names=BUILD_TOOL_NAMES} -> time, meminfo (every /proc/meminfo key; kB values
-    in bytes, HugePages_* counts as they are), loadavg [1, 5, 15], cores,
+snapshot {top=5, user=null, names=BUILD_TOOL_NAMES, roots=[]} -> time, meminfo (every /proc/meminfo key; kB
+    values in bytes, HugePages_* counts as they are), loadavg [1, 5, 15], cores,
     top: the `top` largest processes by RSS [{pid, ppid, name, user, rss, start}],
-    tools: every live process whose tool name is in names (owned by user, if given), oom_kill (/proc/vmstat's
-    counter, null where the kernel has none), boot_id
-    [{pid, ppid, name, user, rss, start, cmd (argv joined, <= 200 chars)}].
+    tools: every live process whose tool name is in names (owned by user, if given)
+    [{pid, ppid, name, user, rss, start, cmd (argv joined, <= 200 chars), root ([pid, start] of the root in
+    roots whose tree holds it; absent when none does)}], oom_kill (/proc/vmstat's counter, null where the
+    kernel has none), boot_id.
     Kernel threads are never listed.
-kill {roots=[[pid, start]...], names=[] (NB: no default list), user=null (= the agent's user),
-      grace=3, timeout=30, settle=5} (roots or names required) ->
-    targets [{pid, start, name, user, rss, signal "TERM"|"KILL"|null, via "tree"|"name"}],
+kill {roots=[[pid, start]...], names=[] (NB: no default list), fallback_names=[], spare=[[pid, start]...],
+      user=null (= the agent's user), grace=3, timeout=30, settle=5} (roots or names required) ->
+    targets [{pid, start, name, user, rss, signal "TERM"|"KILL"|null, via "tree"|"cgroup"|"name"}],
     counts {name: n} (signalled targets), termed (ended after SIGTERM), killed (needed SIGKILL),
     survivors [target...] (alive at the timeout), denied [target...] (EPERM),
-    skipped [{pid, start, name, user, reason "protected"|"other_user", via}],
-    stale_roots [[pid, start]...] (no such process: refused), elapsed, stop_elapsed,
-    meminfo_before, meminfo_after.
-    Targets: every process of each root's tree plus every process named in names, all owned by user; never
-    the agent, its parent chain, pid 1 or kernel threads. Collected, frozen (SIGSTOP) and re-scanned for
-    late children, then SIGTERM + SIGCONT each; SIGKILL after grace; every signal identity-checked (pidfd
-    where available). A zombie counts as gone. Then MemAvailable is polled every 50 ms until two readings
-    differ by < 0.5% of MemTotal or settle seconds pass (skipped when nothing was signalled).
+    skipped [{pid, start, name, user, reason "protected"|"other_user"|"spared", via, spared_by [pid, start]
+    (reason "spared": the spared root whose tree holds it)}], stale_roots [[pid, start]...] (no such process:
+    refused), tree (a root was alive), by_name (processes were matched by name), cgroups [path...] (the
+    build's own memory cgroups, whose processes were targets), spare_alive [[pid, start]...] (the spared roots
+    alive at the end), elapsed, stop_elapsed, meminfo_before, meminfo_after.
+    Targets: every process of each root's tree; every process of a memory cgroup that a tree process moved
+    into (its parent is in another one: the build's own cgroup; never the root cgroup, the agent's or one
+    above it); every process named in names, and in fallback_names when no root is alive (a build whose tree
+    is gone or was never known); all owned by user. Never the agent, its parent chain, pid 1, kernel threads,
+    nor any process whose ancestry reaches a spare root by identity (other builds running there). Collected,
+    frozen (SIGSTOP) and re-scanned for late children, then SIGTERM + SIGCONT each; SIGKILL after grace;
+    every signal identity-checked (pidfd where available). A zombie counts as gone. Then MemAvailable is
+    polled every 50 ms until two readings differ by < 0.5% of MemTotal or settle seconds pass (skipped when
+    nothing was signalled).
 spawn {workdir, command (run by /bin/sh -c), env {k: v} (added), log, exit_file (relative paths: under
       workdir)} -> pid (the shell: the root to kill), start, supervisor_pid, log, exit_file (absolute),
     started. The build runs detached: a supervisor (session leader; bot/hosts/supervisor.py) runs the command
@@ -59,18 +66,21 @@ gpu {timeout=10} -> {available: true, gpus_csv, apps_csv} (nvidia-smi's CSV, unp
 pause / resume {targets: [[pid, start]...], user=null (= the agent's user)} -> SIGSTOP / SIGCONT each target
     (not its children), owned by user: signalled, skipped (each with reason "protected"|"other_user"), denied
     (EPERM), all [{pid, ppid, name, user, rss, start}]; stale [[pid, start]...]. Same identity rules as kill.
-sample {roots=[] ([pid, start] of the build's trees), user=null (the build user), cgroup=true} -> time,
-    mem_total, mem_available, swap_total, swap_free, psi ({some,full}_{avg10,avg60,total} from
-    /proc/pressure/memory) | null, classes {driver|compiler|linker: {count, rss, max_rss}} over the processes
-    in the trees or owned by user (drivers: ninja make gmake cmake; linkers: ld ld.gold ld.lld collect2;
+sample {roots=[] ([pid, start] of the build's trees), spare=[] (roots of other builds' trees), user=null (the
+    build user), cgroup=true} -> time, mem_total, mem_available, swap_total, swap_free, psi
+    ({some,full}_{avg10,avg60,total} from /proc/pressure/memory) | null, classes {driver|compiler|linker:
+    {count, rss, max_rss}} over the processes in the trees or owned by user, never those in a spare root's
+    tree (drivers: ninja make gmake cmake; linkers: ld ld.gold ld.lld collect2;
     compilers: COMPILER_NAMES), top_compilers (`top`=5 by RSS) [{pid, ppid, name, user, rss, start}],
     ended [{pid, start, name, peak_rss}] (compilers gone since this build's last sample: the highest RSS seen),
     oom_kill (/proc/vmstat; null before Linux 4.13), cgroup {version 1|2, path, current, limit|null,
     oom (v2)|null, oom_kill|null, exclusive (every process in it is in the trees)} | null (no live root,
     cgroup=false or unreadable), kernel [{victim_pid, victim_name, user, cgroup (task_memcg), oom_cgroup,
-    in_tree (victim was in the trees at this or the last sample), line}] (OOM kills logged since this build's
-    last sample; [] on its first) | null (neither /dev/kmsg nor dmesg readable), tree (process count),
-    stale_roots. Per-build state is kept for the last 32 (roots, user) pairs.
+    in_tree (victim was in the trees at this or the last sample), spared_by ([pid, start] of the spare root
+    whose tree held the victim then, else null), line}] (OOM kills logged since this build's last sample; []
+    on its first) | null (neither /dev/kmsg nor dmesg readable), tree (process count), stale_roots, others
+    [{root, tools, compilers, rss}] (the build tools in each spare root's tree, where it has any). Per-build
+    state is kept for the last 32 (roots, user) pairs.
 """
 
 from __future__ import annotations
@@ -684,6 +694,13 @@ def arg_path(req: dict[str, Any], key: str, base: str | None = None) -> str:
     return os.path.abspath(path)
 
 
+def arg_identities(req: dict[str, Any], key: str) -> list[tuple[int, int]]:
+    value = req.get(key) or []
+    if not isinstance(value, list):
+        raise AgentError("bad_request", f"{key} must be a list of [pid, start] pairs")
+    return [arg_identity(v, key) for v in value]
+
+
 def arg_identity(value: Any, what: str) -> tuple[int, int]:
     if (
         isinstance(value, (list, tuple))
@@ -742,11 +759,13 @@ def op_snapshot(req: dict[str, Any]) -> dict[str, Any]:
     top_n = arg_int(req, "top", 5, 0, 10000)
     user = arg_opt_str(req, "user")
     names = arg_names(req, "names", BUILD_TOOL_NAMES)
+    roots = arg_identities(req, "roots")
     want_uid = user_uid(user) if user is not None else None
     now = time.time()
     procs = scan()
     meminfo = read_meminfo()
     loadavg = read_loadavg()
+    owners = tree_owners({st.pid: st for st in procs}, children_of(procs), roots) if roots else {}
 
     tools = []
     for st in procs:
@@ -760,6 +779,8 @@ def op_snapshot(req: dict[str, Any]) -> dict[str, Any]:
             continue
         entry = _proc_entry(st, name, uid)
         entry["cmd"] = cmd
+        if st.pid in owners:
+            entry["root"] = list(owners[st.pid])
         tools.append(entry)
 
     top = []
@@ -827,7 +848,8 @@ class _Target:
     __slots__ = ("name", "pid", "rss", "signal", "start", "uid", "via")
 
     def __init__(self, st: Stat, name: str, uid: int, via: str) -> None:
-        self.via = via  # "tree": in a root's tree (its children are targets too); "name": matched by name
+        self.via = via  # "tree": in a root's tree (its children are targets too); "cgroup": in the build's own
+        # memory cgroup; "name": matched by name
         self.pid = st.pid
         self.start = st.start
         self.name = name
@@ -847,100 +869,163 @@ class _Target:
         }
 
 
-def _collect(
-    procs: list[Stat],
-    roots: list[tuple[int, int]],
-    names: frozenset[str],
-    want_uid: int,
-    protected: set[int],
-    targets: dict[int, _Target],
-    skipped: dict[int, dict[str, Any]],
-    stale: list[list[int]] | None,
-) -> list[_Target]:
-    """Add to ``targets`` every process of the root trees (and of the trees of tree targets already found,
-    to catch children forked since) and every process named in ``names``, all owned by ``want_uid``;
-    returns the ones newly added. Processes left out for a reason go to ``skipped``."""
-    by_pid = {st.pid: st for st in procs}
+def children_of(procs: list[Stat]) -> dict[int, list[Stat]]:
     children: dict[int, list[Stat]] = {}
     for st in procs:
         children.setdefault(st.ppid, []).append(st)
-    added: list[_Target] = []
+    return children
 
-    def consider(st: Stat, via: str) -> None:
-        if st.pid in targets or st.pid in skipped or st.dead:
-            return
-        reason = None
-        uid = None
-        if st.pid in protected or st.ppid == 2:
-            reason = "protected"
-        else:
-            uid = read_uid(st.pid)
-            if uid is None:
-                return
-            if uid != want_uid:
-                reason = "other_user"
-        name = stat_tool_name(st)
-        if reason is not None:
-            skipped[st.pid] = {
-                "pid": st.pid,
-                "start": st.start,
-                "name": name,
-                "user": user_name(uid),
-                "reason": reason,
-                "via": via,
-            }
-            return
-        assert uid is not None
-        target = _Target(st, name, uid, via)
-        targets[st.pid] = target
-        added.append(target)
 
-    # Root trees, and the descendants of every tree target already found (children forked since).
-    stack: list[Stat] = []
-    for pid, start in roots:
-        root = by_pid.get(pid)
-        if root is None or root.start != start or root.dead:
-            if stale is not None:
-                stale.append([pid, start])
+def tree_owners(
+    by_pid: dict[int, Stat], children: dict[int, list[Stat]], roots: list[tuple[int, int]]
+) -> dict[int, tuple[int, int]]:
+    """pid -> the root (pid, start) whose tree holds the process, for every process in the trees of ``roots``
+    (the first root wins where trees nest). A root counts only while its identity is alive: a reused pid is
+    never taken for it."""
+    out: dict[int, tuple[int, int]] = {}
+    for root in roots:
+        st = by_pid.get(root[0])
+        if st is None or st.start != root[1] or st.dead:
             continue
-        stack.append(root)
-    for t in targets.values():
-        current = by_pid.get(t.pid)
-        if t.via == "tree" and current is not None and current.start == t.start:
-            stack.append(current)
-    seen: set[int] = set()
-    while stack:
-        st = stack.pop()
-        if st.pid in seen:
-            continue
-        seen.add(st.pid)
-        consider(st, "tree")
-        if st.pid in protected or st.ppid == 2:
-            continue  # never descend into the agent, its parent chain, init or kernel threads
-        stack.extend(children.get(st.pid, ()))
-
-    if names:
-        for st in procs:
-            if st.pid in targets or st.dead:
+        stack = [st]
+        while stack:
+            st = stack.pop()
+            if st.pid in out:
                 continue
+            out[st.pid] = root
+            stack.extend(children.get(st.pid, ()))
+    return out
+
+
+class _Collector:
+    """What one kill reaches, gathered over repeated scans: every process of the root trees (and of the trees
+    of tree targets already found, to catch children forked since), every process in a memory cgroup the
+    build moved into, and every process named in ``names``; all owned by ``want_uid``, never a protected
+    process and never one whose ancestry reaches a ``spare`` root (another build). Processes left out for a
+    reason go to ``skipped``."""
+
+    def __init__(self, names: frozenset[str], want_uid: int, protected: set[int],
+                 spare: list[tuple[int, int]]) -> None:
+        self.names = names
+        self.want_uid = want_uid
+        self.protected = protected
+        self.spare = spare
+        self.targets: dict[int, _Target] = {}
+        self.skipped: dict[int, dict[str, Any]] = {}
+        self.cgroups: list[tuple[int, str]] = []  # the build's own memory cgroups: (version, path)
+        self.agent_cgroup = memory_cgroup(MY_PID)
+
+    def collect(self, procs: list[Stat], roots: list[tuple[int, int]], stale: list[list[int]] | None) -> list[_Target]:
+        """Add what this scan shows; returns the targets newly added."""
+        by_pid = {st.pid: st for st in procs}
+        children = children_of(procs)
+        spared = tree_owners(by_pid, children, self.spare)
+        added: list[_Target] = []
+        targets, skipped, protected = self.targets, self.skipped, self.protected
+
+        def consider(st: Stat, via: str) -> None:
+            if st.pid in targets or st.pid in skipped or st.dead:
+                return
+            reason = None
+            uid = None
+            if st.pid in protected or st.ppid == 2:
+                reason = "protected"
+            elif st.pid in spared:
+                reason = "spared"
+                uid = read_uid(st.pid)
+            else:
+                uid = read_uid(st.pid)
+                if uid is None:
+                    return
+                if uid != self.want_uid:
+                    reason = "other_user"
             name = stat_tool_name(st)
-            if name in names or st.comm.decode("utf-8", "replace") in names:
-                consider(st, "name")
-    return added
+            if reason is not None:
+                skipped[st.pid] = {"pid": st.pid, "start": st.start, "name": name, "user": user_name(uid),
+                                   "reason": reason, "via": via}
+                if reason == "spared":
+                    skipped[st.pid]["spared_by"] = list(spared[st.pid])
+                return
+            assert uid is not None
+            target = _Target(st, name, uid, via)
+            targets[st.pid] = target
+            added.append(target)
+
+        # Root trees, and the descendants of every tree target already found (children forked since).
+        stack: list[Stat] = []
+        for pid, start in roots:
+            root = by_pid.get(pid)
+            if root is None or root.start != start or root.dead:
+                if stale is not None:
+                    stale.append([pid, start])
+                continue
+            stack.append(root)
+        for t in targets.values():
+            current = by_pid.get(t.pid)
+            if t.via in ("tree", "cgroup") and current is not None and current.start == t.start:
+                stack.append(current)
+        seen: set[int] = set()
+        while stack:
+            st = stack.pop()
+            if st.pid in seen:
+                continue
+            seen.add(st.pid)
+            consider(st, "tree")
+            if st.pid in protected or st.ppid == 2 or st.pid in spared:
+                continue  # never descend into the agent, its parent chain, init, kernel threads or another build
+            stack.extend(children.get(st.pid, ()))
+
+        for t in added:
+            if t.via == "tree":
+                self._note_cgroup(t.pid, by_pid)
+        mounts = cgroup_mounts()
+        for version, path in self.cgroups:
+            base = mounts.get(f"v{version}", "").rstrip("/") + path
+            for word in (_read(base + "/cgroup.procs", 1 << 20) or b"").split():
+                member = by_pid.get(int(word))
+                if member is not None:
+                    consider(member, "cgroup")
+
+        if self.names:
+            for st in procs:
+                if st.pid in targets or st.dead:
+                    continue
+                name = stat_tool_name(st)
+                if name in self.names or st.comm.decode("utf-8", "replace") in self.names:
+                    consider(st, "name")
+        return added
+
+    def _note_cgroup(self, pid: int, by_pid: dict[int, Stat]) -> None:
+        """Keep the memory cgroup of a tree process that moved into one of its own (its parent is elsewhere):
+        everything in it is the build's. Never the root cgroup, the agent's own or one above it."""
+        st = by_pid.get(pid)
+        cg = memory_cgroup(pid)
+        parent = memory_cgroup(st.ppid) if st is not None else None
+        if cg is None or parent is None or cg == parent or cg in self.cgroups or cg[1] == "/":
+            return
+        above = cg[1].rstrip("/") + "/"
+        mine = self.agent_cgroup
+        if parent[1].startswith(above) or (mine is not None and (mine == cg or mine[1].startswith(above))):
+            return
+        self.cgroups.append(cg)
+
+
+def _tree_alive(procs: list[Stat], roots: list[tuple[int, int]]) -> bool:
+    wanted = dict(roots)
+    return any(st.pid in wanted and wanted[st.pid] == st.start and not st.dead for st in procs)
 
 
 def op_kill(req: dict[str, Any]) -> dict[str, Any]:
     t0 = time.monotonic()
-    raw_roots = req.get("roots") or []
-    if not isinstance(raw_roots, list):
-        raise AgentError("bad_request", "roots must be a list of [pid, start] pairs")
-    roots = [arg_identity(r, "roots") for r in raw_roots]
+    roots = arg_identities(req, "roots")
+    spare = arg_identities(req, "spare")
     names = arg_names(req, "names", ())
+    fallback = arg_names(req, "fallback_names", ())
     user = arg_opt_str(req, "user")
     grace = arg_float(req, "grace", 3.0, 0.0, 3600.0)
     timeout = arg_float(req, "timeout", 30.0, 0.0, 3600.0)
     settle = arg_float(req, "settle", 5.0, 0.0, 3600.0)
-    if not roots and not names:
+    if not roots and not names and not fallback:
         raise AgentError("bad_request", "kill needs roots or names")
     want_uid = user_uid(user) if user is not None else MY_UID
     if want_uid != MY_UID and MY_EUID != 0:
@@ -950,14 +1035,15 @@ def op_kill(req: dict[str, Any]) -> dict[str, Any]:
 
     # 1. Collect every target first, freeze them (SIGSTOP) so none can fork or be re-parented away,
     #    and look again for children forked between the scan and the freeze.
-    targets: dict[int, _Target] = {}
-    skipped: dict[int, dict[str, Any]] = {}
     stale: list[list[int]] = []
     denied: list[_Target] = []
     frozen: list[_Target] = []
     try:
         procs = scan(full=True)
-        new = _collect(procs, roots, names, want_uid, protected, targets, skipped, stale)
+        tree = _tree_alive(procs, roots)
+        collector = _Collector(names if tree else names | fallback, want_uid, protected, spare)
+        targets = collector.targets
+        new = collector.collect(procs, roots, stale)
         for _ in range(20):
             if not new:
                 break
@@ -965,7 +1051,7 @@ def op_kill(req: dict[str, Any]) -> dict[str, Any]:
                 if send_signal(t.pid, t.start, signal.SIGSTOP) == "sent":
                     frozen.append(t)
             procs = scan(full=True)
-            new = _collect(procs, [], names, want_uid, protected, targets, skipped, None)
+            new = collector.collect(procs, [], None)
 
         # 2. SIGTERM each target and let it run again (SIGCONT) so it can act on it. Deepest first, so that no
         #    process group loses its last parent while members are still stopped (the kernel would SIGHUP them).
@@ -1038,8 +1124,12 @@ def op_kill(req: dict[str, Any]) -> dict[str, Any]:
         "killed": sum(1 for t in targets.values() if t.signal == "KILL"),
         "survivors": survivors,
         "denied": [t.to_json() for t in denied],
-        "skipped": list(skipped.values()),
+        "skipped": list(collector.skipped.values()),
         "stale_roots": stale,
+        "tree": tree,
+        "by_name": bool(collector.names),
+        "cgroups": [path for _, path in collector.cgroups],
+        "spare_alive": [[pid, start] for pid, start in spare if _alive(pid, start)],
         "elapsed": time.monotonic() - t0,
         "stop_elapsed": stop_elapsed,
         "meminfo_before": meminfo_before,
@@ -1418,8 +1508,9 @@ def _counters(path: str) -> dict[str, int]:
     return out
 
 
-def read_cgroup(pid: int, tree: set[int]) -> dict[str, Any] | None:
-    """The memory cgroup of ``pid`` (the v1 memory controller's, else v2's), or None where unreadable."""
+def memory_cgroup(pid: int) -> tuple[int, str] | None:
+    """(version, path) of the memory cgroup of ``pid`` (the v1 memory controller's, else v2's), or None where
+    unreadable."""
     data = _read(f"/proc/{pid}/cgroup", 8192)
     if not data:
         return None
@@ -1433,10 +1524,19 @@ def read_cgroup(pid: int, tree: set[int]) -> dict[str, Any] | None:
             v1 = path
     mounts = cgroup_mounts()
     if v1 is not None and "v1" in mounts:
-        return cgroup_memory(1, v1, mounts["v1"], tree)
+        return 1, v1
     if v2 is not None and "v2" in mounts:
-        return cgroup_memory(2, v2, mounts["v2"], tree)
+        return 2, v2
     return None
+
+
+def read_cgroup(pid: int, tree: set[int]) -> dict[str, Any] | None:
+    """The memory cgroup of ``pid`` with its usage, limit and counters, or None where unreadable."""
+    found = memory_cgroup(pid)
+    if found is None:
+        return None
+    version, path = found
+    return cgroup_memory(version, path, cgroup_mounts()[f"v{version}"], tree)
 
 
 def cgroup_memory(version: int, path: str, mount: str, tree: set[int]) -> dict[str, Any] | None:
@@ -1622,10 +1722,11 @@ class _Watch:
     """What a sample remembers per build (its roots and user): the processes of its trees at the last call,
     the highest RSS seen of each of its compilers, and the last kernel event it was given."""
 
-    __slots__ = ("kernel_seq", "peaks", "tree")
+    __slots__ = ("kernel_seq", "peaks", "spared", "tree")
 
     def __init__(self) -> None:
         self.tree: set[int] = set()
+        self.spared: dict[int, tuple[int, int]] = {}  # pid -> spared root, at the last call
         self.peaks: dict[tuple[int, int], list[Any]] = {}  # (pid, start) -> [tool name, peak rss]
         self.kernel_seq: int | None = None
 
@@ -1671,10 +1772,8 @@ def tree_pids(procs: list[Stat], roots: list[tuple[int, int]]) -> tuple[set[int]
 
 
 def op_sample(req: dict[str, Any]) -> dict[str, Any]:
-    raw_roots = req.get("roots") or []
-    if not isinstance(raw_roots, list):
-        raise AgentError("bad_request", "roots must be a list of [pid, start] pairs")
-    roots = [arg_identity(r, "roots") for r in raw_roots]
+    roots = arg_identities(req, "roots")
+    spare = arg_identities(req, "spare")
     user = arg_opt_str(req, "user")
     want_uid = user_uid(user) if user is not None else None
     want_cgroup = req.get("cgroup", True)
@@ -1688,12 +1787,20 @@ def op_sample(req: dict[str, Any]) -> dict[str, Any]:
         oom_kill = read_vmstat_oom_kill()  # counters before the log: a kill's line follows its count
         psi = read_psi()
         tree, live_roots, stale = tree_pids(procs, roots)
+        spared = tree_owners({st.pid: st for st in procs}, children_of(procs), spare) if spare else {}
         watch = _watch_for((tuple(sorted(roots)), want_uid))
         classes: dict[str, list[int]] = {"driver": [0, 0, 0], "compiler": [0, 0, 0], "linker": [0, 0, 0]}
+        others: dict[tuple[int, int], list[int]] = {root: [0, 0, 0] for root in spare}  # tools, compilers, rss
         compilers: list[Stat] = []
         for st in procs:
             cls = TOOL_CLASS.get(stat_tool_name(st))
             if cls is None or st.dead:
+                continue
+            if st.pid in spared:  # another build's: counted as its, never as this build's
+                other = others[spared[st.pid]]
+                other[0] += 1
+                other[1] += cls == "compiler"
+                other[2] += st.rss
                 continue
             if st.pid not in tree and (want_uid is None or _meta_of(st, False)[0] != want_uid):
                 continue
@@ -1709,8 +1816,9 @@ def op_sample(req: dict[str, Any]) -> dict[str, Any]:
         ]
         ended = _follow_peaks(watch, compilers)
         cgroup = read_cgroup(live_roots[0].pid, tree) if want_cgroup and live_roots else None
-        kernel = _kernel_events(watch, oom_kill, tree, ended)
+        kernel = _kernel_events(watch, oom_kill, tree, ended, spared)
         watch.tree = tree
+        watch.spared = spared
         _prune_caches(procs)
     return {
         "time": now,
@@ -1727,6 +1835,8 @@ def op_sample(req: dict[str, Any]) -> dict[str, Any]:
         "kernel": kernel,
         "tree": len(tree),
         "stale_roots": stale,
+        "others": [{"root": list(root), "tools": v[0], "compilers": v[1], "rss": v[2]} for root, v in others.items()
+                   if v[0]],
     }
 
 
@@ -1751,7 +1861,8 @@ def _follow_peaks(watch: _Watch, compilers: list[Stat]) -> list[dict[str, Any]]:
 
 
 def _kernel_events(
-    watch: _Watch, oom_kill: int | None, tree: set[int], ended: list[dict[str, Any]]
+    watch: _Watch, oom_kill: int | None, tree: set[int], ended: list[dict[str, Any]],
+    spared: dict[int, tuple[int, int]],
 ) -> list[dict[str, Any]] | None:
     """The OOM kills the kernel logged since this build's last sample (none on its first), or None."""
     seq = KERNEL_LOG.poll(oom_kill)
@@ -1774,6 +1885,7 @@ def _kernel_events(
                 "cgroup": e["cgroup"],
                 "oom_cgroup": e["oom_cgroup"],
                 "in_tree": pid in watch.tree or pid in tree,
+                "spared_by": list(owner) if (owner := spared.get(pid) or watch.spared.get(pid)) else None,
                 "line": e["line"],
             }
         )

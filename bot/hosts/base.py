@@ -28,7 +28,6 @@ from typing import Any, cast
 from bot.aio import cancel
 from bot.config import HostConfig
 from bot.errors import AGENT_ERROR_CODES, ActionFailed, AgentErrorCode, AgentUnavailable, HostError, HostTimeout
-from bot.hosts.agent import BUILD_TOOL_NAMES
 from bot.hosts.models import (
     AgentInfo,
     GpuReport,
@@ -259,20 +258,25 @@ class Host(ABC):
         await self._close_transport()
 
     # -- typed operations ---------------------------------------------------------------------
-    async def snapshot(self, *, user: str | None = None, top: int = 5) -> Snapshot:
+    async def snapshot(self, *, user: str | None = None, top: int = 5, roots: Sequence[ProcId] = ()) -> Snapshot:
+        """Memory and the build tools running; each tool in the tree of one of ``roots`` says which
+        (``Proc.root``)."""
         info = await self.info()
-        d = await self.request("snapshot", {"user": user, "top": top})
+        d = await self.request("snapshot", {"user": user, "top": top, "roots": [list(r) for r in roots]})
         return Snapshot.from_json(self.name, d, used_formula=info.used_formula)
 
-    async def kill(self, *, roots: Sequence[ProcId], user: str | None, names: list[str] | None = None,
-                   grace: float | None = None, timeout: float = 30.0, settle: float = 5.0) -> KillResult:
-        """Stop the process trees of ``roots`` and the processes named ``names`` (default: the build tools),
-        all of ``user``'s, and wait until memory settles. Raises HostError."""
+    async def kill(self, *, roots: Sequence[ProcId], user: str | None, names: Sequence[str] = (),
+                   fallback_names: Sequence[str] = (), spare: Sequence[ProcId] = (), grace: float | None = None,
+                   timeout: float = 30.0, settle: float = 5.0) -> KillResult:
+        """Stop the process trees of ``roots`` (with the memory cgroups the build moved into), the processes
+        named ``names``, and those named ``fallback_names`` when no root is alive (e.g. BUILD_TOOL_NAMES for a
+        build rigops did not start); all of ``user``'s, never a process in the tree of a ``spare`` root (another
+        build). Waits until memory settles. Raises HostError."""
         info = await self.info()
         grace = self.config.kill_grace if grace is None else grace
         args: dict[str, Any] = {"roots": [list(r) for r in roots], "user": user, "grace": grace,
-                                "timeout": timeout, "settle": settle,
-                                "names": list(BUILD_TOOL_NAMES if names is None else names)}
+                                "timeout": timeout, "settle": settle, "names": list(names),
+                                "fallback_names": list(fallback_names), "spare": [list(r) for r in spare]}
         d = await self.request("kill", args, timeout=grace + timeout + settle + KILL_SLACK)
         return KillResult.from_json(self.name, d, used_formula=info.used_formula)
 
@@ -322,15 +326,16 @@ class Host(ABC):
         d = await self.request("gpu")
         return parse_gpu_report(self.name, d)
 
-    async def sample(self, *, roots: Sequence[ProcId] = (), user: str | None = None,
+    async def sample(self, *, roots: Sequence[ProcId] = (), user: str | None = None, spare: Sequence[ProcId] = (),
                      cgroup: bool = True, top: int = 5) -> Sample:
         """Memory, pressure, the build's tools by class and new OOM kills; cheap enough for once a second.
 
         ``roots`` are the roots of the build's process trees, ``user`` the build user (their compilers count
-        too); ``top``: how many of the heaviest compilers to list. The agent keeps per-build state (peaks,
-        kernel log position) keyed by roots and user: one caller per build."""
+        too, except those in the tree of a ``spare`` root: other builds', counted apart in ``Sample.others``);
+        ``top``: how many of the heaviest compilers to list. The agent keeps per-build state (peaks, kernel log
+        position) keyed by roots and user: one caller per build."""
         d = await self.request("sample", {"roots": [list(r) for r in roots], "user": user, "cgroup": cgroup,
-                                          "top": top})
+                                          "top": top, "spare": [list(r) for r in spare]})
         return Sample.from_json(self.name, d)
 
     async def pause(self, targets: Sequence[ProcId], *, user: str | None = None) -> Signalled:

@@ -66,6 +66,7 @@ class Proc:
     rss: int
     ppid: int = 0
     cmd: str = ""
+    root: ProcId | None = None  # the root (of those asked about) whose process tree holds it
 
     @property
     def proc_id(self) -> ProcId:
@@ -73,8 +74,10 @@ class Proc:
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> Proc:
+        root = d.get("root")
         return cls(pid=int(d["pid"]), start=int(d["start"]), name=str(d.get("name", "")), user=str(d.get("user", "")),
-                   rss=int(d.get("rss") or 0), ppid=int(d.get("ppid") or 0), cmd=str(d.get("cmd", "")))
+                   rss=int(d.get("rss") or 0), ppid=int(d.get("ppid") or 0), cmd=str(d.get("cmd", "")),
+                   root=ProcId.from_json(root) if root else None)
 
 
 @dataclass(frozen=True)
@@ -105,7 +108,13 @@ class Snapshot:
 
 @dataclass(frozen=True)
 class KillResult:
-    """What a kill stopped, how, and how long until the processes were gone and memory settled."""
+    """What a kill stopped, how, and how long until the processes were gone and memory settled.
+
+    ``tree``: a root's process tree was alive (and stopped); ``by_name``: processes were also matched by name;
+    ``cgroups``: the build's own memory cgroups whose processes were stopped too; ``spared``: processes the kill
+    would have taken but left alone because they are in the tree of a spared root (another build), each with
+    that root in ``Proc.root``; ``spare_alive``: the spared roots still alive at the end.
+    """
 
     host: str
     targets: tuple[Proc, ...]
@@ -117,6 +126,11 @@ class KillResult:
     stop_elapsed: float
     before: Memory
     after: Memory
+    tree: bool = False
+    by_name: bool = False
+    cgroups: tuple[str, ...] = ()
+    spared: tuple[Proc, ...] = ()
+    spare_alive: tuple[ProcId, ...] = ()
 
     @property
     def stopped(self) -> int:
@@ -124,12 +138,17 @@ class KillResult:
 
     @classmethod
     def from_json(cls, host: str, d: Mapping[str, Any], *, used_formula: UsedFormula) -> KillResult:
+        spared = tuple(Proc.from_json({**p, "root": p.get("spared_by")}) for p in d.get("skipped", ())
+                       if p.get("reason") == "spared")
         return cls(host=host, targets=tuple(Proc.from_json(p) for p in d.get("targets", ())),
                    counts=dict(d.get("counts", {})), termed=int(d.get("termed", 0)), killed=int(d.get("killed", 0)),
                    survivors=tuple(Proc.from_json(p) for p in d.get("survivors", ())),
                    elapsed=float(d.get("elapsed", 0)), stop_elapsed=float(d.get("stop_elapsed", 0)),
                    before=memory_from_meminfo(d.get("meminfo_before", {}), used_formula=used_formula),
-                   after=memory_from_meminfo(d.get("meminfo_after", {}), used_formula=used_formula))
+                   after=memory_from_meminfo(d.get("meminfo_after", {}), used_formula=used_formula),
+                   tree=bool(d.get("tree")), by_name=bool(d.get("by_name")),
+                   cgroups=tuple(str(c) for c in d.get("cgroups", ())), spared=spared,
+                   spare_alive=tuple(ProcId.from_json(r) for r in d.get("spare_alive", ())))
 
 
 @dataclass(frozen=True)
@@ -290,14 +309,31 @@ class OomEvent:
     oom_cgroup: str | None
     in_tree: bool
     line: str
+    spared_by: ProcId | None = None  # the victim was in the tree of this spared root: another build's
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> OomEvent:
-        user, cgroup, oom_cgroup = d.get("user"), d.get("cgroup"), d.get("oom_cgroup")
+        user, cgroup, oom_cgroup, spared_by = d.get("user"), d.get("cgroup"), d.get("oom_cgroup"), d.get("spared_by")
         return cls(victim_pid=int(d["victim_pid"]), victim_name=str(d.get("victim_name", "")),
                    user=str(user) if user is not None else None, cgroup=str(cgroup) if cgroup is not None else None,
                    oom_cgroup=str(oom_cgroup) if oom_cgroup is not None else None,
-                   in_tree=bool(d.get("in_tree")), line=str(d.get("line", "")))
+                   in_tree=bool(d.get("in_tree")), line=str(d.get("line", "")),
+                   spared_by=ProcId.from_json(spared_by) if spared_by else None)
+
+
+@dataclass(frozen=True)
+class TreeUsage:
+    """The build tools in another build's process tree (a spared root's), as one sample saw them."""
+
+    root: ProcId
+    tools: int
+    compilers: int
+    rss: int
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> TreeUsage:
+        return cls(root=ProcId.from_json(d["root"]), tools=int(d.get("tools") or 0),
+                   compilers=int(d.get("compilers") or 0), rss=int(d.get("rss") or 0))
 
 
 @dataclass(frozen=True)
@@ -344,6 +380,7 @@ class Sample:
     kernel: tuple[OomEvent, ...] | None
     tree: int = 0
     stale_roots: tuple[ProcId, ...] = ()  # roots asked for that no longer exist
+    others: tuple[TreeUsage, ...] = ()  # other builds' tools (spared roots' trees), never counted above
 
     @property
     def swap_used(self) -> int:
@@ -365,7 +402,8 @@ class Sample:
                    cgroup=CgroupMemory.from_json(cgroup) if cgroup else None,
                    kernel=tuple(OomEvent.from_json(e) for e in kernel) if kernel is not None else None,
                    tree=int(d.get("tree") or 0),
-                   stale_roots=tuple(ProcId.from_json(r) for r in d.get("stale_roots", ())))
+                   stale_roots=tuple(ProcId.from_json(r) for r in d.get("stale_roots", ())),
+                   others=tuple(TreeUsage.from_json(o) for o in d.get("others", ())))
 
 
 @dataclass(frozen=True)

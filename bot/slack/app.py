@@ -45,16 +45,17 @@ class RigopsApp:
         await self.session.close()
 
 
-def create_app(config: Config, state_dir: Path, *, bot_token: str, signing_secret: str | None = None,
-               api_url: str | None = None, poll: float = POLL_INTERVAL, card_interval: float = CARD_INTERVAL,
+def create_app(config: Config, state_dir: Path, *, bot_token: str, api_url: str | None = None,
+               poll: float = POLL_INTERVAL, card_interval: float = CARD_INTERVAL,
                sample_interval: float = SAMPLE_INTERVAL) -> RigopsApp:
     """rigops on bolt; ``api_url`` points the Web API elsewhere (the emulator)."""
     # one HTTP session for every Web API call: without it slack_sdk opens a connection per call
     session = aiohttp.ClientSession()
     client = AsyncWebClient(token=bot_token, base_url=api_url or AsyncWebClient.BASE_URL, session=session)
     client.retry_handlers.append(AsyncRateLimitErrorRetryHandler(max_retry_count=RATE_LIMIT_RETRIES))
-    app = AsyncApp(client=client, signing_secret=signing_secret or "", process_before_response=False,
-                   request_verification_enabled=signing_secret is not None)
+    # HTTP mode checks signatures before bolt sees a request (bot/slack/signing.py), not with bolt's own check
+    app = AsyncApp(client=client, signing_secret="", process_before_response=False,
+                   request_verification_enabled=False)
     core = Core.open(config, state_dir, SlackReply(client), members=SlackGroups(client).members,
                      poll=poll, card_interval=card_interval, sample_interval=sample_interval)
     register(app, core)

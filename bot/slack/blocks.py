@@ -1,4 +1,6 @@
-"""A core Message as Block Kit, within Slack's limits (blocks per message, characters per header and section)."""
+"""A core Message as Block Kit, within Slack's limits: blocks per message, characters per header and section, and
+the text of a message's blocks together. The core keeps its messages within these (bot/core/talk.py); cutting here
+is the last resort that keeps Slack from refusing a message whole."""
 
 from __future__ import annotations
 
@@ -11,6 +13,9 @@ MESSAGE_BLOCKS = 50  # Slack's limits: blocks in a message, in a Home tab, chara
 HOME_BLOCKS = 100
 SECTION_TEXT = 3000
 HEADER_TEXT = 150
+BLOCKS_TEXT = 11_500  # Slack refuses a message whose blocks hold more (msg_blocks_too_long; about 12,000)
+MESSAGE_TEXT = 40_000  # Slack refuses a longer ``text`` (msg_too_long)
+MORE_ROOM = 100  # characters kept for the "… and N more" line
 ACTION_PREFIX = "rigops_"  # a choice's action_id is this and its kind: rigops_run, rigops_oom_pause, ...
 
 Block = dict[str, Any]
@@ -40,12 +45,24 @@ def button(choice: Choice) -> Block:
     return out
 
 
-def sections(texts: Sequence[str], *, room: int, more: str = "{n} more that do not fit in one message") -> list[Block]:
-    """A section per text within ``room`` blocks; the last one then says how many did not fit."""
-    if len(texts) <= room:
+def sections(texts: Sequence[str], *, room: int, more: str = "{n} more that do not fit in one message",
+             chars: int | None = None) -> list[Block]:
+    """A section per text within ``room`` blocks (and ``chars`` characters); the last one then says how many
+    did not fit."""
+    if _fitting(texts, room=room, chars=chars) == len(texts):
         return [section(t) for t in texts]
-    left = len(texts) - (room - 1)
-    return [*(section(t) for t in texts[: room - 1]), context("… and " + more.format(n=left))]
+    keep = _fitting(texts, room=room - 1, chars=None if chars is None else chars - MORE_ROOM)
+    return [*(section(t) for t in texts[:keep]), context("… and " + more.format(n=len(texts) - keep))]
+
+
+def _fitting(texts: Sequence[str], *, room: int, chars: int | None) -> int:
+    """How many of the first texts fit in ``room`` sections and ``chars`` characters."""
+    used = 0
+    for i, text in enumerate(texts[:room]):
+        used += min(len(text), SECTION_TEXT)
+        if chars is not None and used > chars:
+            return i
+    return min(len(texts), room)
 
 
 def to_blocks(message: Message, *, limit: int = MESSAGE_BLOCKS, more: str | None = None) -> list[Block]:
@@ -61,7 +78,15 @@ def to_blocks(message: Message, *, limit: int = MESSAGE_BLOCKS, more: str | None
         tail.append(context(message.footnote))
     body = list(message.sections) or [message.text]
     room = limit - len(head) - len(tail)
-    return [*head, *(sections(body, room=room, more=more) if more else sections(body, room=room)), *tail]
+    chars = BLOCKS_TEXT - len(message.title or "") - len(message.footnote or "") - sum(
+        len(c.label) for c in message.choices)
+    laid = sections(body, room=room, more=more, chars=chars) if more else sections(body, room=room, chars=chars)
+    return [*head, *laid, *tail]
+
+
+def message_text(text: str) -> str:
+    """A message's ``text`` within what Slack takes."""
+    return _clip(text, MESSAGE_TEXT)
 
 
 def _clip(text: str, limit: int) -> str:

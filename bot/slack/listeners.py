@@ -74,7 +74,9 @@ class Listeners:
         if kind not in CHOICE_KINDS or not channel:
             return
         message = body.get("message") or {}
-        place = Place(str(channel), message.get("thread_ts") or container.get("thread_ts"))
+        # the pressed message's thread; a top-level message is the root of its own thread
+        thread = message.get("thread_ts") or container.get("thread_ts") or container.get("message_ts")
+        place = Place(str(channel), thread)
         await self.core.pressed(Pressed(kind=kind, value=str(action.get("value") or ""),
                                         user=str(body["user"]["id"]), place=place,
                                         message=container.get("message_ts")))

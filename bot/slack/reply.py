@@ -11,12 +11,14 @@ from slack_sdk.web.async_client import AsyncWebClient
 from slack_sdk.webhook.async_client import AsyncWebhookClient
 
 from bot.core.talk import Message, Place
-from bot.slack.blocks import MESSAGE_BLOCKS, to_blocks
+from bot.slack.blocks import MESSAGE_BLOCKS, message_text, to_blocks
 
 log = logging.getLogger(__name__)
 MORE_SECTIONS = "{n} more hosts that do not fit in one message"
 MEMBERSHIP_SECONDS = 60.0  # how long rigops believes it is in a channel without asking again
 NOT_THERE = frozenset({"channel_not_found", "not_in_channel", "is_archived"})
+LIST_PAGE = 1000  # channels per conversations.list page (Slack's most)
+LIST_PAGES = 20  # pages looked through for a channel's name before giving up
 
 
 class SlackReply:
@@ -27,8 +29,9 @@ class SlackReply:
     async def post(self, place: Place, message: Message) -> str | None:
         blocks = None if message.plain else to_blocks(message, limit=MESSAGE_BLOCKS, more=MORE_SECTIONS)
         try:
-            resp = await self.client.chat_postMessage(channel=place.channel, thread_ts=place.thread, text=message.text,
-                                                      blocks=blocks, unfurl_links=False, unfurl_media=False)
+            resp = await self.client.chat_postMessage(channel=place.channel, thread_ts=place.thread,
+                                                      text=message_text(message.text), blocks=blocks,
+                                                      unfurl_links=False, unfurl_media=False)
         except SlackApiError as exc:
             error = exc.response.get("error")
             log.error("chat.postMessage to %s failed: %s", place.channel, error)
@@ -40,7 +43,8 @@ class SlackReply:
     async def update(self, place: Place, message_id: str, message: Message) -> bool:
         blocks = [] if message.plain else to_blocks(message, limit=MESSAGE_BLOCKS, more=MORE_SECTIONS)
         try:
-            await self.client.chat_update(channel=place.channel, ts=message_id, text=message.text, blocks=blocks)
+            await self.client.chat_update(channel=place.channel, ts=message_id, text=message_text(message.text),
+                                          blocks=blocks)
         except SlackApiError as exc:
             log.error("chat.update of %s failed: %s", message_id, exc.response.get("error"))
             return False
@@ -66,12 +70,13 @@ class SlackReply:
         channels rigops is not in."""
         if place.private_route:
             webhook = AsyncWebhookClient(place.private_route, session=self.client.session)
-            resp = await webhook.send(text=text, response_type="ephemeral", replace_original=False)
+            resp = await webhook.send(text=message_text(text), response_type="ephemeral", replace_original=False)
             if resp.status_code != 200:
                 log.error("response_url answer failed: %s %s", resp.status_code, resp.body)
             return
         try:
-            await self.client.chat_postEphemeral(channel=place.channel, user=user, text=text, thread_ts=place.thread)
+            await self.client.chat_postEphemeral(channel=place.channel, user=user, text=message_text(text),
+                                                 thread_ts=place.thread)
         except SlackApiError as exc:
             log.error("chat.postEphemeral failed: %s", exc.response.get("error"))
 
@@ -103,3 +108,22 @@ class SlackReply:
         if channel:
             self._member[str(channel)] = time.monotonic()
         return str(channel) if channel else None
+
+    async def find_channel(self, name: str) -> str | None:
+        """conversations.list, page by page: public channels, and private ones rigops is in."""
+        cursor: str | None = None
+        for _ in range(LIST_PAGES):
+            try:
+                resp = await self.client.conversations_list(types="public_channel,private_channel",
+                                                            exclude_archived=True, limit=LIST_PAGE, cursor=cursor)
+            except SlackApiError as exc:
+                log.warning("conversations.list failed: %s", exc.response.get("error"))
+                return None
+            for channel in resp.get("channels") or ():
+                if name in (channel.get("name"), channel.get("name_normalized")):
+                    return str(channel["id"])
+            cursor = (resp.get("response_metadata") or {}).get("next_cursor") or None
+            if cursor is None:
+                return None
+        log.warning("no channel #%s in the first %d channels rigops can see", name, LIST_PAGE * LIST_PAGES)
+        return None

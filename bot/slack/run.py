@@ -11,6 +11,7 @@ from slack_bolt.app.async_server import AsyncSlackAppServer
 
 from bot.config import Config
 from bot.slack.app import create_app, disconnect, serve_forever, socket_mode_handler
+from bot.slack.signing import signed_requests
 
 log = logging.getLogger(__name__)
 
@@ -31,15 +32,19 @@ async def run_bot(config: Config, state_dir: Path, *, bot_token: str, app_token:
             await disconnect(handler)
             await app.close()
     else:
-        app = create_app(config, state_dir, bot_token=bot_token, signing_secret=signing_secret, api_url=api_url)
+        assert signing_secret
+        app = create_app(config, state_dir, bot_token=bot_token, api_url=api_url)
         await app.start()
         try:
-            await serve_http(app.bolt.server(port=http_port, host=http_bind), port=http_port)
+            await serve_http(app.bolt.server(port=http_port, host=http_bind), port=http_port,
+                             signing_secret=signing_secret)
         finally:
             await app.close()
 
 
-async def serve_http(server: AsyncSlackAppServer, *, port: int) -> None:
+async def serve_http(server: AsyncSlackAppServer, *, port: int, signing_secret: str) -> None:
+    """Serve bolt's web app, every request checked against the signing secret before bolt sees it."""
+    server.web_app.middlewares.append(signed_requests(signing_secret))
     runner = web.AppRunner(server.web_app)
     await runner.setup()
     site = web.TCPSite(runner, host=server.host, port=port)

@@ -26,7 +26,7 @@ DB_NAME = "rigops.sqlite3"
 BUSY_TIMEOUT = 5.0  # seconds to wait for another writer before giving up
 EVENT_RETENTION = 7 * 24 * 3600
 RunState = Literal["starting", "running", "succeeded", "failed", "stopped", "lost"]
-PlanState = Literal["pending", "running", "done", "cancelled", "expired"]
+PlanState = Literal["pending", "asking", "running", "done", "cancelled", "expired"]  # asking: a question
 
 OOM_RETENTION = 30 * 24 * 3600
 OomKillRow = tuple[str, float, int | None, str, str, str | None, int | None]
@@ -55,6 +55,7 @@ class BuildRun:
     state: RunState
     exit_status: int | None
     ended_at: float | None
+    stopped_by: str | None = None  # who asked rigops to stop it (state "stopped"); None: not rigops
 
     @property
     def proc_id(self) -> ProcId:
@@ -138,12 +139,14 @@ class Store:
             )
 
     # -- plans waiting for a button -------------------------------------------------------------
-    def add_plan(self, *, channel: str, thread_ts: str, request_ts: str | None, user: str, plan: Plan) -> int:
+    def add_plan(self, *, channel: str, thread_ts: str, request_ts: str | None, user: str, plan: Plan,
+                 state: PlanState = "pending") -> int:
+        """A plan waiting for a button: Run / Cancel ("pending"), or an answer to its question ("asking")."""
         with self._db.transaction() as db:
             cur = db.execute(
                 "INSERT INTO plans (channel, thread_ts, request_ts, user, plan, state, created_at) "
-                "VALUES (?, ?, ?, ?, ?, 'pending', ?)",
-                (channel, thread_ts, request_ts, user, json.dumps(plan.to_json()), time.time()),
+                "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (channel, thread_ts, request_ts, user, json.dumps(plan.to_json(kept=True)), state, time.time()),
             )
             return int(cur.lastrowid or 0)
 
@@ -151,11 +154,11 @@ class Store:
         with self._db.transaction() as db:
             db.execute("UPDATE plans SET message_ts = ?, thread_ts = ? WHERE id = ?", (message_ts, thread_ts, plan_id))
 
-    def claim_plan(self, plan_id: int, new_state: PlanState) -> PendingPlan | None:
-        """Move a pending plan to ``new_state``; None when it was not pending (pressed twice, expired)."""
+    def claim_plan(self, plan_id: int, new_state: PlanState, *, waiting: PlanState = "pending") -> PendingPlan | None:
+        """Move a plan still ``waiting`` to ``new_state``; None when it was not (pressed twice, expired)."""
         with self._db.transaction() as db:
-            cur = db.execute("UPDATE plans SET state = ? WHERE id = ? AND state = 'pending'",
-                             (new_state, plan_id))
+            cur = db.execute("UPDATE plans SET state = ? WHERE id = ? AND state = ?",
+                             (new_state, plan_id, waiting))
             if cur.rowcount != 1:
                 return None
         return self.plan(plan_id)
@@ -168,6 +171,12 @@ class Store:
         return PendingPlan(id=r["id"], channel=r["channel"], thread_ts=r["thread_ts"], message_ts=r["message_ts"],
                            request_ts=r["request_ts"], user=r["user"], plan=Plan.from_json(json.loads(r["plan"])),
                            state=r["state"], created_at=r["created_at"])
+
+    def open_question(self, channel: str, thread_ts: str) -> PendingPlan | None:
+        """The newest question rigops asked in a thread and nobody has answered yet."""
+        rows = self._db.query("SELECT id FROM plans WHERE channel = ? AND thread_ts = ? AND state = 'asking' "
+                              "ORDER BY id DESC LIMIT 1", (channel, thread_ts))
+        return self.plan(int(rows[0]["id"])) if rows else None
 
     def finish_plan(self, plan_id: int) -> None:
         with self._db.transaction() as db:
@@ -224,16 +233,25 @@ class Store:
         return [_run(r) for r in rows]
 
     def finish_run(self, run_id: int, *, state: RunState, exit_status: int | None,
-                   ended_at: float | None = None) -> None:
+                   ended_at: float | None = None, stopped_by: str | None = None) -> None:
+        """Record how a live run ended (``stopped_by``: who asked rigops to stop it); a run already ended
+        keeps what it has."""
         with self._db.transaction() as db:
-            db.execute("UPDATE runs SET state = ?, exit_status = ?, ended_at = ? WHERE id = ? "
-                       "AND state IN ('starting', 'running')", (state, exit_status, ended_at or time.time(), run_id))
+            db.execute("UPDATE runs SET state = ?, exit_status = ?, ended_at = ?, stopped_by = ? WHERE id = ? "
+                       "AND state IN ('starting', 'running')",
+                       (state, exit_status, ended_at or time.time(), stopped_by, run_id))
+
+    def restate_run(self, run_id: int, *, state: RunState) -> None:
+        """Correct how an ended run is recorded: a "failed" whose log shows it was interrupted was stopped."""
+        with self._db.transaction() as db:
+            db.execute("UPDATE runs SET state = ? WHERE id = ? AND state NOT IN ('starting', 'running')",
+                       (state, run_id))
 
     def reopen_run(self, run_id: int, *, state: RunState) -> None:
         """Undo a "stopped" recorded for a kill that failed: the build still runs."""
         with self._db.transaction() as db:
-            db.execute("UPDATE runs SET state = ?, exit_status = NULL, ended_at = NULL WHERE id = ? "
-                       "AND state = 'stopped'", (state, run_id))
+            db.execute("UPDATE runs SET state = ?, exit_status = NULL, ended_at = NULL, stopped_by = NULL "
+                       "WHERE id = ? AND state = 'stopped'", (state, run_id))
 
     # -- audit --------------------------------------------------------------------------------------
     def audit(self, what: str, *, user: str | None, channel: str | None = None, thread_ts: str | None = None,

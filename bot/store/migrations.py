@@ -66,9 +66,16 @@ def label_job_memory(db: sqlite3.Connection) -> None:
                        (json.dumps({"rss": peaks, "label": None}), row_id))
 
 
+def add_stopped_by(db: sqlite3.Connection) -> None:
+    """Runs say who asked rigops to stop them (a file set back to an older version may have the column)."""
+    if "stopped_by" not in {row[1] for row in db.execute("PRAGMA table_info(runs)")}:
+        db.execute("ALTER TABLE runs ADD COLUMN stopped_by TEXT")
+
+
 STATE_MIGRATIONS: tuple[Migration, ...] = (
     sql_migration("the tables written before schema versions", STATE_V1),
     Migration("job_memory rows all labelled", label_job_memory),
+    Migration("runs say who stopped them", add_stopped_by),
 )
 
 SCHEDULES_V1 = """

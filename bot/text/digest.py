@@ -1,4 +1,5 @@
-"""The status digest and the dashboard as text: a title, a section per host, a footnote. Pure functions."""
+"""The status digest and the dashboard as text: each host in detail, the schedules. Pure functions; how they
+become posts that fit is bot/text/digest_layout.py."""
 
 from __future__ import annotations
 
@@ -7,7 +8,6 @@ from collections.abc import Sequence
 from datetime import datetime
 from zoneinfo import ZoneInfo
 
-from bot.core.talk import Message
 from bot.digest import Digest, HostDigest, OomKillSeen
 from bot.hosts.models import Gpu, GpuReport, Snapshot
 from bot.memory import Memory, human
@@ -137,32 +137,6 @@ def _clip(text: str, limit: int = SECTION_TEXT) -> str:
     return text if len(text) <= limit else text[: limit - 20] + "\n… (cut)"
 
 
-def more_hosts(count: int) -> str:
-    return f"… and {count} more hosts that do not fit in one message"
-
-
-def summary(digest: Digest) -> str:
-    """The plain-text fallback: notifications and screen readers show this."""
-    down = sum(1 for h in digest.hosts if h.snapshot is None)
-    running = sum(len(h.running) for h in digest.hosts)
-    finished = sum(len(h.finished) for h in digest.hosts)
-    parts = [f"{len(digest.hosts)} host{'s' if len(digest.hosts) != 1 else ''}"]
-    parts += [f"{down} down"] if down else []
-    parts += [f"{running} build{'s' if running != 1 else ''} running"]
-    parts += [f"{finished} finished since the last post"] if finished else []
-    kills = sum(h.oom_total for h in digest.hosts)
-    parts += [f"{kills} OOM kill{'s' if kills != 1 else ''}"] if kills else []
-    return "rigops status: " + ", ".join(parts)
-
-
-def digest_message(digest: Digest, *, tz: ZoneInfo, schedule: Schedule) -> Message:
-    """The scheduled post: a title, a section per host, and which schedule sent it."""
-    footnote = (f"Schedule `{schedule.id}` · {schedule.when} · times in {tz.key}"
-                + (" · posts only when something changed" if schedule.only_changes else ""))
-    return Message(summary(digest), title=f"Status · {when(digest.taken_at, tz)}",
-                   sections=tuple(host_text(h, now=digest.taken_at, tz=tz) for h in digest.hosts), footnote=footnote)
-
-
 def schedule_line(schedule: Schedule) -> str:
     """One schedule as the list and the Home tab show it."""
     tz = ZoneInfo(schedule.timezone)
@@ -177,6 +151,7 @@ def schedule_line(schedule: Schedule) -> str:
 
 
 HOME_TITLE = "rigops — hosts, GPUs and builds"
+HOME_ROWS = "One line a host: `/rigops status HOST` shows one in detail."
 NO_SCHEDULES_HOME = 'No scheduled posts. Add one with `/rigops schedule add "0 9 * * 1-5" all #channel`.'
 
 

@@ -41,6 +41,10 @@ def alert_text(alert: Alert, run: BuildRun) -> str:
     if alert.compilers:
         text += f" — {alert.compilers} compiler{'s' if alert.compilers != 1 else ''} at ~" \
                 f"{size_text(alert.per_compiler)} each"
+    if alert.others:
+        text += " — also building here: " + ", ".join(
+            f"`{o.build}` ({o.compilers} compiler{'s' if o.compilers != 1 else ''}, {size_text(o.rss)})"
+            for o in alert.others)
     if (jobs := fewer_jobs(alert, run)) is not None:
         text += f" — suggest -j{jobs}"
     return text + "."
@@ -131,10 +135,14 @@ def kills_text(kills: Sequence[OomKill], run: BuildRun) -> str:
         what = _victims(named) if named else f"{len(ours)} processes" if len(ours) > 1 else "a process"
         where = " (in its memory cgroup)" if any(k.evidence == "cgroup" for k in ours) else ""
         lines.append(f":boom: The kernel's OOM killer killed {what} of `{run.build}` on *{run.host}*{where}.")
-    if other:
-        who = ", ".join(sorted({k.user for k in other if k.user})) or "another user"
-        lines.append(f":information_source: An OOM kill on *{run.host}* hit {_victims(other)} ({who}) — not this "
-                     "build.")
+    for build in sorted({k.other_build for k in other if k.other_build}):
+        theirs = [k for k in other if k.other_build == build]
+        lines.append(f":information_source: An OOM kill on *{run.host}* hit {_victims(theirs)} of `{build}` — not "
+                     "this build.")
+    if strangers := [k for k in other if not k.other_build]:
+        who = ", ".join(sorted({k.user for k in strangers if k.user})) or "another user"
+        lines.append(f":information_source: An OOM kill on *{run.host}* hit {_victims(strangers)} ({who}) — not "
+                     "this build.")
     if unknown:
         count = f"{len(unknown)} OOM kill{'s' if len(unknown) != 1 else ''}"
         lines.append(f":grey_question: *{run.host}* counted {count}, but the kernel log is not readable here, so "

@@ -136,3 +136,31 @@ def schedule_channel_unreachable(channel: str) -> str:
 
 
 POST_REFUSED = "Slack refused the post (rigops' log says why)"
+
+
+def guessed_rigops_build(host: str) -> str:
+    return f"{host} — the only host with a build running"
+
+
+def guessed_build_processes(host: str) -> str:
+    return f"{host} — the only host with build processes running"
+
+
+def guessed_running_build(host: str, build: str) -> str:
+    return f"`{build}` — the only build running on {host}"
+
+
+ALL_HOSTS_GUESS = "all hosts — the request named none"
+
+
+def question(kind: str, steps: str) -> str:
+    """Which host (or build) a request is about, when rigops cannot tell."""
+    return (f":question: Which {kind} is this about? _{steps}_ — pick one, or answer in this thread "
+            f"(e.g. _on {'b200' if kind == 'host' else 'the sgl-kernel one'}_).")
+
+
+def answered(kind: str, answer: str, user: str) -> str:
+    return f"Which {kind}: *{answer}* (<@{user}>)."
+
+
+QUESTION_EXPIRED = ":timer_clock: This question expired before anyone answered; ask again if it is still needed."

@@ -5,9 +5,10 @@ from __future__ import annotations
 import time
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
+from bot.actions.kill import StopKind, Stopped
 from bot.actions.log import LogTail
 from bot.actions.rebuild import RebuildResult
 from bot.actions.status import StatusReport
@@ -16,9 +17,11 @@ from bot.config import Config
 from bot.core.talk import Choice, ChoiceKind, Message
 from bot.diagnose import Diagnosis
 from bot.fleet import HostResult
-from bot.hosts.models import GpuReport, KillResult, Proc, Snapshot
+from bot.hosts.agent import COMPILER_NAMES
+from bot.hosts.models import GpuReport, Proc, Snapshot
 from bot.memory import free_table, human
-from bot.plan import Plan, Step, half_jobs
+from bot.oom import BuildUsage
+from bot.plan import Plan, Question, Step, half_jobs
 from bot.progress import Progress
 from bot.redact import redact
 from bot.store import BuildRun
@@ -26,8 +29,10 @@ from bot.store import BuildRun
 StepState = Literal["waiting", "running", "done", "failed", "skipped"]
 STATE_ICON: dict[StepState, str] = {"waiting": ":white_small_square:", "running": ":hourglass_flowing_sand:",
                                     "done": ":white_check_mark:", "failed": ":x:", "skipped": ":heavy_minus_sign:"}
+AUTO_USER = "rigops"  # who is named for what rigops did by itself (bot.core.guard acts as this user)
 MAX_INLINE_LOG = 3500  # longer tails go up as a file
 TEXT_LIMIT = 2900  # a section's text may hold 3000 characters
+MAX_CHOICES = 20  # buttons under one question (Slack allows 25 in an actions block)
 
 
 @dataclass(frozen=True)
@@ -60,12 +65,28 @@ def plan_title(plan: Plan) -> str:
 
 def plan_text(plan: Plan, lines: Sequence[StepLine], *, note: str = "") -> str:
     rows = [plan_title(plan)]
+    if plan.guess:
+        rows.append(f":mag: a guess: {plan.guess}" + (" — Cancel if it is wrong" if plan.destructive else ""))
     rows += [f"{STATE_ICON[ln.state]} {describe_step(ln.step, plan)}" + (f" — {ln.summary}" if ln.summary else "")
              for ln in lines]
     rows += list(f":warning: {w}" for w in plan.warnings)
     if note:
         rows.append(note)
     return _clip("\n".join(rows))
+
+
+def steps_summary(plan: Plan) -> str:
+    """"stop the build, show memory, start the build at -j20": what a plan would do, in one line."""
+    return ", ".join(describe_step(s, plan) for s in plan.steps)
+
+
+def question_message(text: str, question: Question, question_id: int, *, host: str | None) -> Message:
+    """Which host (or build): a choice per candidate."""
+    if len(question.candidates) > MAX_CHOICES:  # too many to press: the answer is typed
+        return Message(f"{text}\nOne of: {', '.join(question.candidates)}")
+    label = (lambda c: f"{host} · {c}") if question.kind == "build" and host else (lambda c: c)
+    return Message(text, choices=tuple(choice(label(c), "pick", f"{question_id}:{c}") for c in question.candidates),
+                   group=f"ask-{question_id}")
 
 
 def plan_message(plan: Plan, lines: Sequence[StepLine], *, note: str = "", plan_id: int | None = None) -> Message:
@@ -95,15 +116,51 @@ def _proc_line(p: Proc) -> str:
     return f"`{human(p.rss):>6}`  {p.name} (pid {p.pid}, {p.user})"
 
 
-def kill_summary(result: KillResult) -> str:
+STOP_SCOPE: dict[StopKind, str] = {
+    "tree": "its own process tree",
+    "names": "the build user's build tools by name, as rigops did not start it",
+    "tree_gone": "the build user's build tools by name, as the process tree of its run is gone",
+}
+
+
+def kill_summary(stopped: Stopped) -> str:
+    """What a stop did, which kind of stop it was and what of other builds it left alone, e.g. "stopped 4
+    processes (…) in 120 ms (4 on SIGTERM): its own process tree; available memory …; `two` still running,
+    untouched"."""
+    result = stopped.result
+    scope = STOP_SCOPE[stopped.kind]
+    if result.cgroups:
+        scope += f" and memory cgroup{'s' if len(result.cgroups) > 1 else ''} " + \
+            ", ".join(f"`{c}`" for c in result.cgroups)
     if not result.targets:
-        return "nothing was running"
-    gone = "" if not result.survivors else f"; {len(result.survivors)} would not die"
-    how = f"{result.termed} on SIGTERM" + (f", {result.killed} needed SIGKILL" if result.killed else "")
-    n = len(result.targets)
-    return (f"stopped {n} process{'es' if n != 1 else ''} ({_counts(result.counts)}) in {duration(result.stop_elapsed)}"
-            f" ({how}){gone}; available memory {human(result.before.available)} → {human(result.after.available)}"
-            f", settled after {duration(result.elapsed)}")
+        parts = [f"nothing was running ({scope})"]
+    else:
+        gone = "" if not result.survivors else f"; {len(result.survivors)} would not die"
+        how = f"{result.termed} on SIGTERM" + (f", {result.killed} needed SIGKILL" if result.killed else "")
+        n = len(result.targets)
+        parts = [f"stopped {n} process{'es' if n != 1 else ''} ({_counts(result.counts)}) in "
+                 f"{duration(result.stop_elapsed)} ({how}){gone}: {scope}",
+                 f"available memory {human(result.before.available)} → {human(result.after.available)}, settled "
+                 f"after {duration(result.elapsed)}"]
+    for build, procs in stopped.spared.items():
+        parts.append(f"spared {_tools_noun(procs)} of `{build}` ({tool_counts(procs)})")
+    if running := stopped.still_running:
+        untouched = "" if stopped.spared else ", untouched"
+        parts.append(", ".join(f"`{b}`" for b in running) + f" still running{untouched}")
+    return "; ".join(parts)
+
+
+def _tools_noun(procs: Sequence[Proc]) -> str:
+    """"2 compilers", "3 build processes"."""
+    n = len(procs)
+    if all(p.name in COMPILER_NAMES for p in procs):
+        return f"{n} compiler{'s' if n != 1 else ''}"
+    return f"{n} build process{'es' if n != 1 else ''}"
+
+
+def stopped_by(user: str) -> str:
+    """Who asked rigops for a stop: a person, or rigops itself (a host's memory policy)."""
+    return "rigops itself (this host's memory policy)" if user == AUTO_USER else f"<@{user}>"
 
 
 def snapshot_text(snap: Snapshot) -> str:
@@ -124,36 +181,54 @@ def rebuild_summary(result: RebuildResult) -> str:
     text = f"started `{run.build}` at -j{result.jobs} (pid {run.pid}); log `{run.log}`"
     if result.advice is not None:
         text += f"\n:bulb: -j from memory of past runs: {result.advice.reasoning}"
-    if result.stopped_first is not None and result.stopped_first.targets:
+    if result.stopped_first is not None and result.stopped_first.result.targets:
         text = f"first {kill_summary(result.stopped_first)}; then {text}"
+    elif result.stopped_first is not None and result.stopped_first.still_running:
+        running = ", ".join(f"`{b}`" for b in result.stopped_first.still_running)
+        text += f"; {running} still running, untouched"
     return text + "".join(f"\n:warning: {w}" for w in result.warnings)
 
 
 def status_text(report: StatusReport) -> str:
+    """The runs, each running one with its own build processes; other builds running on the host; the build
+    user's build processes that belong to no build rigops started."""
     rows = [f"*Builds on {report.host}*"]
     now = time.time()
+    tools = report.snapshot.tools
     for view in report.runs:
         run = view.run
         if run.state == "running":
-            state = f"running for {duration(now - run.started_at)}"
-        elif run.state in ("succeeded", "failed"):
+            state = f"running for {duration(now - run.started_at)}" + _tools_of(run, tools)
+        elif run.state in ("succeeded", "failed", "stopped"):
             took = duration((run.ended_at or now) - run.started_at)
             state = f"{run.state} after {took}" + (f" (exit {run.exit_status})" if run.exit_status else "")
+            if run.state == "stopped" and run.stopped_by:
+                state = f"stopped by {stopped_by(run.stopped_by)} after {took}"
         else:
             state = run.state
         rows.append(f"• `{run.build}` -j{run.jobs} — {state} (run {run.id}, pid {run.pid})")
     if not report.runs:
         rows.append("rigops has not started a build here yet.")
-    tools = report.snapshot.tools
-    started = {v.run.pid for v in report.runs if v.run.state == "running"}
-    if tools:
-        rows.append(f"Build processes running: {tool_counts(tools)} using {human(sum(p.rss for p in tools))}"
-                    + ("" if started else " (not started by rigops)"))
-    else:
+    for run in report.others:
+        rows.append(f"Also running here: `{run.build}` -j{run.jobs} (run {run.id}){_tools_of(run, tools)}")
+    strays = [p for p in tools if p.root is None]
+    if strays:
+        rows.append(f"Build processes of no build rigops started: {tool_counts(strays)} using "
+                    f"{human(sum(p.rss for p in strays))}")
+    elif not tools:
         rows.append("No build processes running.")
     mem = report.snapshot.memory
     rows.append(f"Memory: {human(mem.available)} available of {human(mem.total)}")
     return _clip("\n".join(rows))
+
+
+def _tools_of(run: BuildRun, tools: Sequence[Proc]) -> str:
+    """": 3 build processes (1 × cc1plus, …) using 40 MiB": the build tools in the run's own tree."""
+    own = [p for p in tools if p.root == run.proc_id]
+    if not own:
+        return ": no build processes"
+    n = len(own)
+    return f": {n} build process{'es' if n != 1 else ''} ({tool_counts(own)}) using {human(sum(p.rss for p in own))}"
 
 
 def log_text(log: LogTail) -> tuple[str, str | None]:
@@ -209,30 +284,53 @@ def progress_parts(progress: Progress, *, eta: float | None) -> list[str]:
 
 
 def build_card(run: BuildRun, progress: Progress, *, eta: float | None, peak_used: int, peak_tools: int,
-               total_memory: int, final: str | None, memory_note: str | None = None) -> str:
-    """The live status card of a build, edited in place while it runs."""
+               total_memory: int, final: str | None, memory_note: str | None = None,
+               others: Sequence[BuildUsage] = ()) -> str:
+    """The live status card of a build, edited in place while it runs; ``others``: the other builds running on
+    the host, whose tools share its memory."""
     state = final or "running"
     elapsed = (run.ended_at if final and run.ended_at else time.time()) - run.started_at
     rows = [f"{RESULT_ICON.get(state, '')} `{run.build}` on *{run.host}* — {state} · {duration(elapsed)} · "
             f"-j{run.jobs} · run {run.id}"]
+    if final == "stopped" and run.stopped_by:
+        rows.append(f"stopped by {stopped_by(run.stopped_by)}")
+    if final == "stopped" and progress.phase == "failed":  # "ninja: build stopped" reads as failed; it was not
+        progress = replace(progress, phase=None)
     if parts := progress_parts(progress, eta=None if final else eta):
         rows.append(" · ".join(parts))
     if total_memory:
+        whose = "this build's tools" if others else "build tools"
         rows.append(f"peak memory used {human(peak_used)} of {human(total_memory)}"
-                    + (f" (build tools {human(peak_tools)})" if peak_tools else ""))
+                    + (f" ({whose} {human(peak_tools)})" if peak_tools else ""))
+    if others and not final:
+        rows.append("other builds here now: " + ", ".join(
+            f"`{o.build}` {human(o.rss)} ({o.compilers} compiler{'s' if o.compilers != 1 else ''})" for o in others))
     if memory_note and not final:
         rows.append(f":warning: {memory_note}")
-    if progress.last_line and not final:
+    if progress.compiling and not final:
+        rows.append(f"compiling `{progress.compiling}`")
+    elif progress.last_line and not final:
         rows.append(f"`{progress.last_line[:150]}`")
     return redact("\n".join(rows))
 
 
-def build_result(run: BuildRun, diagnosis: Diagnosis | None) -> Message:
-    """The message that says how a build ended, with the first real error, its fix and what to do next."""
+def build_result(run: BuildRun, diagnosis: Diagnosis | None, *, interrupted: str | None = None) -> Message:
+    """The message that says how a build ended, with the first real error, its fix and what to do next; a
+    build that was stopped says by whom, or (``interrupted``) what shows it was stopped, never an error."""
     who = f" <@{run.started_by}>" if run.started_by else ""
     took = duration((run.ended_at or time.time()) - run.started_at)
     if run.state == "succeeded":
         return Message(f":white_check_mark: `{run.build}` on *{run.host}* succeeded in {took} (-j{run.jobs}).{who}")
+    if run.state == "stopped" and run.stopped_by:
+        return Message(f":octagonal_sign: `{run.build}` on *{run.host}* was stopped by {stopped_by(run.stopped_by)} "
+                       f"after {took} (-j{run.jobs}).")
+    if run.state == "stopped":
+        evidence = f"it ended on {interrupted}" if interrupted and interrupted.startswith("SIG") else \
+            f"its log says `{_clip(interrupted, 300)}`" if interrupted else "it ended on a signal"
+        text = (f":octagonal_sign: `{run.build}` on *{run.host}* was stopped after {took} (-j{run.jobs}), not by "
+                f"rigops: {evidence}. Someone or something else stopped it; it did not fail.{who}")
+        return Message(_clip(text), choices=(choice("Retry", "retry", run.id, style="primary"),
+                                             choice("Show log", "show_log", run.id)), group=f"run-{run.id}")
     if run.state == "lost":
         text = (f":grey_question: `{run.build}` on *{run.host}* is lost: it is gone and left no exit status "
                 f"(the host rebooted, or the build was killed with its supervisor).{who}")

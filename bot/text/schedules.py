@@ -37,6 +37,15 @@ def removed(schedule: Schedule) -> str:
     return f":wastebasket: Removed schedule `{schedule.id}` (*{schedule.when}* → <#{schedule.channel}>)."
 
 
+def not_a_channel(token: str) -> str:
+    return f"I can't tell which channel {token} is; pick it from Slack's list as you type #"
+
+
+def channel_not_found(name: str) -> str:
+    return (f"I see no channel #{name}: check its name, or pick it from Slack's list as you type #; "
+            f"if it is private, `/invite @rigops` there first")
+
+
 def post_failed(schedule: Schedule, error: str) -> str:
     return (f":warning: Your scheduled status post `{schedule.id}` (*{schedule.when}* → <#{schedule.channel}>) could "
             f"not go out: {error}. `/rigops schedule list` shows it until a post goes out again.")

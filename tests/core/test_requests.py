@@ -37,7 +37,6 @@ async def say(emu: SlackEmulator, services: Core, text: str, **kw: object) -> di
     ("retry sgl-kernel on b200 with -j-4", "jobs must be between 1 and 1024"),
     ("oom-ing on b200, try -j100000", "jobs must be between 1 and 1024"),
     ("how's memory on h200?", "unknown host 'h200'"),
-    ("free -h", "which host?"),
 ])
 async def test_refused_requests_get_a_clear_reply_and_run_nothing(
         emulator: SlackEmulator, tmp_path: Path, state_dir: Path, text: str, error: str) -> None:

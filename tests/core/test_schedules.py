@@ -135,15 +135,18 @@ def test_bad_schedule_words_are_refused_clearly(text: str, timezone: str, error:
                                                                   "Europe/Berlin", True)),
     ("“*/5 * * * *” all <#C0DIGEST>", ("*/5 * * * *", None, DIGEST, "UTC", False)),  # a Mac's curly quotes
     ("hourly h100 C0DIGEST", ("hourly", ("h100",), DIGEST, "UTC", False)),
+    ("hourly h100 <#C0DIGEST|>", ("hourly", ("h100",), DIGEST, "UTC", False)),  # Slack may leave the name out
+    ("hourly h100 #gpu-ops", ("hourly", ("h100",), None, "UTC", False)),  # as typed: looked up by its name
 ])
 def test_schedule_add_arguments(args: str, want: tuple[Any, ...]) -> None:
     req = parse_add(args, config=two_hosts(), channel=OPS)
     assert (req.when, req.hosts, req.channel, req.timezone, req.only_changes) == want
+    assert req.channel_name == (None if req.channel else "gpu-ops")
 
 
 @pytest.mark.parametrize(("args", "error"), [
     ('"0 9 * * *" h200', "unknown host 'h200' (known: b200, h100, or all)"),
-    ('"0 9 * * *" #general', "I can't tell which channel #general is"),
+    ('"0 9 * * *" #General!', "I can't tell which channel #General! is"),
     ('"0 9 * * *', "no closing quote"),
     ("0 9 * * *", "put a crontab line in quotes"),
     ("", "say when"),
@@ -201,6 +204,24 @@ async def test_a_schedule_fires_and_posts_the_digest_in_its_channel(
         assert runner(app).scheduler.get_job("1").next_run_time > datetime.now(UTC) + timedelta(minutes=29)
         entries = app.core.store.audit_entries()
     assert [e["what"] for e in entries if e["what"].startswith("schedule")] == ["schedule add"]
+
+
+async def test_a_digest_of_a_big_fleet_goes_on_in_its_thread(
+        emulator: SlackEmulator, state_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", path_with(install_nvidia_smi(tmp_path / "bin", "b200")))
+    config = make_config({f"node{i:02d}": {"address": "local"} for i in range(64)})  # 8 GPUs each
+    async with running_app(emulator, config, state_dir) as app:
+        await schedule(emulator, app, 'add "every 30m" all <#C0DIGEST|digest>')
+        fire(app, "1")
+        await eventually(lambda: runner(app).runs == 1, timeout=60, what="the run to be counted")
+    first = digests(emulator)[0]
+    thread = emulator.thread(DIGEST, first.ts)
+    assert "*node00* · mem " in first.rendered and "every host in detail in the thread" in first.rendered
+    rows = [ln for m in (first, *thread) for ln in m.rendered.splitlines() if " · mem " in ln]
+    assert len(rows) == 64  # one line per host, up top (and continued in the thread when they do not fit)
+    [detail] = [f for m in thread for f in m.files]  # 64 hosts × 8 GPUs in detail: a file, not a wall of posts
+    assert detail.text.count("B200") == 64 * 8 and detail.name.endswith(".txt")
+    assert emulator.refused == []
 
 
 async def test_a_schedule_survives_a_restart_and_fires(emulator: SlackEmulator, state_dir: Path) -> None:

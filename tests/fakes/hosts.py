@@ -6,13 +6,14 @@ every kind in turn, for contract tests) and ``local_host`` (this machine, as our
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from bot.config import HostConfig, parse
 from tests.fakes.sshd import SshServer
 
-KINDS = ("local", "ssh")
 LOCAL_NAME, SSH_NAME = "here", "there"  # what the hosts are called in the configs below
+SshTable = Callable[..., dict[str, Any]]  # the ssh_table fixture: ssh_table(**overrides) -> a [hosts.X] table
 
 
 def local_config(user: str | None = None) -> HostConfig:

@@ -10,6 +10,7 @@ from typing import Any
 
 BUILD_USER = "rigops-build"
 SAMPLE_USER = "rigops-sample"
+SEVERAL_USER = "rigops-several"  # runs the tests of several builds on one host, whose kills go by name too
 
 
 def ensure_build_user(name: str = BUILD_USER) -> str:
@@ -45,3 +46,9 @@ def popen_as(user: str | None, argv: list[str]) -> subprocess.Popen[bytes]:
     if user is not None:
         extra = {"user": user, "group": pwd.getpwnam(user).pw_gid, "extra_groups": []}
     return subprocess.Popen(argv, stdin=subprocess.DEVNULL, start_new_session=True, cwd="/", **extra)
+
+
+def several_builds_user() -> str:
+    """The user of the several-builds tests (created when we are root, else ourselves): its build tools are
+    only theirs, so a stop by name in them reaches no other test's processes, and no other test's theirs."""
+    return ensure_build_user(SEVERAL_USER)

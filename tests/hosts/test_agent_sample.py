@@ -13,16 +13,14 @@ import pwd
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from bot.config import parse
-from bot.hosts import Host, make_host
+from bot.hosts import Host
 from bot.hosts.models import ProcId
-from tests.fakes.sshd import SshServer
 from tests.fakes.users import fake_user, popen_as
 from tests.hosts.test_agent import (
     BOOTSTRAP,
@@ -351,18 +349,6 @@ def test_sample_and_pause_run_on_python38(start_agent: Callable[..., Agent], fak
 
 # ---------------------------------------------------------------------------------------------------------
 # The typed Host API, on this machine and over SSH
-
-
-@pytest.fixture(params=["local", pytest.param("ssh", marks=pytest.mark.ssh)])
-async def host(request: pytest.FixtureRequest, build_user: str) -> AsyncIterator[Host]:
-    if request.param == "local":
-        config = parse({"hosts": {"here": {"address": "local", "user": build_user}}}).hosts["here"]
-    else:
-        sshd: SshServer = request.getfixturevalue("sshd")
-        config = parse({"hosts": {"there": sshd.host_table(user=build_user)}}).hosts["there"]
-    h = make_host(config)
-    yield h
-    await h.close()
 
 
 async def test_host_sample_pause_resume(host: Host, fake_bin: Path, build_user: str) -> None:

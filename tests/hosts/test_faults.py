@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from slackemu import SlackEmulator
+from tests.fakes.hosts import SshTable
 from tests.fakes.silent import silent_server
 from tests.fakes.sshd import SshServer, free_port, keygen
 from tests.harness import OPS, make_config, running_bot
@@ -52,16 +53,16 @@ async def ask(emu: SlackEmulator, text: str) -> str:
 
 
 async def test_faulty_hosts_get_clear_replies_and_do_not_block_others(
-        emulator: SlackEmulator, sshd: SshServer, build_user: str, tmp_path: Path, state_dir: Path,
+        emulator: SlackEmulator, sshd: SshServer, ssh_table: SshTable, tmp_path: Path, state_dir: Path,
         silent_port: int) -> None:
     hosts = {
-        "good": sshd.host_table(user=build_user),
-        "down": sshd.host_table(port=closed_port(), connect_timeout=2),
-        "badkey": sshd.host_table(user=build_user, known_hosts=str(wrong_known_hosts(tmp_path, sshd.port))),
-        "hang": sshd.host_table(port=silent_port, connect_timeout=3),
-        "nopython": sshd.host_table(user=build_user, python="/nonexistent/python3"),
-        "nokeyfile": sshd.host_table(user=build_user, known_hosts=str(tmp_path / "missing_known_hosts")),
-        "badauth": sshd.host_table(user=build_user, key=str(stranger_key(tmp_path))),
+        "good": ssh_table(),
+        "down": ssh_table(port=closed_port(), connect_timeout=2),
+        "badkey": ssh_table(known_hosts=str(wrong_known_hosts(tmp_path, sshd.port))),
+        "hang": ssh_table(port=silent_port, connect_timeout=3),
+        "nopython": ssh_table(python="/nonexistent/python3"),
+        "nokeyfile": ssh_table(known_hosts=str(tmp_path / "missing_known_hosts")),
+        "badauth": ssh_table(key=str(stranger_key(tmp_path))),
     }
     async with running_bot(emulator, make_config(hosts, confirm=False), state_dir):
         hang = await ask(emulator, "how's memory on hang?")
@@ -91,11 +92,11 @@ async def test_faulty_hosts_get_clear_replies_and_do_not_block_others(
 
 
 async def test_a_stopped_agent_times_out_and_is_restarted(
-        emulator: SlackEmulator, sshd: SshServer, build_user: str, state_dir: Path) -> None:
+        emulator: SlackEmulator, ssh_table: SshTable, state_dir: Path) -> None:
     import os
     import signal
 
-    hosts = {"slow": sshd.host_table(user=build_user, command_timeout=5)}
+    hosts = {"slow": ssh_table(command_timeout=5)}
     async with running_bot(emulator, make_config(hosts, confirm=False), state_dir) as services:
         first = await ask(emulator, "free -h")
         assert await wait_done(emulator, OPS, first) == "white_check_mark"
@@ -113,13 +114,13 @@ async def test_a_stopped_agent_times_out_and_is_restarted(
 
 
 async def test_a_link_that_stops_mid_command_times_out_and_the_host_comes_back(
-        emulator: SlackEmulator, sshd: SshServer, build_user: str, state_dir: Path) -> None:
+        emulator: SlackEmulator, ssh_table: SshTable, state_dir: Path) -> None:
     import os
     import signal
 
     from tests.fakes.tools import read_stat_fields
 
-    hosts = {"flaky": sshd.host_table(user=build_user, command_timeout=3)}
+    hosts = {"flaky": ssh_table(command_timeout=3)}
     async with running_bot(emulator, make_config(hosts, confirm=False), state_dir) as services:
         first = await ask(emulator, "free -h")
         assert await wait_done(emulator, OPS, first) == "white_check_mark"

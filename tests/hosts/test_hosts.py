@@ -8,18 +8,17 @@ import gc
 import logging
 import os
 import signal
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from bot.config import HostConfig, parse
 from bot.errors import ActionFailed, AgentUnavailable
-from bot.hosts import Host, make_host
+from bot.hosts import Host
+from bot.hosts.agent import BUILD_TOOL_NAMES
 from bot.hosts.models import ProcId, RunRef
 from bot.memory import parse_meminfo
-from tests.fakes.sshd import SshServer
 from tests.fakes.tools import (
     kill_session,
     read_stat_fields,
@@ -31,21 +30,6 @@ from tests.fakes.tools import (
 )
 from tests.hosts.test_agent import IS_ROOT
 from tests.waiting import eventually, wait_until
-
-
-def host_config(kind: str, sshd: SshServer | None, user: str) -> HostConfig:
-    if kind == "local":
-        return parse({"hosts": {"here": {"address": "local", "user": user}}}).hosts["here"]
-    assert sshd is not None
-    return parse({"hosts": {"there": sshd.host_table(user=user)}}).hosts["there"]
-
-
-@pytest.fixture(params=["local", pytest.param("ssh", marks=pytest.mark.ssh)])
-async def host(request: pytest.FixtureRequest, build_user: str) -> AsyncIterator[Host]:
-    sshd = request.getfixturevalue("sshd") if request.param == "ssh" else None
-    h = make_host(host_config(request.param, sshd, build_user))
-    yield h
-    await h.close()
 
 
 async def test_info_describes_the_host(host: Host) -> None:
@@ -75,7 +59,7 @@ async def test_kill_by_name_stops_the_build_user_compilers_and_spares_the_decoy(
         snap = await host.snapshot(user=build_user)
         assert {"ninja", "cc1plus", "nvcc"} <= {p.name for p in snap.tools}
         members = set(session_members(build.pid)) - {build.pid}
-        result = await host.kill(roots=[], user=build_user, grace=2)
+        result = await host.kill(roots=[], user=build_user, fallback_names=BUILD_TOOL_NAMES, grace=2)
         assert members <= {t.pid for t in result.targets}
         assert build.pid not in {t.pid for t in result.targets}  # /bin/sh is no build tool
         assert {"ninja", "cc1plus", "nvcc", "g++"} <= set(result.counts) and not result.survivors

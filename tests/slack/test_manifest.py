@@ -31,4 +31,13 @@ def test_manifest_asks_for_what_rigops_uses_and_no_more() -> None:
     assert [c["command"] for c in MANIFEST["features"]["slash_commands"]] == ["/rigops"]
     scopes = set(MANIFEST["oauth_config"]["scopes"]["bot"])
     assert scopes == {"app_mentions:read", "channels:history", "groups:history", "chat:write", "commands",
-                      "reactions:write", "files:write", "usergroups:read"}
+                      "reactions:write", "files:write", "usergroups:read",
+                      "channels:read", "groups:read",  # can_post (conversations.info), #name (conversations.list)
+                      "im:write"}  # a DM where a slash command cannot get its thread
+
+
+def test_slash_command_text_comes_escaped() -> None:
+    """``#gpu-ops`` picked or typed arrives as ``<#C…|gpu-ops>``: a channel id, whatever it is called, and the
+    same for people and user groups (a plain ``#name`` is still looked up, for apps set up before)."""
+    [rigops] = MANIFEST["features"]["slash_commands"]
+    assert rigops["should_escape"] is True

@@ -7,6 +7,7 @@ import contextlib
 import hashlib
 import hmac
 import json
+import logging
 import os
 import subprocess
 import sys
@@ -19,7 +20,8 @@ import pytest
 
 from bot.slack.run import run_bot
 from slackemu import SlackEmulator
-from tests.fakes.sshd import SshServer, free_port
+from tests.fakes.hosts import SshTable
+from tests.fakes.sshd import free_port
 from tests.harness import OPS, make_config
 from tests.scenario import thread_text, wait_done
 from tests.waiting import eventually
@@ -48,7 +50,8 @@ def signed(secret: str, body: str, *, timestamp: int) -> dict[str, str]:
             "Content-Type": "application/x-www-form-urlencoded"}
 
 
-async def test_http_mode_verifies_signatures(emulator: SlackEmulator, tmp_path: Path) -> None:
+async def test_http_mode_verifies_signatures(emulator: SlackEmulator, tmp_path: Path,
+                                            caplog: pytest.LogCaptureFixture) -> None:
     secret = "8f742231b10e8888abcd99yyyzzz85a5"
     port = free_port()
     config = make_config({"local": {"address": "local"}}, confirm=False)
@@ -69,10 +72,20 @@ async def test_http_mode_verifies_signatures(emulator: SlackEmulator, tmp_path: 
 
             await eventually(listening, timeout=10, what="the bot to listen for HTTP", interval=0.05)
             now = int(time.time())
+            caplog.clear()
+            caplog.set_level(logging.DEBUG)
             async with http.post(url, data=body, headers=signed("wrong", body, timestamp=now)) as resp:
                 assert resp.status == 401
             async with http.post(url, data=body, headers=signed(secret, body, timestamp=now - 600)) as resp:
                 assert resp.status == 401
+            not_a_number = {**signed(secret, body, timestamp=now), "X-Slack-Request-Timestamp": "soon"}
+            async with http.post(url, data=body, headers=not_a_number) as resp:
+                assert resp.status == 401  # not a 500 from int() deep in the SDK
+            refusals = [r.getMessage() for r in caplog.records if "request" in r.getMessage()]
+            assert refusals == ["refused a request to /slack/events: the signature does not match",
+                                "refused a request to /slack/events: the timestamp is more than 5 minutes off",
+                                "refused a request to /slack/events: the timestamp is not a number"]
+            assert "response_url" not in caplog.text  # the body is never logged
             async with http.post(url, data=body, headers=signed(secret, body, timestamp=now)) as resp:
                 assert resp.status == 200
         await emulator.wait_for(lambda: any("Memory on local" in m.text for m in emulator.messages(OPS)),
@@ -84,11 +97,11 @@ async def test_http_mode_verifies_signatures(emulator: SlackEmulator, tmp_path: 
 
 
 @pytest.mark.ssh
-def test_check_reaches_every_host_and_says_which_fail(tmp_path: Path, sshd: SshServer, build_user: str) -> None:
-    good = sshd.host_table(user=build_user)
-    lines = [f"[hosts.good]\naddress = \"127.0.0.1\"\nport = {good['port']}\nuser = \"{build_user}\"\n"
+def test_check_reaches_every_host_and_says_which_fail(tmp_path: Path, ssh_table: SshTable) -> None:
+    good = ssh_table()
+    lines = [f"[hosts.good]\naddress = \"127.0.0.1\"\nport = {good['port']}\nuser = \"{good['user']}\"\n"
              f"key = \"{good['key']}\"\nknown_hosts = \"{good['known_hosts']}\"\n",
-             f"[hosts.down]\naddress = \"127.0.0.1\"\nport = {free_port()}\nuser = \"{build_user}\"\n"
+             f"[hosts.down]\naddress = \"127.0.0.1\"\nport = {free_port()}\nuser = \"{good['user']}\"\n"
              f"key = \"{good['key']}\"\nknown_hosts = \"{good['known_hosts']}\"\nconnect_timeout = 2\n",
              "[hosts.here]\naddress = \"local\"\n"]
     config = tmp_path / "rigops.toml"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import aiohttp
@@ -62,8 +63,11 @@ async def bolt(emu: SlackEmulator) -> AsyncIterator[tuple[AsyncApp, AsyncSocketM
 async def test_post_thread_update_reactions_and_errors(emu: SlackEmulator, web: AsyncWebClient) -> None:
     first = await web.chat_postMessage(channel="C0OPS", text="deploying api")
     second = await web.chat_postMessage(channel="C0OPS", text="step 1 done", thread_ts=first["ts"])
+    with pytest.raises(SlackApiError) as under_a_reply:  # Slack threads only under top-level messages
+        await web.chat_postMessage(channel="C0OPS", text="all done", thread_ts=second["ts"])
+    assert under_a_reply.value.response["error"] == "invalid_thread_ts"
     third = await web.chat_postMessage(
-        channel="C0OPS", text="all done", thread_ts=second["ts"], reply_broadcast=True
+        channel="C0OPS", text="all done", thread_ts=first["ts"], reply_broadcast=True
     )
     assert first["ts"] == "1700000000.000100"
     assert float(first["ts"]) < float(second["ts"]) < float(third["ts"])
@@ -83,7 +87,6 @@ async def test_post_thread_update_reactions_and_errors(emu: SlackEmulator, web: 
     parent = messages[0]
     assert parent.blocks == BUTTONS and [e.text for e in parent.edits] == ["deploying api"]
     assert parent.reactions == {"white_check_mark"} == emu.reactions("C0OPS", first["ts"])
-    # A reply to a reply lands in the parent's thread, as in Slack.
     thread = emu.thread("C0OPS", first["ts"])
     assert [(m.text, m.thread_ts, m.reply_broadcast) for m in thread] == [
         ("step 1 done", first["ts"], False),
@@ -95,7 +98,7 @@ async def test_post_thread_update_reactions_and_errors(emu: SlackEmulator, web: 
     await web.chat_delete(channel="C0OPS", ts=third["ts"])
     assert emu.reactions("C0OPS", first["ts"]) == set()
     assert [m.text for m in emu.messages("C0OPS")] == ["deployed api", "step 1 done"]
-    assert [c.method for c in emu.calls].count("chat.postMessage") == 3
+    assert [c.method for c in emu.calls].count("chat.postMessage") == 4  # the refused one too
 
 
 async def test_auth_unknown_methods_and_form_bodies(emu: SlackEmulator, web: AsyncWebClient) -> None:
@@ -355,7 +358,8 @@ async def test_bolt_slash_command_opens_a_modal_with_its_trigger(
     emu: SlackEmulator, bolt: tuple[AsyncApp, AsyncSocketModeHandler]
 ) -> None:
     app, handler = bolt
-    modal = {"type": "modal", "title": {"type": "plain_text", "text": "Rebuild"}, "blocks": []}
+    modal = {"type": "modal", "title": {"type": "plain_text", "text": "Rebuild"},
+             "blocks": [{"type": "section", "text": {"type": "mrkdwn", "text": "Rebuild `api`?"}}]}
 
     @app.command("/rigops")
     async def on_command(ack: Any, command: dict[str, Any], client: AsyncWebClient) -> None:
@@ -480,3 +484,70 @@ def test_render_blocks_is_readable() -> None:
         "gpu-01\n---\n[Kill]\n*GPU* 0\n*Util* 97%\nupdated 10:02\n"
         "hi <@U1>\n```\nmake -j8\n```\n[Run] [Cancel]"
     )
+
+
+# --------------------------------------------------------------------------- refusing what Slack refuses
+
+
+def section(text: str) -> dict[str, Any]:
+    return {"type": "section", "text": {"type": "mrkdwn", "text": text}}
+
+
+@pytest.mark.parametrize(
+    ("text", "blocks", "error"),
+    [
+        ("x", [{"type": "sektion", "text": {"type": "mrkdwn", "text": "x"}}], "invalid_blocks"),  # no such block
+        ("x", [section("x" * 3001)], "invalid_blocks"),  # a section holds 3,000 characters
+        ("x", [section("")], "invalid_blocks"),  # "must be more than 0 characters"
+        ("x", [{"type": "header", "text": {"type": "plain_text", "text": "x" * 151}}], "invalid_blocks"),
+        ("x", [{"type": "actions", "elements": [{"type": "button", "text": {"type": "plain_text", "text": "y" * 76},
+                                                 "action_id": "a"}]}], "invalid_blocks"),  # a button's 75
+        ("x", [section("x")] * 51, "too_many_blocks"),
+        ("x", [section("x" * 2900)] * 5, "msg_blocks_too_long"),  # 14,500 characters of block text
+        ("x" * 40_001, None, "msg_too_long"),
+    ],
+)
+async def test_messages_slack_refuses_are_refused(
+    emu: SlackEmulator, web: AsyncWebClient, text: str, blocks: list[dict[str, Any]] | None, error: str
+) -> None:
+    with pytest.raises(SlackApiError) as posted:
+        await web.chat_postMessage(channel="C0OPS", text=text, blocks=blocks)
+    first = await web.chat_postMessage(channel="C0OPS", text="fine", blocks=[section("fine")])
+    with pytest.raises(SlackApiError) as updated:
+        await web.chat_update(channel="C0OPS", ts=first["ts"], text=text, blocks=blocks)
+    assert posted.value.response["error"] == updated.value.response["error"] == error
+    assert [m.text for m in emu.messages("C0OPS")] == ["fine"] and emu.refused == [error, error]
+
+
+async def test_views_slack_refuses_are_refused(emu: SlackEmulator, web: AsyncWebClient) -> None:
+    await web.views_publish(user_id="U0HUMAN", view={"type": "home", "blocks": [section("x" * 3000)] * 100})
+    for blocks, error in (([section("x")] * 101, "too_many_blocks"), ([section("x" * 3001)], "invalid_blocks")):
+        with pytest.raises(SlackApiError) as refused:
+            await web.views_publish(user_id="U0HUMAN", view={"type": "home", "blocks": blocks})
+        assert refused.value.response["error"] == error
+    assert len(emu.calls_to("views.publish")) == 3 and emu.refused == ["too_many_blocks", "invalid_blocks"]
+
+
+async def test_scopes_are_the_manifests(emu: SlackEmulator, web: AsyncWebClient) -> None:
+    manifest = json.loads((Path(__file__).resolve().parents[2] / "manifests" / "rigops.json").read_text())
+    response = await web.auth_test()
+    assert set(response.headers["x-oauth-scopes"].split(",")) == set(manifest["oauth_config"]["scopes"]["bot"])
+
+
+async def test_conversations_list_shows_what_the_bot_can_see_a_page_at_a_time(
+    emu: SlackEmulator, web: AsyncWebClient
+) -> None:
+    emu.add_channel("C0PUBLIC", "public", bot_member=False)
+    emu.add_channel("G0MINE", "mine", is_private=True)
+    emu.add_channel("G0THEIRS", "theirs", is_private=True, bot_member=False)
+    names, cursor = [], None
+    while True:
+        page = await web.conversations_list(types="public_channel,private_channel", limit=2, cursor=cursor)
+        assert len(page["channels"]) <= 2
+        names += [(c["name"], c["is_member"]) for c in page["channels"]]
+        cursor = page["response_metadata"]["next_cursor"]
+        if not cursor:
+            break
+    assert names == [("ops", True), ("public", False), ("mine", True)]
+    only_public = await web.conversations_list()
+    assert [c["name"] for c in only_public["channels"]] == ["ops", "public"]

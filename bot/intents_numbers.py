@@ -1,0 +1,167 @@
+"""Numbers in chat: parallelism (-j) and counts as people write them, for ``bot.intents``.
+
+``canonical_numbers`` rewrites the many ways of writing a count into the few the rules read; the ``JOBS_*``
+patterns find a requested -j and tell it from a number in a story about an old one.
+"""
+
+from __future__ import annotations
+
+import re
+
+# --- numbers as people write them ----------------------------------------------------------------------
+# Before any rule runs, the many ways of writing a count become the few the rules read: "four jobs" -> "4 jobs",
+# "jobs: 8" / "jobs - 8" / "MAX_JOBS 8" -> "jobs=8" / "max_jobs=8", "-j: 12" -> "-j=12", "2k lines" -> "2000 lines".
+# A word becomes digits only where a count is meant (a unit after it, or a parallelism word before it), so
+# "the vllm one" and "one of the builds" keep their words.
+
+_ONES = ("one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
+_TEENS = ("ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen",
+          "nineteen")
+_TENS = ("twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety")
+WORD_VALUES: dict[str, int] = {
+    "zero": 0, "single": 1, "fourty": 40,
+    **{w: i for i, w in enumerate(_ONES, 1)},
+    **{w: i for i, w in enumerate(_TEENS, 10)},
+    **{w: 10 * i for i, w in enumerate(_TENS, 2)},
+}
+_W_ONES = "|".join(_ONES)
+_W_BELOW_100 = rf"(?:(?:{'|'.join(_TENS)}|fourty)(?:[- ](?:{_W_ONES}))?|{'|'.join(_TEENS)}|{_W_ONES}|zero)"
+_W_NUMBER = (
+    rf"(?:half a dozen|(?:a )?dozen|(?:(?:a|{_W_ONES}) )?hundred(?: (?:and )?{_W_BELOW_100})?"
+    rf"|(?:a|{_W_ONES}) thousand|{_W_BELOW_100}|(?:a )?single)"
+)
+# What may follow a count: "four jobs", "two-way", "fifty lines", "eight in parallel".
+_COUNT_UNIT = (
+    r"(?:parallel |concurrent |compile |ninja |build |log |build log |output )?"
+    r"(?:jobs?|threads?|cores?|workers?|procs?|processes|cpus?|compilers?|compiles?|parallel(?:ism)?|concurrent"
+    r"|lines?|in parallel|at a time|at once|concurrently)\b|-way\b"
+)
+# Words before a count that make it one: "-j twelve", "jobs: eight", "drop to eight", "retry with four".
+_COUNT_BEFORE = (
+    r"(?:-{1,2}j(?:obs)?|\bj|\bjobs|\bmax[_ ]jobs|\bparallelism(?: of)?|\bconcurrency|\b(?:down |back )?to"
+    r"|\bwith|\busing|\bat|\btry|\blast|\btail(?: -n)?|(?<!\S)-n)[ =:]\s?"
+)
+SPELLED_RE = re.compile(
+    rf"(?P<before>{_COUNT_BEFORE})?(?<!couple )(?<!few )(?<!several )(?<!many )\b(?P<num>{_W_NUMBER})\b"
+    rf"(?P<unit>(?=[- ]?{_COUNT_UNIT}))?"
+)
+_STRONG_BEFORE_RE = re.compile(r"-{1,2}j(?:obs)?|j|jobs|max[_ ]jobs|parallelism(?: of)?|concurrency")
+# "jobs: 8", "MAX_JOBS 20", "jobs - 8", "-j: 12" -> key=value (":" and " - " would split the clause there).
+_ENV_KEYS = (  # names of settings, which also take a plain space: "MAX_JOBS 20", "max jobs 8"
+    r"max_jobs|max jobs|cmake_build_parallel_level|make_jobs|ninja_jobs|num_jobs|build_jobs|parallel_level"
+)
+_JOBS_KEYS = rf"{_ENV_KEYS}|parallelism|concurrency|jobs|par|parallel"
+_SEPARATOR = r"(?:\s*(?::=|:)\s*|\s+-+\s+)"
+JOBS_SEPARATOR_RE = re.compile(
+    rf"(?:(?<![\w-])(?P<env>{_ENV_KEYS})\s+|(?<![\w$-])(?P<key>-{{1,2}}j(?:obs)?|j|{_JOBS_KEYS}){_SEPARATOR})"
+    r"(?=-?\d|\$|nproc\b)"
+)
+FLAGS_VAR_RE = re.compile(r"(?<![\w-])(?:makeflags|ninjaflags|make_flags|ninja_flags)\s*[=:]\s*(?=-{1,2}j)")
+THOUSANDS_RE = re.compile(r"(?<![\w.])(\d{1,2})k(?= (?:log |build log |output )?lines?\b)")
+
+
+def canonical_numbers(text: str) -> str:
+    """Counts in words and separators rewritten to the forms the rules read (see above)."""
+    text = SPELLED_RE.sub(_spelled, text)
+    text = THOUSANDS_RE.sub(r"\g<1>000", text)
+    text = FLAGS_VAR_RE.sub("", text)
+    return JOBS_SEPARATOR_RE.sub(lambda m: f"{m.group('env') or m.group('key')}=", text)
+
+
+def _spelled(m: re.Match[str]) -> str:
+    before, num, unit = m.group("before") or "", m.group("num"), m.group("unit") is not None
+    if num in ("one", "single", "a single"):  # as often a pronoun or an adjective: "the vllm one", "one-way"
+        unit = unit and not m.string.startswith("-way", m.end())
+        is_count = unit or bool(_STRONG_BEFORE_RE.fullmatch(before.rstrip(" =:")))
+    else:
+        is_count = unit or bool(before)
+    return f"{before}{spelled_value(num)}" if is_count else m.group(0)
+
+
+def spelled_value(words: str) -> int:
+    """ "twenty-four" -> 24, "a dozen" -> 12, "two hundred and fifty" -> 250 (only what SPELLED_RE matched)."""
+    if words == "half a dozen":
+        return 6
+    total = current = 0
+    for word in re.split(r"[- ]+", words):
+        if word == "dozen":
+            current = (current or 1) * 12
+        elif word == "hundred":
+            current = (current or 1) * 100
+        elif word == "thousand":
+            total, current = total + (current or 1) * 1000, 0
+        else:
+            current += WORD_VALUES.get(word, 0)  # "a", "and": nothing
+    return total + current
+
+
+# --- parallelism ---------------------------------------------------------------------------------------
+
+# ASCII digits only (int() would also take other scripts' digits), or an expression rigops cannot work out in
+# chat ("$(nproc)/2", "nproc - 4", "$CORES"): that one is refused with a clear error, never read as its digits.
+_EXPR = r"[$(]{1,4} ?(?:\$\()?nproc\b[^\s,;]{0,24}|nproc\b[^\s,;]{0,24}|\$\{?[a-z_][a-z0-9_]{0,30}\}?"
+_NUM = rf"(-?[0-9]+|{_EXPR})"
+_NUM_END = r"(?![\w]|\.\d)"
+# Unmistakable: -j20, -j 20, -j=20, --jobs 20, MAX_JOBS=20, CMAKE_BUILD_PARALLEL_LEVEL=4, --parallel 8, par=8
+# (normalise has made "jobs: 8", "MAX_JOBS 20" and "jobs - 8" into key=value).
+JOBS_STRONG_RE = re.compile(
+    rf"(?<![\w-])-{{1,2}}j(?:obs)?\s*=?\s*{_NUM}{_NUM_END}"
+    rf"|(?<![\w-])(?:{_JOBS_KEYS})\s*=\s*{_NUM}{_NUM_END}"
+    rf"|(?<![\w-])-{{1,2}}parallel(?:\s*=\s*|\s+){_NUM}{_NUM_END}"
+)
+JOBS_BARE_J_RE = re.compile(rf"(?<![\w-])j(?:=| )?{_NUM}{_NUM_END}")  # "j12", "j=12", "j 12"
+JOBS_UNIT_RE = re.compile(
+    rf"(?<![\w.#-]){_NUM}(?: ?(?:parallel |concurrent |compile |ninja |build )?"
+    r"(?:jobs?|threads?|cores?|workers?|procs?|processes|parallel|parallelism|cpus?|compilers?|compiles)\b"
+    r"|-way\b|(?: ?x| way) (?:parallel(?:ism)?|concurrency)\b| (?:in parallel|at a time|at once|concurrently)\b)"
+    rf"|\b(?:parallelism|concurrency|parallel level) (?:of|at) {_NUM}{_NUM_END}"
+)
+# A bare number is a count only at the end of the clause or before a word like "please" or "instead": never
+# before a unit of something else ("with 2 nodes", "64G", "in 5 min", "at 3pm", "9:30", "95%", "12.4").
+_COUNT_END = (
+    r"(?=[^\w%]*$|\s+(?:please|pls|now|again|this time|instead|then|for now|asap|too|thanks|thx|ty|max|tops"
+    r"|at most|or so|ok|okay|maybe|first|HOST|on HOST|BUILD|for BUILD|on BUILD|jobs?|threads?|cores?|workers?"
+    r"|procs?|processes|cpus?|parallel|in parallel|at a time|at once)\b)"
+)
+JOBS_WITH_RE = re.compile(  # "rebuild with 16", "retry using 8", "go with 12", "try 16", "rebuild 16"
+    r"(?:\b(?:rebuild|retry|restart|rerun|relaunch|try|build|run|go|redo)(?: it| again| the build| BUILD)?"
+    r" (?:with|using)|\bgo for|\b(?:rebuild|retry|rerun|try)(?: it| again)?|^(?:do|go|use))"
+    rf" {_NUM}{_COUNT_END}"
+)
+JOBS_TO_RE = re.compile(  # imperative "drop to 32", "cap it at 16", "set jobs to 16"
+    r"^(?:(?:drop|lower|reduce|cut|go down|bump|raise|limit|cap|throttle)(?: (?:it|that))?|set)"
+    r"(?: (?:the )?(?:jobs|parallelism|concurrency|-j|max_jobs))?(?: down| back)? (?:to|at)"
+    rf" {_NUM}{_COUNT_END}"
+)
+# Words before a number that make it the old value, not the new one: "from -j64 to -j20", "we were at -j64".
+JOBS_LOOKBACK = 24  # characters before a number that JOBS_NOT_NEW_RE looks at
+JOBS_NOT_NEW_RE = re.compile(
+    r"(?:\bfrom|\bnot|\binstead of|\bthan|\bwas|\bwere|\bcurrently|\bstill at|\bspawned|\bspawns|\bspawning"
+    r"|\bforked|\bhad|\bhas|\buses|\bused|\b(?:was|were|is|are|been|ran|running|stuck|died|failed|crashed"
+    r"|oomed|ooming|oom-ing|it's|we're|still) at)\s*$"
+)
+# Words after a number that make the clause a story about it: "-j64 is what killed it", "12 jobs in the queue".
+JOBS_STORY_AFTER_RE = re.compile(
+    r"\s*(?:is|was|were|are|seems|killed|kills|ooms|oomed|oom|too|caused|causes|made|makes|broke|breaks|did"
+    r"|does|works|worked|ran|runs|running|gives|gave|crashes|crashed|fails|failed|also|still|helped|helps"
+    r"|blew|blows|died|dies|hung|hangs|pending|queued|waiting|left|remaining|in the queue|per|each)\b"
+)
+# A request verb anywhere before the number: "try -j20", "drop to 16 jobs", "restart at j12".
+REQUEST_ANY_RE = re.compile(
+    r"\b(?:try|retry|rebuild|restart|rerun|relaunch|drop|lower|reduce|cut|bump|raise|increase|decrease|limit"
+    r"|cap|throttle|switch|go|set|change|instead|maybe|how about|what about|let's|lets)\b"
+)
+# A verb that is a request only at the start of a clause: "use 16 cores", "make -j 24", "with -j8",
+# "ninja -j16", "export MAX_JOBS=24", "max 8 jobs".
+REQUEST_START_RE = re.compile(
+    r"^(?:use|run|build|make|ninja|cmake|export|env|start|kick(?: it)? off|do|with|at|give it|only|just|max"
+    r"|at most|no more than|up to)\b"
+)
+# "halve the jobs", "fewer jobs", "lower -j": a relative change rigops cannot compute from chat alone.
+MORE_WORDS = frozenset({"double", "more", "increase", "bump", "raise"})
+RELATIVE_JOBS_RE = re.compile(
+    r"\b(?:halve|half|halving|fewer|less|lower|reduce|decrease|cut|drop|double|more|increase|bump|raise)"
+    r"(?: the| down| back| our| its)?(?: (?:number of|no\.? of|amount of))?"
+    r" (?:jobs|parallelism|parallel jobs|-j|threads|cores|workers|procs|max_jobs|j)(?![\w])"
+    r"(?: (?:to|down to) ([0-9]+)(?![\w]))?"
+)
