@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from tests.fakes.tools import kill_session, read_stat_fields, session_members, start_fake_build, stop
+from tests.fakes.users import needs_own_build_user
 from tests.waiting import wait_until
 
 
@@ -31,6 +32,7 @@ jobs = 3
     return path
 
 
+@needs_own_build_user
 def test_piped_console_runs_the_seed_with_yes(tmp_path: Path, open_tmp: Path, fake_bin: Path, build_user: str) -> None:
     config = write_config(tmp_path / "rigops.toml", user=build_user, workdir=open_tmp,
                           command=f"echo jobs=$MAX_JOBS; exec {fake_bin}/ninja 2 -- {fake_bin}/cc1plus 8")

@@ -12,6 +12,7 @@ import pytest
 from slackemu import SlackEmulator
 from tests.fakes.hosts import SshTable
 from tests.fakes.tools import kill_session, read_stat_fields, session_members, start_decoy, start_fake_build, stop
+from tests.fakes.users import needs_own_build_user
 from tests.harness import OPS, make_config, running_bot
 from tests.scenario import alive, run_confirmed, thread_text
 from tests.waiting import wait_until
@@ -25,6 +26,7 @@ def fake_build_command(fake_bin: Path) -> str:
             f"command-jobs={{jobs}}; exec {fake_bin}/ninja 4 -- {fake_bin}/cc1plus 16 -- {fake_bin}/nvcc 16")
 
 
+@needs_own_build_user
 async def test_oom_try_j20_stops_the_build_shows_memory_and_restarts(
         emulator: SlackEmulator, ssh_table: SshTable, build_user: str, fake_bin: Path, open_tmp: Path,
         state_dir: Path) -> None:

@@ -28,7 +28,7 @@ from bot.store import BuildRun
 from slackemu import SlackEmulator
 from tests.fakes.hosts import SshTable
 from tests.fakes.tools import kill_session, session_members, start_fake_build, stop
-from tests.fakes.users import several_builds_user
+from tests.fakes.users import needs_own_build_user, several_builds_user
 from tests.harness import HUMAN, OPS, make_config, running_bot
 from tests.scenario import thread_text
 from tests.waiting import eventually
@@ -254,6 +254,7 @@ async def test_status_counts_each_build_apart(emulator: SlackEmulator, host_tabl
 
 
 @pytest.mark.ssh
+@needs_own_build_user
 async def test_the_guard_and_the_card_count_per_build_and_a_pause_stops_only_its_own(
         emulator: SlackEmulator, ssh_host: dict[str, Any], workdir: Path, fake_bin: Path, state_dir: Path) -> None:
     # two's compilers are the heavier: a guard that counted them as one's would pause them

@@ -24,6 +24,7 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
+from tests.fakes.users import is_me
 from tests.waiting import wait_until
 
 HOG_SOURCE = Path(__file__).with_name("hog.c")
@@ -110,7 +111,7 @@ def build_fake_tools(dest_dir: Path, names: Sequence[str] = FAKE_TOOL_NAMES) -> 
 
 def _popen(argv: list[str], *, user: str | None, cwd: Path | None = None, **kwargs: object) -> subprocess.Popen[bytes]:
     extra: dict[str, object] = {}
-    if user is not None:
+    if user is not None and not is_me(user):
         extra = {"user": user, "group": _group_of(user), "extra_groups": []}
     return subprocess.Popen(  # type: ignore[call-overload, no-any-return]
         argv,

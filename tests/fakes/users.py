@@ -8,6 +8,14 @@ import pwd
 import subprocess
 from typing import Any
 
+import pytest
+
+IS_ROOT = os.geteuid() == 0
+# For a regular user the build user is the developer: their tools by name include the make running this suite.
+needs_own_build_user = pytest.mark.skipif(
+    not IS_ROOT, reason="needs root: stops or counts the build user's tools by name, which for a regular user are "
+                        "your own (the make running this suite among them); CI runs it as root")
+
 BUILD_USER = "rigops-build"
 SAMPLE_USER = "rigops-sample"
 SEVERAL_USER = "rigops-several"  # runs the tests of several builds on one host, whose kills go by name too
@@ -43,7 +51,7 @@ def fake_user() -> str | None:
 def popen_as(user: str | None, argv: list[str]) -> subprocess.Popen[bytes]:
     """``argv`` in a new session, as ``user`` (None: ourselves)."""
     extra: dict[str, Any] = {}
-    if user is not None:
+    if user is not None and not is_me(user):
         extra = {"user": user, "group": pwd.getpwnam(user).pw_gid, "extra_groups": []}
     return subprocess.Popen(argv, stdin=subprocess.DEVNULL, start_new_session=True, cwd="/", **extra)
 
@@ -52,3 +60,8 @@ def several_builds_user() -> str:
     """The user of the several-builds tests (created when we are root, else ourselves): its build tools are
     only theirs, so a stop by name in them reaches no other test's processes, and no other test's theirs."""
     return ensure_build_user(SEVERAL_USER)
+
+
+def is_me(user: str) -> bool:
+    """Whether ``user`` is who runs the tests (no switch of user, which a regular user may not make)."""
+    return pwd.getpwuid(os.geteuid()).pw_name == user

@@ -9,15 +9,14 @@ from pathlib import Path
 from bot.core.app import Core
 from slackemu import SlackEmulator
 from tests.harness import ADMIN, HUMAN, OPS, make_config, running_app, running_bot
-from tests.scenario import RUN_ACTION, has_buttons
+from tests.scenario import CANCEL_ACTION, has_buttons
 
 OUTSIDE = "C0OUTSIDE"  # a public channel rigops was never invited to
 SECRET = "G0SECRET"  # a private one
 
 
 def config(tmp_path: Path):  # type: ignore[no-untyped-def]
-    # as "lp", whose build tools nobody runs: a stop by name finds nothing of other tests
-    return make_config({"rig": {"address": "local", "user": "lp", "builds": {"app": {
+    return make_config({"rig": {"address": "local", "builds": {"app": {
         "workdir": str(tmp_path), "command": "true", "log_dir": str(tmp_path / "logs")}}}})
 
 
@@ -38,7 +37,7 @@ async def test_a_read_only_command_in_a_channel_rigops_is_not_in_answers_private
     assert "/invite @rigops" in private  # and how to get answers in the channel
 
 
-async def test_a_kill_in_a_private_channel_moves_to_a_dm_and_runs_from_there(
+async def test_a_kill_in_a_private_channel_moves_to_a_dm_and_is_answered_there(
         emulator: SlackEmulator, tmp_path: Path, state_dir: Path) -> None:
     emulator.add_channel(SECRET, "secret", is_private=True, bot_member=False)
     async with running_bot(emulator, config(tmp_path), state_dir) as core:
@@ -48,10 +47,10 @@ async def test_a_kill_in_a_private_channel_moves_to_a_dm_and_runs_from_there(
         dm = "D" + HUMAN[1:]
         plan = next(m for m in emulator.messages(dm) if has_buttons(m))
         before = core.activity.finished
-        await emulator.click(plan.ts, RUN_ACTION, channel=dm, user=HUMAN)
+        await emulator.click(plan.ts, CANCEL_ACTION, channel=dm, user=HUMAN)  # the buttons work there
         await core.activity.wait_finished(before + 1)
-        assert "nothing was running" in emulator.message(dm, plan.ts).text
-        assert [e["what"] for e in core.store.audit_entries(20)].count("action") == 1
+        assert "Cancelled by <@U0HUMAN>" in emulator.message(dm, plan.ts).text
+        assert core.store.plan(1) is not None and core.store.plan(1).state == "cancelled"  # type: ignore[union-attr]
 
 
 async def test_schedules_refuse_a_channel_rigops_cannot_post_in(emulator: SlackEmulator, state_dir: Path,
