@@ -9,6 +9,7 @@ by a newer rigops, which may have changed what its rows mean.
 from __future__ import annotations
 
 import sqlite3
+import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -16,6 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from bot.errors import StateError
+
+WAL_RETRY = 0.02  # seconds between tries to switch a file into WAL mode
 
 
 @dataclass(frozen=True)
@@ -61,7 +64,7 @@ class Database:
         database = cls(db, path=path, what=what)
         try:
             db.row_factory = sqlite3.Row
-            db.execute("PRAGMA journal_mode=WAL")
+            _into_wal(db, timeout=timeout)
             db.execute("PRAGMA synchronous=NORMAL")
             database._migrate(migrations)
         except BaseException as exc:
@@ -125,6 +128,20 @@ class Database:
         except Exception as exc:  # a migration is arbitrary code; whatever it raised, the step is rolled back
             raise StateError(f"cannot bring the {self.what} database {self.path} to schema version {version} "
                              f"({migration.name}): {exc}") from exc
+
+
+def _into_wal(db: sqlite3.Connection, *, timeout: float) -> None:
+    """WAL mode. Switching a file into it needs the file to itself, and SQLite answers "database is locked" at once,
+    without its busy wait, while another process is opening the same file: try again until ``timeout``."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(WAL_RETRY)
 
 
 def _statements(script: str) -> list[str]:
