@@ -102,8 +102,19 @@ class Snapshot:
                    memory=memory_from_meminfo(d.get("meminfo", {}), used_formula=used_formula),
                    loadavg=(load[0], load[1], load[2]), cores=int(d.get("cores") or 1),
                    top=tuple(Proc.from_json(p) for p in d.get("top", ())),
-                   tools=tuple(Proc.from_json(p) for p in d.get("tools", ())),
+                   tools=working_tools(tuple(Proc.from_json(p) for p in d.get("tools", ()))),
                    oom_kill=int(oom_kill) if oom_kill is not None else None, boot_id=str(d.get("boot_id") or ""))
+
+
+IDLE_DRIVERS = frozenset({"make", "gmake", "ninja"})  # with nothing compiling: a `make run`, not a build
+
+
+def working_tools(tools: tuple[Proc, ...]) -> tuple[Proc, ...]:
+    """The build tools that are a build: a make or ninja that rigops did not start, while nothing compiles or
+    links anywhere, is someone's ``make run`` or ``make test``, not a build (cmake alone may be configuring one)."""
+    if any(t.name not in IDLE_DRIVERS for t in tools):
+        return tools
+    return tuple(t for t in tools if t.root is not None)
 
 
 @dataclass(frozen=True)
