@@ -6,7 +6,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-$(shell cksum pyproject.toml | cut -d' ' -f1)
 DEMO   := examples/demo/rigops.toml
 
-.PHONY: run test lint unit bench sshd clean
+.PHONY: run test lint unit bench sshd cuda clean
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -43,6 +43,19 @@ test: $(STAMP) sshd lint
 
 bench: $(STAMP) sshd
 	$(BIN)/python -m bench
+
+# The CUDA example (examples/cuda): its build tools into the venv (scikit-build-core, ninja, cmake, as
+# `pip install --no-build-isolation` needs them there), and the CUDA 13 wheels when this machine has no nvcc.
+CUDA_WHEELS := nvidia-cuda-nvcc nvidia-nvvm nvidia-cuda-crt nvidia-cuda-runtime nvidia-cuda-cccl
+cuda: $(STAMP)
+	$(BIN)/python -m pip install -q scikit-build-core ninja cmake
+	@if command -v nvcc >/dev/null 2>&1 || [ -n "$$CUDACXX" ]; then \
+		echo "nvcc: $$(command -v nvcc || echo $$CUDACXX)"; \
+	else \
+		echo "no nvcc on this machine: installing the CUDA wheels into $(VENV)"; \
+		$(BIN)/python -m pip install -q $(CUDA_WHEELS); \
+	fi
+	@echo "CUDA example: $(BIN)/rigops --config examples/cuda/rigops.toml console"
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache

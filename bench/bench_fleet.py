@@ -22,7 +22,7 @@ async def bot_rounds(servers: list, user: str) -> tuple[float, float, float]:  #
 
     hosts = {f"n{i:02d}": s.host_table(user=user) for i, s in enumerate(servers)}
     config = make_config(hosts, confirm=False, policy={"rate_limit": 100000})
-    async with SlackEmulator() as emu, running_bot(emu, config, Path(tempfile.mkdtemp())) as services:
+    async with SlackEmulator() as emu, running_bot(emu, config, Path(tempfile.mkdtemp())) as core:
         async def ask(text: str) -> float:
             began = time.perf_counter()
             event = await emu.send_message(text, channel=OPS)
@@ -34,7 +34,7 @@ async def bot_rounds(servers: list, user: str) -> tuple[float, float, float]:  #
         cold = await ask("status all")  # connects 32 hosts and starts 32 agents
         warm = median([await ask("status all") for _ in range(ROUNDS)])
         single = median([await ask("status on n00") for _ in range(ROUNDS)])
-        del services
+        del core
     return cold, warm, single
 
 

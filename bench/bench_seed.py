@@ -36,8 +36,8 @@ async def one_round(server: object, user: str, bin_dir: Path, workdir: Path) -> 
     table = server.host_table(user=user, builds={"sgl-kernel": {  # type: ignore[attr-defined]
         "workdir": str(workdir), "command": "true", "log_dir": str(workdir / "logs")}})
     config = make_config({"b200": table}, confirm=False)
-    async with SlackEmulator() as emu, running_bot(emu, config, Path(tempfile.mkdtemp())) as services:
-        await services.hosts["b200"].snapshot()  # a bot that has been up: the agent is warm
+    async with SlackEmulator() as emu, running_bot(emu, config, Path(tempfile.mkdtemp())) as core:
+        await core.hosts["b200"].snapshot()  # a bot that has been up: the agent is warm
         build = start_build(bin_dir, user)
         try:
             began = time.perf_counter()
@@ -46,10 +46,10 @@ async def one_round(server: object, user: str, bin_dir: Path, workdir: Path) -> 
                                timeout=60)
             took = time.perf_counter() - began
             assert session_members(build.pid) in ([], [build.pid])
-            await services.activity.wait_finished(1)
+            await core.activity.wait_finished(1)
         finally:
             stop(build)
-            for run in services.store.runs():
+            for run in core.store.runs():
                 kill_session(run.pid) if session_members(run.pid) else None
     return took
 

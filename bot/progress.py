@@ -25,6 +25,9 @@ How it reads a log:
   and setuptools messages, compiler command lines and terminal failures (see ``_SIGNALS``).
 * A CMake configure (``-- The CXX compiler identification``, ``*** Configuring CMake``, ``-- Configuring
   done``, ...) clears the counters: what follows is a new build.
+* Where a build's counter started (``tracker.start()``: ``[4/193]``; not ninja's ``[0/2] Re-checking globbed
+  directories...``) and what drives it (scikit-build-core's ``***`` lines, setuptools' ``running build_ext``,
+  plain CMake): ``from_scratch`` tells a retry that began again from nothing after a run that had got far.
 * ETA: the rate of the counter over a sliding window (the last ``_WINDOW`` seconds, stretched back to hold
   at least ``_MIN_SAMPLES`` samples). Between steps the ETA counts down for as long as the usual gap between
   steps; time beyond that is a stall and slows the rate down. Samples are taken
@@ -41,7 +44,7 @@ from dataclasses import dataclass, replace
 from itertools import islice, pairwise
 from statistics import median
 
-__all__ = ["Progress", "ProgressTracker"]
+__all__ = ["BuildStart", "Progress", "ProgressTracker", "from_scratch"]
 
 _MAX_LINE = 2048        # characters of a line that are kept and looked at
 _LAST_LINE = 200        # Progress.last_line is at most this long
@@ -51,6 +54,8 @@ _MIN_SPAN = 5.0         # the samples must span at least this many seconds
 _MAX_SAMPLES = 1024     # hard bound on samples kept
 _BURST = 3.0            # an interval's progress counts at most this many times the window's typical rate
 _MAKE_DROP = 25.0       # a make percentage this far below the maximum starts a new run
+_SCRATCH = 10.0         # a build whose first counter is at most this percent started from scratch ...
+_FURTHER = 25.0         # ... when the run before it had reached at least this many points further
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[()][0-9A-Za-z]|\x1b[=>78]")
 _PREFIX = re.compile(r"""\s*(?:(?:
@@ -130,6 +135,9 @@ _PHASE_OF = {
     "resolving": "resolving", "downloading": "downloading", "compiling": "compiling", "copying": "copying files",
 }
 _BUILDING = frozenset({"compiling", "linking", "generating", "building"})
+_RECHECK = re.compile(r"Re-checking\ globbed|Re-running\ CMake")
+_SYSTEMS = ("scikit-build-core", "setuptools", "cmake")  # what drives the build, the first one seen winning
+_SETUPTOOLS_RULES = frozenset({"compiling", "metadata", "wheel", "installing", "copying"})  # "running build_ext"
 _WHEEL = frozenset({"building wheel", "building editable"})
 _TERMINAL = frozenset({"failed", "up to date"})
 
@@ -146,6 +154,17 @@ class Progress:
     compiling: str = ""  # the source file the build last started compiling, shortened ("ggml/src/ggml.c")
 
 
+@dataclass(frozen=True)
+class BuildStart:
+    """Where a build's counter started ([4/193]: done 4 of total 193, percent 2.1; make has only a percent),
+    and what drives the build, from its log: "scikit-build-core", "setuptools", "cmake" or None."""
+
+    done: int | None
+    total: int | None
+    percent: float
+    system: str | None
+
+
 @dataclass(slots=True)
 class _State:
     kind: str | None = None       # "ninja" or "make" while a counter is active
@@ -157,6 +176,10 @@ class _State:
     last_line: str = ""
     compiling: str = ""
     wheel: str = "building wheel"  # what pip or uv said it is building: a wheel or an editable
+    start_done: int | None = None
+    start_total: int | None = None
+    start_pct: float | None = None
+    system: str | None = None
 
     def complete(self) -> bool:
         return (self.done is not None and self.done == self.total) or self.pct == 100.0
@@ -165,7 +188,16 @@ class _State:
         self.kind = None
         self.done = self.total = None
         self.pct = None
+        self.start_done = self.start_total = self.start_pct = None
         self.run += 1
+
+    def started(self) -> None:
+        """The counter just read is the first of a build: where it started."""
+        self.start_done, self.start_total, self.start_pct = self.done, self.total, self.pct
+
+    def built_by(self, system: str) -> None:
+        if self.system is None or _SYSTEMS.index(system) < _SYSTEMS.index(self.system):
+            self.system = system
 
 
 def _short(text: str) -> str:
@@ -221,11 +253,14 @@ def _apply(st: _State, raw: str, *, partial: bool = False) -> None:
             done, total, desc = int(m[1]), int(m[2]), m[3] or ""
             if total == 0 or done > total or _DOCKER_STEP.match(desc):
                 return
-            if st.kind != "ninja" or st.done is None or done < st.done or st.phase == "configuring":
+            first = st.kind != "ninja" or st.done is None or done < st.done or st.phase == "configuring"
+            if first:
                 # after "[0/2] Re-checking globbed directories..." ninja restarts on the real build.ninja
                 st.new_run()
                 st.kind = "ninja"
             st.done, st.total, st.pct = done, total, 100.0 * done / total
+            if first and not _RECHECK.match(desc):  # "[0/2] Re-checking globbed directories...": not the build
+                st.started()
             if describe:
                 st.phase = _desc_phase(desc, st.phase)
                 st.last_line = _short(body)
@@ -239,6 +274,7 @@ def _apply(st: _State, raw: str, *, partial: bool = False) -> None:
                 st.new_run()
                 st.kind = "make"
                 st.pct = pct
+                st.started()
             else:
                 st.pct = max(st.pct, pct)
             if describe:
@@ -252,6 +288,12 @@ def _apply(st: _State, raw: str, *, partial: bool = False) -> None:
         return
     rule = s.lastgroup
     phase = st.phase
+    if body.startswith("*** "):
+        st.built_by("scikit-build-core")
+    elif rule in _SETUPTOOLS_RULES and body.startswith(("running ", "building '", "Running setup.py")):
+        st.built_by("setuptools")
+    elif rule in ("configure", "configured"):
+        st.built_by("cmake")
     if rule in ("configure", "configured"):
         st.new_run()
         phase = _PHASE_OF[rule]
@@ -286,6 +328,15 @@ _OBJECT = re.compile(r"\bBuilding (?:C|CXX|CUDA|HIP|Fortran|ASM[\w-]*|OBJC|OBJCX
 _DASH_C = re.compile(rf"(?:^|\s)-c\s+[\"']?([^\s\"']+\.{_SOURCE_EXT})[\"']?(?=\s|$)")
 _CMAKE_TARGET_DIR = re.compile(r"^(?:.*/)?CMakeFiles/[^/]+\.dir/")
 SOURCE_PARTS = 3  # path components of a source file the card keeps
+
+
+def from_scratch(start: BuildStart, before: Progress) -> bool:
+    """Whether a build that started at ``start`` started over from nothing, where the run before it had reached
+    ``before``: it began near 0 of the same total (ninja) or near 0% (make), the other far on. A build that kept
+    its build directory starts where the last run stopped, or counts only what is left."""
+    if before.percent is None or start.percent > _SCRATCH or start.total != before.total:
+        return False
+    return before.percent - start.percent >= _FURTHER
 
 
 def source_of(line: str) -> str | None:
@@ -345,6 +396,13 @@ class ProgressTracker:
         st = self._current()
         return Progress(done=st.done, total=st.total, percent=st.pct, phase=st.phase, last_line=st.last_line,
                         compiling=st.compiling)
+
+    def start(self) -> BuildStart | None:
+        """Where the current build's counter started; None before its first counter."""
+        st = self._current()
+        if st.start_pct is None:
+            return None
+        return BuildStart(done=st.start_done, total=st.start_total, percent=st.start_pct, system=st.system)
 
     def eta(self, now: float) -> float | None:
         """Seconds until the counter reaches its total, or None: no counter, too little signal, done or failed."""

@@ -2,6 +2,7 @@
 Slack refuses. Not shipped with rigops: the bot never needs it (the console talks to the core directly)."""
 
 from slackemu.server import Ack, ApiCall, Edit, Envelope, Message, SlackEmulator, UploadedFile, render_blocks, text_of
+from slackemu.tiers import SLACK_TIERS, Tier
 
-__all__ = ["Ack", "ApiCall", "Edit", "Envelope", "Message", "SlackEmulator", "UploadedFile", "render_blocks",
-           "text_of"]
+__all__ = ["SLACK_TIERS", "Ack", "ApiCall", "Edit", "Envelope", "Message", "SlackEmulator", "Tier", "UploadedFile",
+           "render_blocks", "text_of"]

@@ -1,4 +1,4 @@
-"""Real-shaped Slack payloads and a Block Kit renderer, for :mod:`bot.emulator`.
+"""Real-shaped Slack payloads and a Block Kit renderer, for :mod:`slackemu.server`.
 
 Everything here is pure: builders take plain values and return the JSON that Slack
 would send over Socket Mode (envelopes, ``event_callback`` wrappers, ``message`` /

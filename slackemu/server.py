@@ -50,6 +50,7 @@ from aiohttp import BodyPartReader, WSMsgType, web
 from slackemu import payloads as P
 from slackemu.limits import TALLY, message_refusal, view_refusal
 from slackemu.payloads import JSON, render_blocks
+from slackemu.tiers import RateTiers, Tier
 
 __all__ = [
     "Ack",
@@ -288,9 +289,12 @@ class SlackEmulator:
         team_domain: str = "rigops-emulator",
         scopes: tuple[str, ...] | None = None,
         escape_slash: bool | None = None,
+        tiers: Mapping[str, Tier] | None = None,
     ) -> None:
         """``scopes`` (what ``x-oauth-scopes`` reports) and ``escape_slash`` (Slack's "escape channels, users,
-        and links" of a slash command) default to what manifests/rigops.json says."""
+        and links" of a slash command) default to what manifests/rigops.json says. ``tiers`` (e.g.
+        :data:`slackemu.tiers.SLACK_TIERS`) makes it answer calls past a method's rate tier with 429; without,
+        every call is served, so that a test about something else does not depend on how fast it runs."""
         manifest = _manifest()
         self.scopes = scopes if scopes is not None else _manifest_scopes(manifest)
         self.escape_slash = escape_slash  # None: per command, as the manifest says (off for others)
@@ -318,6 +322,7 @@ class SlackEmulator:
         self.redeliver_unacked = True
         self.connections_opened = 0
         self.pings = 0
+        self.rate_tiers = RateTiers(tiers) if tiers is not None else None
 
         self._channels: dict[str, dict[str, Any]] = {}
         self._users: dict[str, dict[str, Any]] = {}
@@ -769,11 +774,21 @@ class SlackEmulator:
             body = {"ok": False, "error": "ratelimited" if status == 429 else f"http_{status}"}
             if status == 429:
                 headers["Retry-After"] = str(failure.retry_after)
+        elif (wait := self._over_tier(method, params)) is not None:
+            status, body = 429, {"ok": False, "error": "ratelimited"}
+            headers["Retry-After"] = str(wait)
         else:
             body = self._call(method, params, token)
             headers["x-oauth-scopes"] = ",".join(self.scopes)
         await self._record(ApiCall(method, params, time.monotonic(), status, body))
         return web.json_response(body, status=status, headers=headers)
+
+    def _over_tier(self, method: str, params: Mapping[str, Any]) -> int | None:
+        """Seconds to wait when the call is past its method's rate tier (and tiers are enforced), else None."""
+        if self.rate_tiers is None:
+            return None
+        channel = params.get("channel")
+        return self.rate_tiers.admit(method, str(channel) if channel else None, time.monotonic())
 
     async def _record(self, call: ApiCall) -> None:
         self.calls.append(call)

@@ -50,7 +50,7 @@ async def test_status_all_has_a_row_per_host_and_the_hung_one_says_so(
         emulator: SlackEmulator, fleet: list[SshServer], build_user: str, hung_port: int, state_dir: Path) -> None:
     config = make_config(fleet_hosts(fleet, build_user, hung_port), confirm=False,
                          groups={"a100": ["n01", "n02"]})
-    async with running_bot(emulator, config, state_dir) as services:
+    async with running_bot(emulator, config, state_dir) as core:
         event = await emulator.send_message("status all", channel=OPS)
         assert await wait_done(emulator, OPS, str(event["ts"]), timeout=60) == "white_check_mark"
         text = thread_text(emulator, OPS, str(event["ts"]))
@@ -60,7 +60,7 @@ async def test_status_all_has_a_row_per_host_and_the_hung_one_says_so(
         assert all("no rigops build running" in r for r in rows if r.startswith("n"))
         assert next(r for r in rows if r.startswith("stuck")).split(None, 1)[1].startswith(
             "unavailable: no answer from 127.0.0.1")
-        first_agents = {n: (await services.hosts[n].info()).pid for n in ("n00", "n31")}
+        first_agents = {n: (await core.hosts[n].info()).pid for n in ("n00", "n31")}
 
         group = await emulator.send_message("how's memory on a100?", channel=OPS)
         assert await wait_done(emulator, OPS, str(group["ts"]), timeout=60) == "white_check_mark"
@@ -70,8 +70,8 @@ async def test_status_all_has_a_row_per_host_and_the_hung_one_says_so(
         again = await emulator.send_message("gpu util across all?", channel=OPS)
         assert await wait_done(emulator, OPS, str(again["ts"]), timeout=60) == "white_check_mark"
         assert "no GPUs" in thread_text(emulator, OPS, str(again["ts"]))
-        assert {n: (await services.hosts[n].info()).pid for n in ("n00", "n31")} == first_agents  # reused
+        assert {n: (await core.hosts[n].info()).pid for n in ("n00", "n31")} == first_agents  # reused
 
-        closed = await services.hosts.close_idle(0)
-        assert "n00" in closed and not services.hosts["n00"].connected
-        assert (await services.hosts["n00"].info()).pid != first_agents["n00"]  # reopened on use
+        closed = await core.hosts.close_idle(0)
+        assert "n00" in closed and not core.hosts["n00"].connected
+        assert (await core.hosts["n00"].info()).pid != first_agents["n00"]  # reopened on use

@@ -28,7 +28,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bot.progress import Progress, ProgressTracker
+from bot.progress import BuildStart, Progress, ProgressTracker, from_scratch
+from bot.text.render import restart_note
 
 NEEDS_BUILD_TOOLS = pytest.mark.skipif(
     not all(shutil.which(tool) for tool in ("cmake", "ninja", "make", "g++")),
@@ -810,3 +811,85 @@ def test_the_card_says_what_is_compiling_not_the_whole_command_line() -> None:
     card = build_card(run, progress, eta=None, peak_used=0, peak_tools=0, total_memory=0, final=None)
     assert "compiling `proj/kernels/a.cpp`" in card and "-DX" not in card
     store.close()
+
+
+# --- a restart that starts from scratch ------------------------------------------------------------------
+
+TORCH_EXTENSION = """\
+running build_ext
+/root/venv/lib/python3.11/site-packages/torch/utils/cpp_extension.py:424: UserWarning: There are no g++ version bounds defined for CUDA version 12.1
+building 'flash_attn_2_cuda' extension
+creating /root/flash-attention/build/temp.linux-x86_64-cpython-311/csrc/flash_attn/src
+Emitting ninja build file /root/flash-attention/build/temp.linux-x86_64-cpython-311/build.ninja...
+Compiling objects...
+Allowing ninja to set a default number of workers... (overridable by setting the environment variable MAX_JOBS=N)
+[1/73] /usr/local/cuda/bin/nvcc  -I/root/flash-attention/csrc/flash_attn -I/root/venv/lib/python3.11/site-packages/torch/include -c -c /root/flash-attention/csrc/flash_attn/src/flash_fwd_hdim128_fp16_sm80.cu -o /root/flash-attention/build/temp.linux-x86_64-cpython-311/csrc/flash_attn/src/flash_fwd_hdim128_fp16_sm80.o -O3 -std=c++17 --use_fast_math -gencode arch=compute_80,code=sm_80
+"""  # noqa: E501  (real log lines are long)
+
+CMAKE_ALONE = """\
+-- The CXX compiler identification is GNU 12.2.0
+-- Configuring done (0.4s)
+-- Generating done (0.0s)
+-- Build files have been written to: /root/llama.cpp/build
+[1/193] Building C object ggml/src/CMakeFiles/ggml-base.dir/ggml.c.o
+"""
+
+
+@pytest.mark.parametrize(("log", "start"), [
+    (PIP_V_EDITABLE, BuildStart(1, 4, 25.0, "scikit-build-core")),
+    (UV_V_EDITABLE, BuildStart(1, 3, 100 / 3, "scikit-build-core")),
+    (DOCKER_PIP, BuildStart(1, 212, 100 / 212, "scikit-build-core")),
+    (TORCH_EXTENSION, BuildStart(1, 73, 100 / 73, "setuptools")),
+    (CMAKE_ALONE, BuildStart(1, 193, 100 / 193, "cmake")),
+    (SETUPTOOLS, None),  # no counter: no start to compare
+])
+def test_where_a_build_started_and_what_drives_it(log: str, start: BuildStart | None) -> None:
+    assert feed_all(log).start() == start
+
+
+def cut_at(text: str, fraction: float) -> str:
+    """The log of a build killed once its counter passed ``fraction`` of the way."""
+    for m in re.finditer(r"^\[(?:(\d+)/(\d+)|\s*(\d+)%)\] .*\n", text, re.M):
+        done = int(m[1]) / int(m[2]) if m[1] else int(m[3]) / 100
+        if done >= fraction:
+            return text[:m.end()]
+    raise AssertionError(f"no counter past {fraction}")
+
+
+@NEEDS_BUILD_TOOLS
+@pytest.mark.parametrize("name", ["ninja", "make"])
+def test_a_restart_that_starts_over_is_told_from_one_that_resumes(real_logs: RealLogs, name: str) -> None:
+    text = getattr(real_logs, name).decode(errors="replace")
+    killed = feed_all(cut_at(text, 0.7)).progress()
+    if name == "ninja":  # "[0/2] Re-checking globbed directories..." is not the build yet
+        assert feed_all(cut_at(text, 0.0)).start() is None
+    again = feed_all(cut_at(text, 0.01)).start()   # a fresh build directory: the same build from its first step
+    assert again is not None and again.system == "cmake"
+    assert from_scratch(again, killed)
+    assert not from_scratch(again, feed_all(cut_at(text, 0.05)).progress())  # the last run had not got far
+    if name == "ninja":  # the kept build directory: ninja counts only what is left
+        resumed = feed_all(real_logs.ninja_rebuild.decode(errors="replace")).start()
+        assert resumed is not None and not from_scratch(resumed, killed)
+
+
+def test_the_llama_cpp_restart_from_the_issue() -> None:
+    """Killed at [124/193], the -j1 restart of a pip install of a scikit-build-core project began at [4/193]."""
+    first = DOCKER_PIP.replace("/212]", "/193]").replace("[3/193]", "[124/193]")
+    second = DOCKER_PIP.replace("/212]", "/193]")
+    for n in (3, 2, 1):
+        second = second.replace(f"[{n}/193]", f"[{n + 3}/193]")
+    before, start = feed_all(first).progress(), feed_all(second).start()
+    assert (before.done, before.total) == (124, 193) and start is not None and (start.done, start.total) == (4, 193)
+    assert from_scratch(start, before)
+    note = restart_note(start, before)
+    assert note.startswith(":repeat: started again from [4/193]; the last run reached [124/193] — its build "
+                           "directory was not kept.")
+    assert "-C build-dir=build/{wheel_tag}" in note and "[tool.scikit-build]" in note
+
+
+@pytest.mark.parametrize(("system", "fix"), [
+    ("scikit-build-core", "build-dir = \"build/{wheel_tag}\""), ("setuptools", "python setup.py build_ext"),
+    ("cmake", "cmake -B build"), (None, "kept between runs")])
+def test_the_fix_fits_the_build_system(system: str | None, fix: str) -> None:
+    note = restart_note(BuildStart(3, None, 3.0, system), Progress(None, None, 64.0, "compiling", ""))
+    assert "started again from 3%; the last run reached 64%" in note and fix in note

@@ -38,10 +38,10 @@ async def test_oom_try_j20_stops_the_build_shows_memory_and_restarts(
     wait_until(lambda: len(session_members(build.pid)) >= 8, what="the hand-started build to start")
     spawned_sid = None
     try:
-        async with running_bot(emulator, config, state_dir) as services:
+        async with running_bot(emulator, config, state_dir) as core:
             root, mark = await run_confirmed(emulator, "oom-ing pretty bad, try -j20", channel=OPS)
             text = thread_text(emulator, OPS, root)
-            runs = services.store.runs(host="b200", live=True)
+            runs = core.store.runs(host="b200", live=True)
 
         assert mark == "white_check_mark", text
         # every process of the hand-started build is gone; the decoy that merely mentions them lives

@@ -3,6 +3,9 @@
 One task per run. It polls the host's agent (status, the new log bytes, memory) every few seconds, edits
 one card at most every few seconds (backing off when Slack rate-limits), and on the end posts success or
 the first real error with its known fix and buttons. On start the bot resumes every run it left running.
+A host that stops answering shows on the card as unreachable (since when), and one line tells its return and
+what the build did meanwhile; a retry that began again from nothing, where the run before it in the thread had
+got far, says so on its card with the fix for its build system.
 """
 
 from __future__ import annotations
@@ -17,8 +20,8 @@ from bot.aio import cancel, log_end
 from bot.core.guard import Guards
 from bot.core.talk import Conversation, Reply
 from bot.diagnose import Diagnosis, diagnose
-from bot.errors import HostError
-from bot.progress import Progress, ProgressTracker
+from bot.errors import ActionFailed, HostError
+from bot.progress import Progress, ProgressTracker, from_scratch
 from bot.services import Services
 from bot.stops import interruption
 from bot.store import BuildRun, RunState
@@ -31,10 +34,13 @@ MAX_CARD_INTERVAL = 60.0
 READ_CHUNK = 4 << 20
 LOST_AFTER_TICKS = 5  # a run gone without an exit status for this long is lost
 LOST_AFTER_MIN = 1.0
+LOST_CONTACT_FAILURES = 3  # polls in a row the host does not answer before the thread and the card say so
 LOG_HEAD = 16 << 20  # what is kept for the diagnosis: the start and the end of a long log
 LOG_TAIL = 16 << 20
 ADOPT_TRIES = 3
 ADOPT_WAIT = 1.0
+REACHED_KEPT = 1000  # runs whose furthest progress is remembered, for a restart in their thread to compare with
+PREVIOUS_TAIL_LINES = 2000  # lines of an earlier run's log read for where it got to (after a restart of rigops)
 
 
 @dataclass
@@ -84,6 +90,10 @@ class Following:
     card_due: float = 0.0
     card_interval: float = CARD_INTERVAL
     gone_since: float | None = None
+    seen_at: float = 0.0  # when the host last answered (time.time())
+    lost_at: float | None = None  # when it stopped answering, once that has been told in the thread
+    start_checked: bool = False  # whether where the build started was compared with the run before it
+    restarted: str | None = None  # the card's note: it started from scratch where the last run got far
 
 
 class Follower:
@@ -98,6 +108,7 @@ class Follower:
         self.card_interval = card_interval
         self._tasks: dict[int, asyncio.Task[None]] = {}
         self._progress: dict[int, tuple[Progress, float | None]] = {}
+        self._reached: dict[int, Progress] = {}  # how far each run that ended got, by run id
 
     @property
     def progress(self) -> Mapping[int, tuple[Progress, float | None]]:
@@ -138,8 +149,10 @@ class Follower:
             except HostError as exc:
                 failures += 1
                 log.warning("following run %d on %s: %s", run.id, run.host, exc)
-                if failures == 3 and thread is not None:
-                    await thread.post(messages.lost_contact(run.host, run.build, exc.reason))
+                if failures == LOST_CONTACT_FAILURES:
+                    await self._lost_contact(state, exc)
+                if state.lost_at is not None:
+                    await self._card(state, final=None)  # the card says since when, and for how long
                 ended = False
             except Exception:
                 log.exception("following run %d failed", run.id)
@@ -156,7 +169,13 @@ class Follower:
         host = self.services.hosts[run.host]
         self.guards.start(run, state.thread)
         (status,), boot_id = await host.run_status([run.ref])
+        if state.lost_at is not None:
+            await self._contact_back(state, still_running=status.alive and not status.finished
+                                     and not (run.boot_id and boot_id and boot_id != run.boot_id))
+        state.seen_at = time.time()
         await self._read_log(state)
+        if not state.start_checked:
+            await self._check_start(state)
         if run.boot_id and boot_id and boot_id != run.boot_id:
             await self._finish(state, "lost", None)
             return True
@@ -177,6 +196,53 @@ class Follower:
             return False
         await self._card(state, final=None)
         return False
+
+    async def _check_start(self, state: Following) -> None:
+        """Once the build's first counter is known: did it start over from nothing, where the last run of the
+        same build in the same thread had got far? Then the card says so, and how to resume next time."""
+        start = state.tracker.start()
+        if start is None:
+            return
+        before = await self._reached_before(state.run)
+        state.start_checked = True
+        if before is not None and from_scratch(start, before):
+            state.restarted = render.restart_note(start, before)
+            state.card_due = 0.0
+
+    async def _reached_before(self, run: BuildRun) -> Progress | None:
+        """How far the run before ``run`` (same host, build and thread) got; None without one."""
+        if run.thread_ts is None:
+            return None
+        previous = next((r for r in self.services.store.runs(host=run.host, build=run.build, limit=20)
+                         if r.id < run.id and r.channel == run.channel and r.thread_ts == run.thread_ts), None)
+        if previous is None:
+            return None
+        if previous.id in self._reached:
+            return self._reached[previous.id]
+        try:  # it ended before rigops last started: its log says where it got to
+            tail = await self.services.hosts[run.host].tail(previous.log, lines=PREVIOUS_TAIL_LINES)
+        except ActionFailed:
+            return None
+        tracker = ProgressTracker()
+        tracker.feed("\n".join(tail.lines) + "\n", now=time.time())
+        return tracker.progress()
+
+    async def _lost_contact(self, state: Following, exc: HostError) -> None:
+        """Tell the thread that the host does not answer; the card shows it from now on."""
+        state.lost_at = state.seen_at or time.time()
+        state.card_due = 0.0
+        if state.thread is not None:
+            await state.thread.post(messages.lost_contact(state.run.host, state.run.build, exc.reason))
+
+    async def _contact_back(self, state: Following, *, still_running: bool) -> None:
+        """One line: the host answers again, and what its build did meanwhile (a build that ended is then
+        reported as usual)."""
+        lost_at, state.lost_at = state.lost_at or time.time(), None
+        state.card_due = 0.0
+        if state.thread is not None:
+            away = render.duration(max(time.time() - lost_at, 0.0))
+            await state.thread.post(messages.contact_back(state.run.host, state.run.build, away=away,
+                                                          still_running=still_running))
 
     async def _adopt(self, state: Following) -> bool:
         """A run the bot recorded as starting and then died: find the build its spawn started, from the
@@ -229,7 +295,9 @@ class Follower:
         text = render.build_card(run or state.run, progress, eta=eta, peak_used=guard.peak_used if guard else 0,
                                  peak_tools=guard.peak_tools if guard else 0,
                                  total_memory=guard.last.mem_total if guard and guard.last else 0, final=final,
-                                 memory_note=self.guards.note(state.run.id), others=self.guards.others(state.run.id))
+                                 memory_note=self.guards.note(state.run.id), others=self.guards.others(state.run.id),
+                                 unreachable_since=state.lost_at, last_seen=state.seen_at or None,
+                                 restarted=state.restarted)
         ok = True
         if state.card_ts is None:
             state.card_ts = await state.thread.post(text)
@@ -252,6 +320,9 @@ class Follower:
         elif current.state == "failed" and result == "stopped":  # a status that saw it end first had no log
             store.restate_run(run.id, state="stopped")
         final = store.run(run.id) or run
+        self._reached[run.id] = state.tracker.progress()
+        while len(self._reached) > REACHED_KEPT:
+            del self._reached[next(iter(self._reached))]
         await self._card(state, final=final.state)
         if state.thread is None:
             await self.guards.finish(final, post_chart=False)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,6 +24,7 @@ from bot.slack.groups import SlackGroups
 from bot.slack.home import home_view
 from bot.slack.listeners import register
 from bot.slack.reply import SlackReply
+from bot.slack.tiers import SLACK_TIERS, Tier
 
 log = logging.getLogger(__name__)
 RATE_LIMIT_RETRIES = 3
@@ -34,21 +36,25 @@ class RigopsApp:
 
     bolt: AsyncApp
     core: Core
+    reply: SlackReply
     session: aiohttp.ClientSession
 
     async def start(self) -> None:
         await self.core.start()
 
     async def close(self) -> None:
-        """Stop the core (and with it the hosts and the state), then the HTTP session."""
+        """Stop the core (and with it the hosts and the state), send the edits still waiting for their rate
+        tier, then close the HTTP session."""
         await self.core.close()
+        await self.reply.close()
         await self.session.close()
 
 
 def create_app(config: Config, state_dir: Path, *, bot_token: str, api_url: str | None = None,
                poll: float = POLL_INTERVAL, card_interval: float = CARD_INTERVAL,
-               sample_interval: float = SAMPLE_INTERVAL) -> RigopsApp:
-    """rigops on bolt; ``api_url`` points the Web API elsewhere (the emulator)."""
+               sample_interval: float = SAMPLE_INTERVAL, tiers: Mapping[str, Tier] = SLACK_TIERS) -> RigopsApp:
+    """rigops on bolt; ``api_url`` points the Web API elsewhere (the emulator); ``tiers`` are the rate tiers its
+    Web API calls keep within (Slack's own unless a test scales them down)."""
     # one HTTP session for every Web API call: without it slack_sdk opens a connection per call
     session = aiohttp.ClientSession()
     client = AsyncWebClient(token=bot_token, base_url=api_url or AsyncWebClient.BASE_URL, session=session)
@@ -56,11 +62,12 @@ def create_app(config: Config, state_dir: Path, *, bot_token: str, api_url: str 
     # HTTP mode checks signatures before bolt sees a request (bot/slack/signing.py), not with bolt's own check
     app = AsyncApp(client=client, signing_secret="", process_before_response=False,
                    request_verification_enabled=False)
-    core = Core.open(config, state_dir, SlackReply(client), members=SlackGroups(client).members,
+    reply = SlackReply(client, tiers=tiers)
+    core = Core.open(config, state_dir, reply, members=SlackGroups(client).members,
                      poll=poll, card_interval=card_interval, sample_interval=sample_interval)
     register(app, core)
     app.event("app_home_opened")(Home(core).on_opened)
-    return RigopsApp(bolt=app, core=core, session=session)
+    return RigopsApp(bolt=app, core=core, reply=reply, session=session)
 
 
 class Home:

@@ -1,10 +1,12 @@
 """Slack's side of the core's :class:`~bot.core.talk.Reply`: the Web API calls, with Slack's errors logged, not
-raised (the core goes on; the log says why a post is missing)."""
+raised (the core goes on; the log says why a post is missing), each inside its method's rate tier
+(:mod:`bot.slack.tiers`): posts wait for their channel's budget, edits coalesce and give way to them."""
 
 from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Mapping
 
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
@@ -12,6 +14,7 @@ from slack_sdk.webhook.async_client import AsyncWebhookClient
 
 from bot.core.talk import Message, Place
 from bot.slack.blocks import MESSAGE_BLOCKS, message_text, to_blocks
+from bot.slack.tiers import SLACK_TIERS, Budget, Edits, Tier
 
 log = logging.getLogger(__name__)
 MORE_SECTIONS = "{n} more hosts that do not fit in one message"
@@ -19,19 +22,27 @@ MEMBERSHIP_SECONDS = 60.0  # how long rigops believes it is in a channel without
 NOT_THERE = frozenset({"channel_not_found", "not_in_channel", "is_archived"})
 LIST_PAGE = 1000  # channels per conversations.list page (Slack's most)
 LIST_PAGES = 20  # pages looked through for a channel's name before giving up
+UPLOAD_METHODS = ("files.getUploadURLExternal", "files.completeUploadExternal")  # what files_upload_v2 calls
+CLOSE_WAIT = 5.0  # seconds the edits still waiting may take to go out when rigops stops
 
 
 class SlackReply:
-    def __init__(self, client: AsyncWebClient) -> None:
+    def __init__(self, client: AsyncWebClient, *, tiers: Mapping[str, Tier] = SLACK_TIERS) -> None:
         self.client = client
+        self.budget = Budget(tiers)
+        self.edits = Edits(self.budget.window("chat.update"), self._edit)
         self._member: dict[str, float] = {}  # channels rigops was in, and when that was last seen
+
+    async def close(self) -> None:
+        await self.edits.close(wait=CLOSE_WAIT)
 
     async def post(self, place: Place, message: Message) -> str | None:
         blocks = None if message.plain else to_blocks(message, limit=MESSAGE_BLOCKS, more=MORE_SECTIONS)
         try:
-            resp = await self.client.chat_postMessage(channel=place.channel, thread_ts=place.thread,
-                                                      text=message_text(message.text), blocks=blocks,
-                                                      unfurl_links=False, unfurl_media=False)
+            async with self.budget.call("chat.postMessage", channel=place.channel):
+                resp = await self.client.chat_postMessage(channel=place.channel, thread_ts=place.thread,
+                                                          text=message_text(message.text), blocks=blocks,
+                                                          unfurl_links=False, unfurl_media=False)
         except SlackApiError as exc:
             error = exc.response.get("error")
             log.error("chat.postMessage to %s failed: %s", place.channel, error)
@@ -41,6 +52,10 @@ class SlackReply:
         return str(resp["ts"])
 
     async def update(self, place: Place, message_id: str, message: Message) -> bool:
+        """Edit a message, at once or, when chat.update's budget is short, as soon as it allows (True then)."""
+        return await self.edits.update(place, message_id, message)
+
+    async def _edit(self, place: Place, message_id: str, message: Message) -> bool:
         blocks = [] if message.plain else to_blocks(message, limit=MESSAGE_BLOCKS, more=MORE_SECTIONS)
         try:
             await self.client.chat_update(channel=place.channel, ts=message_id, text=message_text(message.text),
@@ -52,15 +67,17 @@ class SlackReply:
 
     async def react(self, place: Place, message_id: str, name: str) -> None:
         try:
-            await self.client.reactions_add(channel=place.channel, timestamp=message_id, name=name)
+            async with self.budget.call("reactions.add"):
+                await self.client.reactions_add(channel=place.channel, timestamp=message_id, name=name)
         except SlackApiError as exc:
             if exc.response.get("error") != "already_reacted":
                 log.warning("reactions.add failed: %s", exc.response.get("error"))
 
     async def upload(self, place: Place, content: str | bytes, *, filename: str, title: str) -> None:
         try:
-            await self.client.files_upload_v2(channel=place.channel, thread_ts=place.thread, filename=filename,
-                                              content=content, title=title)
+            async with self.budget.call(*UPLOAD_METHODS):
+                await self.client.files_upload_v2(channel=place.channel, thread_ts=place.thread, filename=filename,
+                                                  content=content, title=title)
         except SlackApiError as exc:
             log.error("files upload failed: %s", exc.response.get("error"))
             await self.post(place, Message(f"(could not attach {filename}: {exc.response.get('error')})"))
@@ -75,8 +92,9 @@ class SlackReply:
                 log.error("response_url answer failed: %s %s", resp.status_code, resp.body)
             return
         try:
-            await self.client.chat_postEphemeral(channel=place.channel, user=user, text=message_text(text),
-                                                 thread_ts=place.thread)
+            async with self.budget.call("chat.postEphemeral"):
+                await self.client.chat_postEphemeral(channel=place.channel, user=user, text=message_text(text),
+                                                     thread_ts=place.thread)
         except SlackApiError as exc:
             log.error("chat.postEphemeral failed: %s", exc.response.get("error"))
 
@@ -86,7 +104,8 @@ class SlackReply:
         if seen is not None and time.monotonic() - seen < MEMBERSHIP_SECONDS:
             return True
         try:
-            info = (await self.client.conversations_info(channel=channel)).get("channel") or {}
+            async with self.budget.call("conversations.info"):
+                info = (await self.client.conversations_info(channel=channel)).get("channel") or {}
         except SlackApiError as exc:
             error = exc.response.get("error")
             if error not in NOT_THERE:
@@ -100,7 +119,8 @@ class SlackReply:
 
     async def direct(self, user: str) -> str | None:
         try:
-            resp = await self.client.conversations_open(users=user)
+            async with self.budget.call("conversations.open"):
+                resp = await self.client.conversations_open(users=user)
         except SlackApiError as exc:
             log.error("conversations.open with %s failed: %s", user, exc.response.get("error"))
             return None
@@ -114,8 +134,10 @@ class SlackReply:
         cursor: str | None = None
         for _ in range(LIST_PAGES):
             try:
-                resp = await self.client.conversations_list(types="public_channel,private_channel",
-                                                            exclude_archived=True, limit=LIST_PAGE, cursor=cursor)
+                async with self.budget.call("conversations.list"):
+                    resp = await self.client.conversations_list(types="public_channel,private_channel",
+                                                                exclude_archived=True, limit=LIST_PAGE,
+                                                                cursor=cursor)
             except SlackApiError as exc:
                 log.warning("conversations.list failed: %s", exc.response.get("error"))
                 return None

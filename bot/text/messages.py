@@ -164,3 +164,11 @@ def answered(kind: str, answer: str, user: str) -> str:
 
 
 QUESTION_EXPIRED = ":timer_clock: This question expired before anyone answered; ask again if it is still needed."
+
+
+def contact_back(host: str, build: str, *, away: str, still_running: bool) -> str:
+    """The line that says a host rigops lost contact with is back (after ``away``, "40 s"), and what its build
+    did meanwhile."""
+    what = (f"`{build}` is still running and I follow it again." if still_running else
+            f"`{build}` ended while I could not see it; how it ended follows.")
+    return f":electric_plug: *{host}* is back after {away} out of contact: {what}"

@@ -22,7 +22,7 @@ from bot.hosts.models import GpuReport, Proc, Snapshot
 from bot.memory import free_table, human
 from bot.oom import BuildUsage
 from bot.plan import Plan, Question, Step, half_jobs
-from bot.progress import Progress
+from bot.progress import BuildStart, Progress
 from bot.redact import redact
 from bot.store import BuildRun
 
@@ -283,21 +283,67 @@ def progress_parts(progress: Progress, *, eta: float | None) -> list[str]:
     return parts
 
 
+UNREACHABLE_ICON = ":electric_plug:"
+
+
+def clock(moment: float) -> str:
+    """A time of day as people in several time zones read it: "12:03:10 UTC"."""
+    return time.strftime("%H:%M:%S UTC", time.gmtime(moment))
+
+
+def unreachable(since: float, *, now: float | None = None) -> str:
+    """"unreachable since 12:03:10 UTC (40 s)": a host rigops has lost contact with."""
+    return f"unreachable since {clock(since)} ({duration(max((now or time.time()) - since, 0.0))})"
+
+
+RESTART_FIX = {
+    "scikit-build-core": "keep scikit-build-core's build directory: `pip install . -C build-dir=build/{wheel_tag}` "
+                         "(uv: `uv pip install . -C build-dir=build/{wheel_tag}`), or `build-dir = "
+                         "\"build/{wheel_tag}\"` under `[tool.scikit-build]` in pyproject.toml",
+    "setuptools": "keep setuptools' `build/`: `python setup.py build_ext` keeps it, and so does "
+                  "`pip install --no-build-isolation .` run in the source tree (not a copy in a temporary directory)",
+    "cmake": "configure into a build directory that stays, `cmake -B build`, and build with `cmake --build build`",
+}
+
+
+def _counter(done: int | None, total: int | None, percent: float | None) -> str:
+    return f"[{done}/{total}]" if done is not None and total else f"{percent or 0:.0f}%"
+
+
+def restart_note(start: BuildStart, before: Progress) -> str:
+    """Why a restarted build began again from nothing, and how to make the next restart resume: the card's
+    lines for a build whose last run, in the same thread, had reached ``before``."""
+    fix = RESTART_FIX.get(start.system or "", "build in a directory that is kept between runs")
+    return (f":repeat: started again from {_counter(start.done, start.total, start.percent)}; the last run reached "
+            f"{_counter(before.done, before.total, before.percent)} — its build directory was not kept.\n"
+            f"*To resume next time:* {fix}; the next run then builds only what is left.")
+
+
 def build_card(run: BuildRun, progress: Progress, *, eta: float | None, peak_used: int, peak_tools: int,
                total_memory: int, final: str | None, memory_note: str | None = None,
-               others: Sequence[BuildUsage] = ()) -> str:
+               others: Sequence[BuildUsage] = (), unreachable_since: float | None = None,
+               last_seen: float | None = None, restarted: str | None = None) -> str:
     """The live status card of a build, edited in place while it runs; ``others``: the other builds running on
-    the host, whose tools share its memory."""
+    the host, whose tools share its memory; ``unreachable_since``: rigops has lost contact with the host since
+    then (a time.time()), having last seen the build running at ``last_seen``; ``restarted``: its restart_note."""
     state = final or "running"
     elapsed = (run.ended_at if final and run.ended_at else time.time()) - run.started_at
-    rows = [f"{RESULT_ICON.get(state, '')} `{run.build}` on *{run.host}* — {state} · {duration(elapsed)} · "
-            f"-j{run.jobs} · run {run.id}"]
+    if unreachable_since is not None and not final:
+        seen = (last_seen or unreachable_since) - run.started_at
+        rows = [f"{UNREACHABLE_ICON} `{run.build}` on *{run.host}* — {unreachable(unreachable_since)} · "
+                f"last seen running after {duration(max(seen, 0.0))} · -j{run.jobs} · run {run.id}"]
+        eta = None
+    else:
+        rows = [f"{RESULT_ICON.get(state, '')} `{run.build}` on *{run.host}* — {state} · {duration(elapsed)} · "
+                f"-j{run.jobs} · run {run.id}"]
     if final == "stopped" and run.stopped_by:
         rows.append(f"stopped by {stopped_by(run.stopped_by)}")
     if final == "stopped" and progress.phase == "failed":  # "ninja: build stopped" reads as failed; it was not
         progress = replace(progress, phase=None)
     if parts := progress_parts(progress, eta=None if final else eta):
         rows.append(" · ".join(parts))
+    if restarted:
+        rows.append(restarted)
     if total_memory:
         whose = "this build's tools" if others else "build tools"
         rows.append(f"peak memory used {human(peak_used)} of {human(total_memory)}"

@@ -227,3 +227,45 @@ async def test_a_long_log_tail_goes_up_as_a_file_with_secrets_redacted(
     assert "[600/600] Building CXX object obj600.o" in content and "[redacted]" in content
     assert "hf_abcdefghijklmnopqrstuvwxyz" not in content
     assert "attached as a file" in thread_text(emulator, OPS, root)
+
+
+FROM_SCRATCH_BUILD = """\
+echo '*** scikit-build-core 0.10.7 using CMake 3.28.3 (wheel)'
+echo '*** Configuring CMake...'
+echo '-- The C compiler identification is GNU 12.2.0'
+echo '-- Build files have been written to: /tmp/tmpq3c8zhz6/build'
+echo '*** Building project with Ninja...'
+if [ ! -f {ran} ]; then
+  touch {ran}
+  for i in $(seq 1 124); do echo "[$i/193] Building C object vendor/llama.cpp/ggml/src/CMakeFiles/ggml-base.dir/ggml.c.o"; done
+  exit 1
+fi
+for i in 4 5; do echo "[$i/193] Building C object vendor/llama.cpp/ggml/src/CMakeFiles/ggml-base.dir/ggml.c.o"; done
+while [ ! -f {gate} ]; do sleep 0.05; done
+"""  # noqa: E501  (log lines are long)
+
+
+async def test_a_retry_that_starts_from_scratch_says_so_and_how_to_resume(
+        emulator: SlackEmulator, tmp_path: Path, state_dir: Path) -> None:
+    gate, script = tmp_path / "go", tmp_path / "build.sh"
+    script.write_text(FROM_SCRATCH_BUILD.format(ran=tmp_path / "ran", gate=gate))
+    async with running_app(emulator, config(tmp_path, command=f"sh {script}"), state_dir):
+        root = await start_build(emulator)
+        first = await wait_result(emulator, root)
+        await emulator.click(first.ts, RETRY_ACTION, channel=OPS)
+
+        def second_card() -> str:
+            return next((m.text for m in emulator.thread(OPS, root) if "· run 2" in m.text and "[5/193]" in m.text
+                         and "started again" in m.text), "")
+
+        card = await emulator.wait_for(second_card, timeout=30)
+        gate.touch()
+        await wait_result(emulator, root, after=1)
+    first_card = next(m.text for m in emulator.thread(OPS, root) if "· run 1" in m.text)
+    assert "[124/193]" in first_card and "started again" not in first_card
+    assert ":repeat: started again from [4/193]; the last run reached [124/193] — its build directory was not " \
+           "kept." in card
+    assert "-C build-dir=build/{wheel_tag}" in card and "[tool.scikit-build]" in card
+    final = next(m.text for m in emulator.thread(OPS, root) if "· run 2" in m.text)
+    assert "succeeded" in final and "started again from [4/193]" in final
+    print("\n--- card ---\n" + card)

@@ -26,7 +26,7 @@ from tests.waiting import wait_until
 async def test_a_dropped_socket_reconnects_and_nothing_is_lost_or_doubled(
         emulator: SlackEmulator, tmp_path: Path, state_dir: Path) -> None:
     config = make_config({"b200": {"address": "local"}}, confirm=False)
-    async with running_bot(emulator, config, state_dir) as services:
+    async with running_bot(emulator, config, state_dir) as core:
         opened = emulator.connections_opened
         await emulator.drop_connections()
         first = await emulator.send_message("free -h", channel=OPS)  # queued until the bot is back
@@ -34,7 +34,7 @@ async def test_a_dropped_socket_reconnects_and_nothing_is_lost_or_doubled(
         for event in (first, second):
             assert await wait_done(emulator, OPS, str(event["ts"]), timeout=30) == "white_check_mark"
         assert emulator.connections_opened > opened
-        await services.activity.wait_finished(2)
+        await core.activity.wait_finished(2)
         for event in (first, second):
             replies = emulator.thread(OPS, str(event["ts"]))
             assert len(replies) == 1 and "Memory on b200" in replies[0].text
@@ -136,14 +136,14 @@ async def test_a_build_spawned_just_before_the_bot_died_is_adopted_not_started_t
                                    exit_file=f"{log}.exit")
     finally:
         await host.close()
-    async with running_bot(emulator, cfg, state_dir) as services:
+    async with running_bot(emulator, cfg, state_dir) as core:
         await emulator.wait_for(lambda: "I follow it" in thread_text(emulator, OPS, root), timeout=30)
-        run = services.store.run(run_id)
+        run = core.store.run(run_id)
         assert run is not None and run.state == "running"
         assert (run.pid, run.start, run.supervisor_pid) == (spawned.pid, spawned.start, spawned.supervisor_pid)
         (tmp_path / "go").touch()
         await emulator.wait_for(lambda: "succeeded in" in thread_text(emulator, OPS, root), timeout=30)
-        assert [(r.id, r.state) for r in services.store.runs()] == [(run_id, "succeeded")]
+        assert [(r.id, r.state) for r in core.store.runs()] == [(run_id, "succeeded")]
     assert f"pid {spawned.pid}" in thread_text(emulator, OPS, root)
 
 
@@ -151,10 +151,10 @@ async def test_a_spawn_that_never_happened_is_recorded_as_such(
         emulator: SlackEmulator, tmp_path: Path, state_dir: Path) -> None:
     cfg = gated_config(tmp_path)
     root, run_id = await starting_row(emulator, state_dir, str(tmp_path / "logs" / "app-1.log"))
-    async with running_bot(emulator, cfg, state_dir) as services:
+    async with running_bot(emulator, cfg, state_dir) as core:
         await emulator.wait_for(lambda: "never started" in thread_text(emulator, OPS, root), timeout=30)
-        run = services.store.run(run_id)
-        assert run is not None and run.state == "lost" and not services.store.runs(live=True)
+        run = core.store.run(run_id)
+        assert run is not None and run.state == "lost" and not core.store.runs(live=True)
     assert not (tmp_path / "logs").exists()  # nothing was started behind anyone's back
 
 
@@ -187,10 +187,10 @@ async def test_a_full_disk_is_reported_and_nothing_runs_or_is_half_written(
         emulator: SlackEmulator, tmp_path: Path, small_disk: Path) -> None:
     state = small_disk / "state"
     config = make_config({"b200": {"address": "local"}}, confirm=False)
-    async with running_bot(emulator, config, state) as services:
+    async with running_bot(emulator, config, state) as core:
         first = await emulator.send_message("free -h", channel=OPS)
         assert await wait_done(emulator, OPS, str(first["ts"]), timeout=30) == "white_check_mark"
-        before = services.store.audit_entries(500)
+        before = core.store.audit_entries(500)
         filler = fill(small_disk)
         root = str((await emulator.send_message("how's memory?", channel=OPS))["ts"])
         await emulator.wait_for(lambda: "cannot use its state right now" in thread_text(emulator, OPS, root),
@@ -200,7 +200,7 @@ async def test_a_full_disk_is_reported_and_nothing_runs_or_is_half_written(
         filler.unlink()
         again = await emulator.send_message("how's memory?", channel=OPS)
         assert await wait_done(emulator, OPS, str(again["ts"]), timeout=30) == "white_check_mark"
-        after = services.store.audit_entries(500)
+        after = core.store.audit_entries(500)
     db = sqlite3.connect(state / "rigops.sqlite3")
     try:
         assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)

@@ -97,10 +97,10 @@ async def test_a_stopped_agent_times_out_and_is_restarted(
     import signal
 
     hosts = {"slow": ssh_table(command_timeout=5)}
-    async with running_bot(emulator, make_config(hosts, confirm=False), state_dir) as services:
+    async with running_bot(emulator, make_config(hosts, confirm=False), state_dir) as core:
         first = await ask(emulator, "free -h")
         assert await wait_done(emulator, OPS, first) == "white_check_mark"
-        info = await services.hosts["slow"].info()
+        info = await core.hosts["slow"].info()
         os.kill(info.pid, signal.SIGSTOP)
         try:
             stuck = await ask(emulator, "free -h")
@@ -108,7 +108,7 @@ async def test_a_stopped_agent_times_out_and_is_restarted(
             assert "no answer to snapshot within 5 s" in thread_text(emulator, OPS, stuck)
             after = await ask(emulator, "free -h")  # a fresh agent answers; the stuck one was let go
             assert await wait_done(emulator, OPS, after) == "white_check_mark"
-            assert (await services.hosts["slow"].info()).pid != info.pid
+            assert (await core.hosts["slow"].info()).pid != info.pid
         finally:
             os.kill(info.pid, signal.SIGKILL)
 
@@ -121,10 +121,10 @@ async def test_a_link_that_stops_mid_command_times_out_and_the_host_comes_back(
     from tests.fakes.tools import read_stat_fields
 
     hosts = {"flaky": ssh_table(command_timeout=3)}
-    async with running_bot(emulator, make_config(hosts, confirm=False), state_dir) as services:
+    async with running_bot(emulator, make_config(hosts, confirm=False), state_dir) as core:
         first = await ask(emulator, "free -h")
         assert await wait_done(emulator, OPS, first) == "white_check_mark"
-        agent = (await services.hosts["flaky"].info()).pid
+        agent = (await core.hosts["flaky"].info()).pid
         session = int((read_stat_fields(agent) or ["", "0"])[1])  # the sshd process serving our connection
         os.kill(session, signal.SIGSTOP)  # from here on nothing gets through: like packets dropped mid-command
         try:
@@ -135,4 +135,4 @@ async def test_a_link_that_stops_mid_command_times_out_and_the_host_comes_back(
             os.kill(session, signal.SIGCONT)
         after = await ask(emulator, "free -h")  # a new connection, a new agent
         assert await wait_done(emulator, OPS, after) == "white_check_mark"
-        assert (await services.hosts["flaky"].info()).pid != agent
+        assert (await core.hosts["flaky"].info()).pid != agent
