@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -10,6 +10,7 @@ from typing import Any
 from bot.config import Config, parse
 from bot.core.app import Core
 from bot.slack.app import RigopsApp, connect, create_app, disconnect, socket_mode_handler
+from bot.slack.tiers import SLACK_TIERS, Tier
 from bot.store import BuildRun, Store
 from slackemu import SlackEmulator
 
@@ -29,10 +30,12 @@ def make_config(hosts: dict[str, Any], *, confirm: bool = True, **extra: Any) ->
 
 @asynccontextmanager
 async def running_app(emu: SlackEmulator, config: Config, state_dir: Path, *, poll: float = 0.2,
-                      card_interval: float = 0.5, sample_interval: float = 0.2) -> AsyncIterator[RigopsApp]:
-    """The whole bot, following builds quickly (polls every 0.2 s) so tests need not wait long."""
+                      card_interval: float = 0.5, sample_interval: float = 0.2,
+                      tiers: Mapping[str, Tier] = SLACK_TIERS) -> AsyncIterator[RigopsApp]:
+    """The whole bot, following builds quickly (polls every 0.2 s) so tests need not wait long; ``tiers``: the
+    app's rate budget (a test scales it with the emulator's)."""
     app = create_app(config, state_dir, bot_token=emu.bot_token, api_url=emu.api_url, poll=poll,
-                     card_interval=card_interval, sample_interval=sample_interval)
+                     card_interval=card_interval, sample_interval=sample_interval, tiers=tiers)
     handler = socket_mode_handler(app, app_token=emu.app_token, ping_interval=0.5)
     await connect(handler)
     await emu.wait_connected()

@@ -5,17 +5,14 @@ ends up showing its build's end, and chat.update stays within its tier."""
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator, Mapping
-from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 from bot.config import Config
 from bot.slack import tiers as ours
-from bot.slack.app import RigopsApp, connect, create_app, disconnect, socket_mode_handler
 from slackemu import ApiCall, SlackEmulator
 from slackemu import Tier as SlackTier
-from tests.harness import OPS, make_config
+from tests.harness import OPS, make_config, running_app
 
 BUILDS = 20
 SECOND = 1.0  # what a minute of Slack's tiers is here
@@ -33,23 +30,6 @@ def emulator_tiers() -> dict[str, SlackTier]:
 
 def app_tiers() -> dict[str, ours.Tier]:
     return {m: ours.Tier(calls, seconds, per_channel) for m, (calls, seconds, per_channel) in TIERS.items()}
-
-
-@asynccontextmanager
-async def running(emu: SlackEmulator, config: Config, state_dir: Path,
-                  tiers: Mapping[str, ours.Tier]) -> AsyncIterator[RigopsApp]:
-    """tests.harness.running_app with the app's rate tiers scaled like the emulator's."""
-    app = create_app(config, state_dir, bot_token=emu.bot_token, api_url=emu.api_url, poll=0.2, card_interval=0.5,
-                     sample_interval=0.2, tiers=tiers)
-    handler = socket_mode_handler(app, app_token=emu.app_token, ping_interval=0.5)
-    await connect(handler)
-    await emu.wait_connected()
-    await app.start()
-    try:
-        yield app
-    finally:
-        await disconnect(handler)
-        await app.close()
 
 
 def config(tmp_path: Path, gate: Path) -> Config:
@@ -74,7 +54,7 @@ def most_in_a_window(calls: list[ApiCall], seconds: float) -> int:
 async def test_twenty_followed_builds_stay_inside_the_tiers(tmp_path: Path, state_dir: Path) -> None:
     gate = tmp_path / "go"
     async with SlackEmulator(tiers=emulator_tiers()) as emu, \
-            running(emu, config(tmp_path, gate), state_dir, app_tiers()) as app:
+            running_app(emu, config(tmp_path, gate), state_dir, tiers=app_tiers()) as app:
         roots = {n: str((await emu.send_message(f"rebuild app on rig{n} -j2", channel=OPS))["ts"])
                  for n in range(1, BUILDS + 1)}
 
