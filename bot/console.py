@@ -27,6 +27,7 @@ NO = frozenset({"n", "no", "cancel", "stop"})
 EMOJI = {":white_check_mark:": "✅", ":x:": "❌", ":hourglass_flowing_sand:": "⏳", ":white_small_square:": "▫️",
          ":heavy_minus_sign:": "➖", ":warning:": "⚠️", ":no_entry:": "⛔"}
 ANSWER_HINT = "rigops: (say yes to run it, no to cancel)"
+PICK_HINT = "rigops: (type one of them to answer)"
 WELCOME = "rigops console — type a message as in the ops channel, or /rigops help. Ctrl-D quits."
 
 
@@ -64,9 +65,9 @@ class ConsoleReply:
 
     async def post(self, place: Place, message: Message) -> str | None:
         message_id = f"{next(self._ids)}.000000"
-        self._track(message_id, message)
         self.shown[message_id] = lines_of(message)
         self._print("rigops: ", self.shown[message_id])
+        self._track(message_id, message)
         return message_id
 
     async def update(self, place: Place, message_id: str, message: Message) -> bool:
@@ -103,6 +104,8 @@ class ConsoleReply:
         return None  # a terminal has no channels by name
 
     def _track(self, message_id: str, message: Message) -> None:
+        if any(c.kind == "pick" for c in message.choices):
+            print(PICK_HINT, file=self.out, flush=True)
         if any(c.kind in ("run", "cancel") for c in message.choices):
             self.waiting[message_id] = message
         else:

@@ -96,6 +96,7 @@ command = "true"
     out = console([], "oom-ing pretty bad, try -j20\nbeta\nno\n", config=config, state=tmp_path / "state")
     assert out.returncode == 0, out.stderr
     assert "Which host is this about?" in out.stdout and "[alpha] [beta]" in out.stdout
+    assert "(type one of them to answer)" in out.stdout
     assert "Which host: *beta*" in out.stdout and "*beta* · `app`" in out.stdout
     assert "Cancelled by <@U0CONSOLE>" in out.stdout and "started" not in out.stdout
 
