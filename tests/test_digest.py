@@ -25,7 +25,6 @@ from bot.scheduler import Schedule
 from bot.services import Services
 from bot.slack.blocks import HEADER_TEXT, HOME_BLOCKS, MESSAGE_BLOCKS, SECTION_TEXT, to_blocks
 from bot.slack.home import home_view
-from bot.slack.reply import MORE_SECTIONS
 from bot.store import BuildRun
 from bot.text.digest import memory_bar
 from bot.text.digest_layout import DigestPosts, digest_posts
@@ -42,7 +41,7 @@ GIB = 1 << 30
 def digest_message(digest: Any, *, tz: Any, schedule: Schedule) -> tuple[str, list[dict[str, Any]]]:
     """The digest's first post as Slack gets it: the fallback text and the blocks."""
     message = digest_posts(digest, tz=tz, schedule=schedule).first
-    return message.text, to_blocks(message, more=MORE_SECTIONS)
+    return message.text, to_blocks(message)
 
 
 def canned(kind: str) -> GpuReport:
@@ -260,7 +259,7 @@ def slack_sizes(posts: DigestPosts) -> list[tuple[int, int]]:
     """(blocks, characters of block text) of each message the digest posts, as Slack gets them."""
     sizes = []
     for message in (posts.first, *posts.thread):
-        blocks = to_blocks(message, more=MORE_SECTIONS)
+        blocks = to_blocks(message)
         refused = message_refusal(message.text, blocks)
         assert refused is None, (refused, len(blocks), block_text(blocks))
         sizes.append((len(blocks), block_text(blocks)))

@@ -24,7 +24,7 @@ from bot.hosts import Hosts
 from bot.plan import Plan
 from bot.policy import GroupMembers, no_groups
 from bot.services import Services
-from bot.store import BuildRun, Store
+from bot.store import Store
 
 log = logging.getLogger(__name__)
 IDLE_CLOSE = 600.0  # seconds a host connection may sit unused before it is closed
@@ -100,6 +100,3 @@ class Core:
             closed = await hosts.close_idle(IDLE_CLOSE)
             if closed:
                 log.info("closed idle connections to %s", ", ".join(closed))
-
-    def follow(self, run: BuildRun) -> None:
-        self.follower.follow(run)

@@ -129,11 +129,6 @@ class Follower:
             if run.host in self.services.config.hosts:
                 self.follow(run)
 
-    async def wait(self, run_id: int) -> None:
-        task = self._tasks.get(run_id)
-        if task is not None:
-            await asyncio.shield(task)
-
     async def close(self) -> None:
         for task in list(self._tasks.values()):
             await cancel(task)

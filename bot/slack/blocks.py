@@ -65,7 +65,7 @@ def _fitting(texts: Sequence[str], *, room: int, chars: int | None) -> int:
     return min(len(texts), room)
 
 
-def to_blocks(message: Message, *, limit: int = MESSAGE_BLOCKS, more: str | None = None) -> list[Block]:
+def to_blocks(message: Message, *, limit: int = MESSAGE_BLOCKS) -> list[Block]:
     """The message's blocks: its title, its sections (or its text), its choices, its footnote."""
     head = [header(message.title)] if message.title else []
     tail: list[Block] = []
@@ -80,8 +80,7 @@ def to_blocks(message: Message, *, limit: int = MESSAGE_BLOCKS, more: str | None
     room = limit - len(head) - len(tail)
     chars = BLOCKS_TEXT - len(message.title or "") - len(message.footnote or "") - sum(
         len(c.label) for c in message.choices)
-    laid = sections(body, room=room, more=more, chars=chars) if more else sections(body, room=room, chars=chars)
-    return [*head, *laid, *tail]
+    return [*head, *sections(body, room=room, chars=chars), *tail]
 
 
 def message_text(text: str) -> str:

@@ -13,11 +13,10 @@ from slack_sdk.web.async_client import AsyncWebClient
 from slack_sdk.webhook.async_client import AsyncWebhookClient
 
 from bot.core.talk import Message, Place
-from bot.slack.blocks import MESSAGE_BLOCKS, message_text, to_blocks
+from bot.slack.blocks import message_text, to_blocks
 from bot.slack.tiers import SLACK_TIERS, Budget, Edits, Tier
 
 log = logging.getLogger(__name__)
-MORE_SECTIONS = "{n} more hosts that do not fit in one message"
 MEMBERSHIP_SECONDS = 60.0  # how long rigops believes it is in a channel without asking again
 NOT_THERE = frozenset({"channel_not_found", "not_in_channel", "is_archived"})
 LIST_PAGE = 1000  # channels per conversations.list page (Slack's most)
@@ -37,7 +36,7 @@ class SlackReply:
         await self.edits.close(wait=CLOSE_WAIT)
 
     async def post(self, place: Place, message: Message) -> str | None:
-        blocks = None if message.plain else to_blocks(message, limit=MESSAGE_BLOCKS, more=MORE_SECTIONS)
+        blocks = None if message.plain else to_blocks(message)
         try:
             async with self.budget.call("chat.postMessage", channel=place.channel):
                 resp = await self.client.chat_postMessage(channel=place.channel, thread_ts=place.thread,
@@ -56,7 +55,7 @@ class SlackReply:
         return await self.edits.update(place, message_id, message)
 
     async def _edit(self, place: Place, message_id: str, message: Message) -> bool:
-        blocks = [] if message.plain else to_blocks(message, limit=MESSAGE_BLOCKS, more=MORE_SECTIONS)
+        blocks = [] if message.plain else to_blocks(message)
         try:
             await self.client.chat_update(channel=place.channel, ts=message_id, text=message_text(message.text),
                                           blocks=blocks)

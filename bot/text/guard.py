@@ -14,7 +14,6 @@ from bot.text.render import choice
 
 NO_COMPILERS = ":information_source: No compilers of this build are running to pause."
 NOTHING_PAUSED = "Nothing of this build is paused now."
-NOT_RUNNING = "That build is no longer running."
 
 
 def fewer_jobs(alert: Alert, run: BuildRun) -> int | None:

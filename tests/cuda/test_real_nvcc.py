@@ -23,6 +23,7 @@ import pytest
 
 from bot.diagnose import diagnose
 from tests.fakes.cgroups import in_cgroup
+from tests.fakes.users import own_user, switch_to
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "cuda"
@@ -46,27 +47,15 @@ CUDA_USER = "rigops-cuda"
 
 
 def cuda_user() -> str | None:
-    """Who runs cmake, ninja and nvcc here: when we are root, a user of these tests' own, so that other tests'
-    kills by name (of root's or the build user's compilers) never stop them; else ourselves (None)."""
-    if os.geteuid() != 0:
-        return None
-    try:
-        pwd.getpwnam(CUDA_USER)
-    except KeyError:  # another test process may be adding it too: look again rather than trust the exit code
-        subprocess.run(["useradd", "--no-create-home", "--shell", "/bin/sh", CUDA_USER], check=False,
-                       capture_output=True)
-        pwd.getpwnam(CUDA_USER)
-    return CUDA_USER
+    """Who runs cmake, ninja and nvcc here (see :func:`tests.fakes.users.own_user`)."""
+    return own_user(CUDA_USER)
 
 
 def run(cmd: list[str], cwd: Path, env: dict[str, str] | None = None, timeout: float = 120,
         user: str | None = None) -> str:
     """A real tool's stdout and stderr together, as a build log holds them."""
-    extra: dict[str, Any] = {}
-    if user is not None:
-        extra = {"user": user, "group": pwd.getpwnam(user).pw_gid, "extra_groups": []}
     done = subprocess.run(cmd, cwd=cwd, env=env or ENV, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                          text=True, errors="replace", timeout=timeout, check=False, **extra)
+                          text=True, errors="replace", timeout=timeout, check=False, **switch_to(user))
     return done.stdout
 
 

@@ -24,7 +24,7 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-from tests.fakes.users import is_me
+from tests.fakes.users import switch_to
 from tests.waiting import wait_until
 
 HOG_SOURCE = Path(__file__).with_name("hog.c")
@@ -110,9 +110,7 @@ def build_fake_tools(dest_dir: Path, names: Sequence[str] = FAKE_TOOL_NAMES) -> 
 
 
 def _popen(argv: list[str], *, user: str | None, cwd: Path | None = None, **kwargs: object) -> subprocess.Popen[bytes]:
-    extra: dict[str, object] = {}
-    if user is not None and not is_me(user):
-        extra = {"user": user, "group": _group_of(user), "extra_groups": []}
+    extra = switch_to(user)
     return subprocess.Popen(  # type: ignore[call-overload, no-any-return]
         argv,
         stdin=subprocess.DEVNULL,
@@ -123,12 +121,6 @@ def _popen(argv: list[str], *, user: str | None, cwd: Path | None = None, **kwar
         **extra,
         **kwargs,
     )
-
-
-def _group_of(user: str) -> int:
-    import pwd
-
-    return pwd.getpwnam(user).pw_gid
 
 
 def fake_build_script(bin_dir: Path, *, compilers: int, mb: int, driver_mb: int, stubborn: int) -> str:

@@ -34,26 +34,36 @@ def ensure_build_user(name: str = BUILD_USER) -> str:
     return name
 
 
-def fake_user() -> str | None:
-    """The user fake compilers run as: when we are root, one of these tests' own, so that other tests' kills
-    by name (of root's, nobody's or the build user's tools) never stop them; else ourselves (None)."""
+def own_user(name: str) -> str | None:
+    """A user of some tests alone (created when we are root), so that other tests' kills by name (of root's,
+    nobody's or the build user's tools) never stop their processes; None (ourselves) when we are not root."""
     if os.geteuid() != 0:
         return None
     try:
-        pwd.getpwnam(SAMPLE_USER)
+        pwd.getpwnam(name)
     except KeyError:  # another test process may be adding it too: look again rather than trust the exit code
-        subprocess.run(["useradd", "--no-create-home", "--shell", "/bin/sh", SAMPLE_USER], check=False,
+        subprocess.run(["useradd", "--no-create-home", "--shell", "/bin/sh", name], check=False,
                        capture_output=True)
-        pwd.getpwnam(SAMPLE_USER)
-    return SAMPLE_USER
+        pwd.getpwnam(name)
+    return name
+
+
+def fake_user() -> str | None:
+    """The user fake compilers run as (see :func:`own_user`)."""
+    return own_user(SAMPLE_USER)
+
+
+def switch_to(user: str | None) -> dict[str, Any]:
+    """subprocess's arguments that run a child as ``user`` (none for ourselves: a regular user may not switch,
+    not even to itself)."""
+    if user is None or is_me(user):
+        return {}
+    return {"user": user, "group": pwd.getpwnam(user).pw_gid, "extra_groups": []}
 
 
 def popen_as(user: str | None, argv: list[str]) -> subprocess.Popen[bytes]:
     """``argv`` in a new session, as ``user`` (None: ourselves)."""
-    extra: dict[str, Any] = {}
-    if user is not None and not is_me(user):
-        extra = {"user": user, "group": pwd.getpwnam(user).pw_gid, "extra_groups": []}
-    return subprocess.Popen(argv, stdin=subprocess.DEVNULL, start_new_session=True, cwd="/", **extra)
+    return subprocess.Popen(argv, stdin=subprocess.DEVNULL, start_new_session=True, cwd="/", **switch_to(user))
 
 
 def several_builds_user() -> str:
