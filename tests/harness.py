@@ -10,7 +10,7 @@ from typing import Any
 from bot.config import Config, parse
 from bot.core.app import Core
 from bot.slack.app import RigopsApp, connect, create_app, disconnect, socket_mode_handler
-from bot.slack.tiers import SLACK_TIERS, Tier
+from bot.slack.tiers import Tier
 from bot.store import BuildRun, Store
 from slackemu import SlackEmulator
 
@@ -31,11 +31,12 @@ def make_config(hosts: dict[str, Any], *, confirm: bool = True, **extra: Any) ->
 @asynccontextmanager
 async def running_app(emu: SlackEmulator, config: Config, state_dir: Path, *, poll: float = 0.2,
                       card_interval: float = 0.5, sample_interval: float = 0.2,
-                      tiers: Mapping[str, Tier] = SLACK_TIERS) -> AsyncIterator[RigopsApp]:
-    """The whole bot, following builds quickly (polls every 0.2 s) so tests need not wait long; ``tiers``: the
-    app's rate budget (a test scales it with the emulator's)."""
+                      tiers: Mapping[str, Tier] | None = None) -> AsyncIterator[RigopsApp]:
+    """The whole bot, following builds quickly (polls every 0.2 s) so tests need not wait long. ``tiers``: the
+    app's rate budget; none by default, as the emulator enforces Slack's tiers only when a test asks (the tests of
+    the budget run it against tiers the emulator enforces, scaled to seconds)."""
     app = create_app(config, state_dir, bot_token=emu.bot_token, api_url=emu.api_url, poll=poll,
-                     card_interval=card_interval, sample_interval=sample_interval, tiers=tiers)
+                     card_interval=card_interval, sample_interval=sample_interval, tiers=tiers or {})
     handler = socket_mode_handler(app, app_token=emu.app_token, ping_interval=0.5)
     await connect(handler)
     await emu.wait_connected()
