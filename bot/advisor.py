@@ -2,8 +2,10 @@
 past runs: jobs = floor(usable / per-job peak), capped by cores.
 
 The per-job peak is the p95 of the compiler processes' peak RSS over the build's kept runs, times nvcc's
-``--threads`` (each thread runs its own cicc/ptxas); usable is the host's memory less a reserve, and less what
-the other builds running there hold or will hold at their peak (:func:`shares_of`).
+``--threads`` (each thread runs its own cicc/ptxas); usable is the tightest of the host's memory and the memory
+limits the build runs under, less a reserve, and less what the other builds running there hold or will hold at
+their peak (:func:`shares_of`, :func:`room_for`). Before any run, a conservative per-job estimate for the
+build's kind stands in for the peaks (:func:`first_advice`).
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import math
 import re
 import shlex
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from bot.hosts.models import Proc, Sample
 from bot.store import BuildRun, Store
@@ -23,6 +25,11 @@ GIB = 1 << 30
 MIB = 1 << 20
 CUDA_COMPILERS = frozenset({"nvcc", "cicc", "ptxas", "cudafe++", "fatbinary", "nvlink"})
 _THREADS_FLAG = re.compile(r"^(?:--threads|-t)(?:=?(\d+))?$")
+# Before a build's first run: what one job may take, on the high side (a thrust-heavy nvcc job takes GiBs,
+# sgl-kernel's 6.8 GiB at p95; a C++ translation unit of a large project 1-1.5 GiB). Per nvcc thread.
+FIRST_NVCC_JOB = 4 * GIB
+FIRST_COMPILE_JOB = 3 * GIB // 2
+_CUDA_HINT = re.compile(r"nvcc|cuda|(?<![a-z0-9])(?:sm|compute)_\d{2,3}|kernel|flash.?att", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -35,53 +42,129 @@ class Share:
 
 
 @dataclass(frozen=True)
+class Room:
+    """The memory a build's jobs may use, and what bounds it: the host's memory, or a smaller memory limit the
+    build runs under (a container's ``--memory``, a Slurm job's, a ``systemd-run -p MemoryMax=`` scope's)."""
+
+    usable: int
+    total: int  # the host's memory, or the limit
+    limit: bool  # ``total`` is a memory limit, not the host's memory
+    others: tuple[Share, ...] = ()  # what other builds inside it take
+
+    @property
+    def text(self) -> str:
+        """"20.7 GiB usable of 23.0 GiB on the host", "810 MiB usable of the build's 900 MiB memory limit"."""
+        where = (f"the build's {size_text(self.total)} memory limit" if self.limit
+                 else f"{size_text(self.total)} on the host")
+        text = f"{size_text(self.usable)} usable of {where}"
+        if self.others:
+            text += " after " + ", ".join(f"{size_text(o.size)} for `{o.build}`" for o in self.others)
+        return text
+
+
+@dataclass(frozen=True)
 class Advice:
-    """A recommended -j and why, e.g. "~6.8 GiB per nvcc job at p95 over 2 runs, 404 GiB usable → -j59"."""
+    """A recommended -j and why, e.g. "~6.8 GiB per nvcc job at p95 over 2 runs, 404 GiB usable of 449 GiB on
+    the host → -j59". ``runs`` is 0 for a first run's estimate (:func:`first_advice`)."""
 
     jobs: int
     per_job_bytes: int
     runs: int
     usable_bytes: int
     reasoning: str
+    limit_bytes: int | None = None  # the memory limit the advice fits in, when tighter than the host
+
+
+def room_for(mem_total: int, *, reserve: float = RESERVE, others: Sequence[Share] = (), limit: int | None = None,
+             own_limit: int | None = None) -> Room:
+    """The tightest of: the host's ``mem_total`` and ``limit`` (the limit every build started on the host runs
+    under, e.g. its agent's container: the ``others`` share it), less the reserve and the others; and
+    ``own_limit`` (the limit the build's last run ran under, e.g. its own systemd-run scope, which no other build
+    is in), less the reserve."""
+    def less(total: int, shared: bool) -> int:
+        return max(0, int(total * (1.0 - reserve)) - (sum(o.size for o in others) if shared else 0))
+
+    rooms = [Room(usable=less(mem_total, True), total=mem_total, limit=False, others=tuple(others))]
+    if limit is not None and 0 < limit < mem_total:
+        rooms.append(Room(usable=less(limit, True), total=limit, limit=True, others=tuple(others)))
+    if own_limit is not None and 0 < own_limit < mem_total and own_limit != limit:
+        rooms.append(Room(usable=less(own_limit, False), total=own_limit, limit=True))
+    return min(rooms, key=lambda r: (r.usable, r.total))
 
 
 def advise(peaks: Sequence[int], *, runs: int, mem_total: int, cores: int, reserve: float = RESERVE,
-           nvcc_threads: int = 1, label: str = "compile", others: Sequence[Share] = ()) -> Advice | None:
+           nvcc_threads: int = 1, label: str = "compile", others: Sequence[Share] = (), limit: int | None = None,
+           own_limit: int | None = None) -> Advice | None:
     """The -j for a host with ``mem_total`` bytes and ``cores`` cores, from compiler peak RSS values
-    gathered over ``runs`` runs, leaving room for ``others`` (other builds running there); None without data.
-    ``label`` names the job in the reasoning ("nvcc")."""
+    gathered over ``runs`` runs, leaving room for ``others`` (other builds running there) and keeping within the
+    memory limits the build runs under (:func:`room_for`); None without data. ``label`` names the job in the
+    reasoning ("nvcc")."""
     per_process = percentile(peaks, PERCENTILE)
     if per_process <= 0 or mem_total <= 0:
         return None
-    threads = max(1, nvcc_threads)
-    per_job = per_process * threads
-    usable = max(0, int(mem_total * (1.0 - reserve)) - sum(o.size for o in others))
-    fit = usable // per_job
-    jobs = max(1, min(fit, max(1, cores)))
-    size = f"~{size_text(per_job)} per {label} job"
-    if threads > 1:
-        size = f"~{size_text(per_process)} per compiler process × {threads} nvcc threads = {size}"
-    room = f"{size_text(usable)} usable"
-    if others:
-        room += " after " + ", ".join(f"{size_text(o.size)} for `{o.build}`" for o in others)
-    reasoning = f"{size} at p{PERCENTILE} over {runs} run{'' if runs == 1 else 's'}, {room} → -j{jobs}"
-    if fit > cores:
-        reasoning += f" (capped at {cores} cores)"
-    elif fit < 1:
-        reasoning += " (one job needs more than that: expect trouble even at -j1)"
-    return Advice(jobs=jobs, per_job_bytes=per_job, runs=runs, usable_bytes=usable, reasoning=reasoning)
+    room = room_for(mem_total, reserve=reserve, others=others, limit=limit, own_limit=own_limit)
+    return _fit(per_process, threads=max(1, nvcc_threads), label=label, room=room, cores=cores, runs=runs)
 
 
 def advise_build(store: Store, host: str, build: str, *, mem_total: int, cores: int, reserve: float = RESERVE,
-                 nvcc_threads: int = 1, label: str | None = None, others: Sequence[Share] = ()) -> Advice | None:
+                 nvcc_threads: int = 1, label: str | None = None, others: Sequence[Share] = (),
+                 limit: int | None = None) -> Advice | None:
     """:func:`advise` over what the state kept of the build's runs on that host (named after what the runs
-    recorded, unless ``label`` says). Raises StateError."""
+    recorded, unless ``label`` says), within ``limit`` (the host's build limit) and the limit its last run ran
+    under. Raises StateError."""
     peaks = store.job_memory(host, build)
     if not peaks:
         return None
     return advise(peaks, runs=store.job_memory_runs(host, build), mem_total=mem_total, cores=cores,
                   reserve=reserve, nvcc_threads=nvcc_threads,
-                  label=label or store.job_memory_label(host, build) or "compile", others=others)
+                  label=label or store.job_memory_label(host, build) or "compile", others=others, limit=limit,
+                  own_limit=store.job_memory_limit(host, build))
+
+
+def first_advice(*, cuda: bool, mem_total: int, cores: int, reserve: float = RESERVE, nvcc_threads: int = 1,
+                 others: Sequence[Share] = (), limit: int | None = None) -> Advice | None:
+    """The -j for a build's first run, before any peaks: a conservative estimate per job of its kind
+    (:data:`FIRST_NVCC_JOB` per nvcc thread for CUDA, :data:`FIRST_COMPILE_JOB` for C/C++) in the same room as
+    :func:`advise`, so a first build never starts at every core on a box where that cannot fit; None when the
+    host's memory is unknown."""
+    if mem_total <= 0:
+        return None
+    room = room_for(mem_total, reserve=reserve, others=others, limit=limit)
+    per_process, label = (FIRST_NVCC_JOB, "nvcc") if cuda else (FIRST_COMPILE_JOB, "compile")
+    advice = _fit(per_process, threads=max(1, nvcc_threads) if cuda else 1, label=label, room=room, cores=cores,
+                  runs=0)
+    return replace(advice, reasoning=f"no runs to learn from yet — a conservative {advice.reasoning}; "
+                                     "rigops learns from this run")
+
+
+def _fit(per_process: int, *, threads: int, label: str, room: Room, cores: int, runs: int) -> Advice:
+    """How many jobs of ``per_process`` × ``threads`` fit in ``room``, capped by cores, at least one, and why:
+    "~6.8 GiB per nvcc job at p95 over 2 runs, 404 GiB usable of 449 GiB on the host → -j59" (no "at p95 …"
+    for an estimate, ``runs`` 0)."""
+    per_job = per_process * threads
+    fit = room.usable // per_job
+    jobs = max(1, min(fit, max(1, cores)))
+    size = f"~{size_text(per_job)} per {label} job"
+    if threads > 1:
+        size = f"~{size_text(per_process)} per compiler process × {threads} nvcc threads = {size}"
+    if runs:
+        size += f" at p{PERCENTILE} over {runs} run{'' if runs == 1 else 's'}"
+    reasoning = f"{size}, {room.text} → -j{jobs}"
+    if fit > cores:
+        reasoning += f" (capped at {cores} cores)"
+    elif fit < 1:
+        reasoning += " (one job needs more than that: expect trouble even at -j1)"
+    return Advice(jobs=jobs, per_job_bytes=per_job, runs=runs, usable_bytes=room.usable, reasoning=reasoning,
+                  limit_bytes=room.total if room.limit else None)
+
+
+def looks_like_cuda(command: str, env: Mapping[str, str], *, names: Sequence[str] = (), nvcc_threads: int = 1) -> bool:
+    """Whether a build compiles CUDA, for its first run's estimate: nvcc runs with ``--threads`` above 1, or the
+    command, the environment's names and values, or ``names`` (the build's name, its workdir) mention nvcc,
+    CUDA (CUDACXX, CUDA_HOME, TORCH_CUDA_ARCH_LIST, /usr/local/cuda), a GPU architecture (sm_90, compute_90),
+    kernels (sgl-kernel) or flash-attention. A wrong yes only starts a first run at fewer jobs."""
+    texts = (command, *env.keys(), *env.values(), *names)
+    return nvcc_threads > 1 or any(_CUDA_HINT.search(t) for t in texts)
 
 
 def shares_of(store: Store, host: str, runs: Sequence[BuildRun], tools: Sequence[Proc]) -> tuple[Share, ...]:
@@ -150,6 +233,14 @@ class JobMemory:
     @property
     def values(self) -> list[int]:
         return [rss for _, rss in self._peaks.values()]
+
+    @property
+    def by_name(self) -> dict[str, int]:
+        """The p95 peak of each kind of compiler process (a g++ driver's few MiB apart from its cc1plus's)."""
+        named: dict[str, list[int]] = {}
+        for name, rss in self._peaks.values():
+            named.setdefault(name, []).append(rss)
+        return {name: percentile(values, PERCENTILE) for name, values in named.items()}
 
     @property
     def label(self) -> str:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from bot.hosts.models import Sample
-from bot.oom import OomKill
+from bot.oom import OomKill, frame
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -59,7 +59,9 @@ class KillMark(NamedTuple):
 
 @dataclass
 class MemorySeries:
-    """One build's memory over time: each point stands for ``stride`` samples, the last for ``filled`` so far."""
+    """One build's memory over time: each point stands for ``stride`` samples, the last for ``filled`` so far.
+    Memory is the build's frame (bot.oom.frame): its memory limit once a sample showed one (``limited``), else
+    the host's."""
 
     max_points: int = MAX_POINTS
     max_kills: int = MAX_KILLS
@@ -67,6 +69,7 @@ class MemorySeries:
     kills: list[KillMark] = field(default_factory=list)
     stride: int = 1
     filled: int = 0
+    limited: bool = False
 
     def __post_init__(self) -> None:
         if self.max_points < 2 or self.max_kills < 1:
@@ -81,7 +84,12 @@ class MemorySeries:
         return max((p.total - p.available for p in self.points), default=0)
 
     def add(self, sample: Sample) -> None:
-        point = Point(round(sample.time, 3), sample.mem_total, sample.mem_available, sample.drivers.rss,
+        room = frame(sample)
+        if room.scope == "cgroup" and not self.limited:  # the host's figures before it say nothing of the limit
+            self.points, self.stride, self.filled, self.limited = [], 1, 0, True
+        elif room.scope == "host" and self.limited:
+            return  # a sample that could not read the limit: a gap, not a jump to the host's memory
+        point = Point(round(sample.time, 3), room.total, room.total - room.used, sample.drivers.rss,
                       sample.compilers.rss, sample.linkers.rss, sample.swap_used, sample.compilers.count)
         if self.points and self.filled < self.stride:
             self.points[-1] = self.points[-1].merge(point)
@@ -109,7 +117,7 @@ class MemorySeries:
 
     def to_json(self) -> dict[str, Any]:
         return {"max_points": self.max_points, "max_kills": self.max_kills, "stride": self.stride,
-                "filled": self.filled, "points": [list(p) for p in self.points],
+                "filled": self.filled, "limited": self.limited, "points": [list(p) for p in self.points],
                 "kills": [list(k) for k in self.kills]}
 
     @classmethod
@@ -117,13 +125,15 @@ class MemorySeries:
         points = [Point(float(p[0]), *(int(v) for v in p[1:8])) for p in d.get("points", ())]
         kills = [KillMark(float(t), str(w), str(v)) for t, w, v in d.get("kills", ())]
         return cls(max_points=int(d.get("max_points") or MAX_POINTS), max_kills=int(d.get("max_kills") or MAX_KILLS),
-                   points=points, kills=kills, stride=int(d.get("stride") or 1), filled=int(d.get("filled") or 0))
+                   points=points, kills=kills, stride=int(d.get("stride") or 1), filled=int(d.get("filled") or 0),
+                   limited=bool(d.get("limited")))
 
 
 def render_memory_chart(series: MemorySeries, *, title: str, width: float = 9, height: float = 4,
                         dpi: int = 100) -> bytes:
     """The series as a PNG of ``width`` x ``height`` inches at ``dpi``: memory in use stacked by process class,
-    available, total and the OOM kills, over minutes since the first sample. Raises ValueError without samples."""
+    available, total (the build's memory limit, for a limited series) and the OOM kills, over minutes since the
+    first sample. Raises ValueError without samples."""
     if not series.points:
         raise ValueError("no samples")
     from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -145,7 +155,8 @@ def render_memory_chart(series: MemorySeries, *, title: str, width: float = 9, h
     ax.stackplot(x, *stacks, labels=[c[0] for c in CLASSES], colors=[c[1] for c in CLASSES])
     ax.plot(x, [p.available / GIB for p in points], color="#1b7837", linewidth=1.4, label="available")
     total = max(p.total for p in points) / GIB
-    ax.axhline(total, color="#333333", linestyle="--", linewidth=1.0, label="total")
+    ax.axhline(total, color="#333333", linestyle="--", linewidth=1.0,
+               label="the build's memory limit" if series.limited else "total")
     if any(p.swap_used for p in points):
         ax.plot(x, [p.swap_used / GIB for p in points], color="#8c510a", linewidth=0.8, label="swap used")
     _draw_kills(ax, series.kills, kill_x)

@@ -80,6 +80,7 @@ class _Hit:
     rule: Rule
     match: re.Match[str]
     start: int                # offset of the reported line
+    near: re.Match[str] | None = None   # the rule's `near` evidence, whose named groups its fix may use too
 
 
 class _Log:
@@ -141,8 +142,12 @@ class _Log:
         for rule in rules:
             for pattern in rule.patterns:
                 match = pattern.search(body)
-                if match is not None and (rule.near is None or self._near(start, rule.near, rule.within)):
+                if match is None:
+                    continue
+                if rule.near is None:
                     return _Hit(rule, match, start)
+                if (near := self._near(start, rule.near, rule.within)) is not None:
+                    return _Hit(rule, match, start, near)
         return None
 
     def _after_traceback_frame(self, start: int) -> bool:
@@ -170,13 +175,21 @@ class _Log:
             pos = following
         return hit
 
-    def _near(self, start: int, near: re.Pattern[str], within: int) -> bool:
-        """Does `near` match in the line at `start` or the `within` lines before or after it?"""
-        low, high = start, self._line_at(start)[1]
+    def _near(self, start: int, near: re.Pattern[str], within: int) -> re.Match[str] | None:
+        """Where `near` matches in the line at `start` or the `within` lines before or after it: the match
+        closest above the line's end (ninja prints a step's output below its ``FAILED:`` line), else the
+        first below."""
+        end = self._line_at(start)[1]
+        low, high = start, end
         for _ in range(within):
             low = self.text.rfind("\n", 0, max(low - 1, 0)) + 1
             high = self._line_at(high)[1]
-        return near.search(self.text, low, high) is not None
+        found = None
+        for match in near.finditer(self.text, low, high):
+            if found is not None and match.start() >= end:
+                break
+            found = match
+        return found
 
     def _in_block(self, header: _Hit) -> _Hit:
         """The message of a block: its first more-indented line that a rule knows, else its first line."""
@@ -206,7 +219,8 @@ class _Log:
         return Diagnosis(hit.rule.category, line.rstrip("\r"), self._fix(hit), number)
 
     def _fix(self, hit: _Hit) -> str:
-        values = {name: value or "?" for name, value in hit.match.groupdict().items()}
+        groups = {**(hit.near.groupdict() if hit.near is not None else {}), **hit.match.groupdict()}
+        values = {name: value or "?" for name, value in groups.items()}
         if "module" in values:
             top = values["module"].split(".")[0]
             packages = self.rules.packages

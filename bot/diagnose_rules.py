@@ -178,12 +178,13 @@ def _parse_rule(table: Any, index: int, label: str) -> Rule:
     patterns = _patterns(table.get("patterns"), "patterns", fail)
     if not patterns or not isinstance(fix := table.get("fix"), str) or not fix.strip():
         fail("needs patterns and a fix")
+    near = _patterns([table["near"]], "near", fail)[0] if "near" in table else None
     groups = set.intersection(*(set(pattern.groupindex) for pattern in patterns))
+    groups |= set(near.groupindex) if near is not None else set()
     _check_template(fix, dict.fromkeys(groups | ({"package"} if "module" in groups else set()), "x"), fail)
     if "keywords" not in table:
         fail('needs keywords = [...]: text that every line the rule should match holds, such as '
              '"numa.h: No such" (lines holding no keyword of any rule are skipped without running a regex)')
-    near = _patterns([table["near"]], "near", fail)[0] if "near" in table else None
     if (within := _get(table, "within", 10, int, fail)) < 1:
         fail("within must be at least 1")
     if (defer := _get(table, "defer", 0, int, fail)) < 0:

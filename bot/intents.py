@@ -48,7 +48,7 @@ BUILD_DEFAULT_ACTIONS: frozenset[str] = frozenset(c.name for c in COMMANDS if c.
 ONE_HOST_ACTIONS: frozenset[str] = frozenset(c.name for c in COMMANDS if c.hosts == "one")
 RELATIVE_JOBS_WARNING = (
     "this thread has no earlier build of it to go by, so the rebuild uses its default -j (what past runs' "
-    "memory advises, else the configured jobs); "
+    "memory advises, else the configured jobs, else what a first estimate lets fit in memory); "
     "name a number (e.g. 'try -j16') to pick one"
 )
 

@@ -8,16 +8,17 @@ belong to the Slack side.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 from bot.hosts.agent import COMPILER_NAMES
-from bot.hosts.models import OomEvent, ProcId, Sample
+from bot.hosts.models import OomEvent, Proc, ProcId, Sample
 
 MIB = 1 << 20
+ENDED_KEPT = 512
 Whose = Literal["build", "other", "unknown"]
 Evidence = Literal["kernel", "cgroup", "vmstat"]
-Reason = Literal["low_memory", "stalls", "swap_rising"]
+Reason = Literal["low_memory", "no_headroom", "stalls", "swap_rising"]
 Scope = Literal["host", "cgroup"]
 
 
@@ -32,7 +33,11 @@ class Thresholds:
     leave_available_pct: float = 10.0
     leave_psi_full_avg10: float = 5.0
     calm_samples: int = 3  # consecutive calm samples that end an episode
+    quiet_after: float = 60.0  # seconds after an alert in which headroom alone starts no new one (jobs come
+    # and go between a compile's steps: the room they need moves with them)
     reserve: float = 0.10  # memory a suggested -j keeps free
+    peaks: Mapping[str, int] = field(default_factory=dict)  # what this build's compilers of each name (cc1plus,
+    # cicc, g++) reach, from its past runs
 
 
 @dataclass(frozen=True)
@@ -79,6 +84,8 @@ class Alert:
     per_compiler: int  # mean RSS of the heaviest compilers
     suggest_jobs: int | None  # how many compilers fit with the reserve kept free; None when no fewer would do
     others: tuple[BuildUsage, ...] = ()  # the other builds on the host, whose memory this one cannot free
+    need: int = 0  # what the running compilers may still add, each growing to ``job_peak``
+    job_peak: int = 0  # what one compile job of this build reaches (its past runs, its ended compilers)
 
     @property
     def available_pct(self) -> float:
@@ -117,6 +124,9 @@ class OomWatch:
         self._owed_cgroup = 0
         self._episode = False
         self._calm = 0
+        self._ended: dict[str, list[int]] = {}  # by name, the peaks of this build's compilers that ended
+        self._running: dict[str, int] = {}  # by name, the most a running compiler of the build was seen holding
+        self._alerted_at = float("-inf")
 
     @property
     def in_episode(self) -> bool:
@@ -182,9 +192,13 @@ class OomWatch:
         pct = 100.0 * available / total if total else 100.0
         psi = s.psi.full_avg10 if s.psi is not None else None
         rate = self._swap_rate(s)
+        self._note_peaks(s)
+        need = self.growth(s)
         reasons: list[Reason] = []
         if pct < th.available_pct:
             reasons.append("low_memory")
+        elif need > available:
+            reasons.append("no_headroom")
         if psi is not None and psi > th.psi_full_avg10:
             reasons.append("stalls")
         if s.swap_total and rate > th.swap_rise:
@@ -193,14 +207,52 @@ class OomWatch:
             if not reasons:
                 return None, False
             self._episode, self._calm = True, 0
-            return self._alert(s, tuple(reasons), scope, available, total, psi, rate), False
-        calm = pct >= th.leave_available_pct and (psi is None or psi <= th.leave_psi_full_avg10) \
-            and rate <= th.swap_rise / 2
+            if reasons == ["no_headroom"] and s.time - self._alerted_at < th.quiet_after:
+                return None, False  # the same trouble as the alert just told
+            self._alerted_at = s.time
+            return self._alert(s, tuple(reasons), scope, available, total, psi, rate, need), False
+        calm = pct >= th.leave_available_pct and available >= need \
+            and (psi is None or psi <= th.leave_psi_full_avg10) and rate <= th.swap_rise / 2
         self._calm = self._calm + 1 if calm else 0
         if self._calm < th.calm_samples:
             return None, False
         self._episode, self._calm = False, 0
         return None, True
+
+    def job_peak(self, s: Sample) -> int:
+        """What the heaviest kind of compile job running in ``s`` reaches in this build."""
+        return max((self._peak_of(p.name) for p in _jobs(s)), default=0)
+
+    def _learned(self, name: str) -> int:
+        """What a compiler called ``name`` reaches in this build (a g++ driver a few MiB, its cc1plus hundreds):
+        the most of the past runs' figure and the p90 of those that ended in this run (0: not known yet)."""
+        return max(self.thresholds.peaks.get(name, 0), _p90(self._ended.get(name, [])))
+
+    def _peak_of(self, name: str) -> int:
+        """:meth:`_learned`, or until it is known, the heaviest compiler of that name seen running."""
+        return self._learned(name) or self._running.get(name, 0)
+
+    def growth(self, s: Sample) -> int:
+        """Headroom per running job: what the build's running compile jobs may still add before each reaches
+        what such a job reaches in this build. A compile's memory rises a translation unit at a time, so a
+        build whose room is below this is about to run out, whatever share of the memory is left."""
+        jobs = _jobs(s)
+        if not jobs:
+            return 0
+        need = sum(max(0, self._peak_of(p.name) - p.rss) for p in jobs)
+        if len(s.top_compilers) < s.compilers.count:  # more than were listed, each lighter than those
+            rest, last = s.compilers.count - len(s.top_compilers), jobs[-1]
+            need += rest * max(0, self._peak_of(last.name) - last.rss)
+        return need
+
+    def _note_peaks(self, s: Sample) -> None:
+        for p in s.ended:
+            if p.name in COMPILER_NAMES:
+                kept = self._ended.setdefault(p.name, [])
+                kept.append(p.peak_rss)
+                del kept[:-ENDED_KEPT]
+        for job in _jobs(s):
+            self._running[job.name] = max(self._running.get(job.name, 0), job.rss)
 
     def _swap_rate(self, s: Sample) -> float:
         prev = self._prev
@@ -209,27 +261,65 @@ class OomWatch:
         return (s.swap_used - prev.swap_used) / (s.time - prev.time)
 
     def _alert(self, s: Sample, reasons: tuple[Reason, ...], scope: Scope, available: int, total: int,
-               psi: float | None, rate: float) -> Alert:
-        heavy = [p.rss for p in s.top_compilers]
+               psi: float | None, rate: float, need: int) -> Alert:
+        jobs = _jobs(s)
+        heavy = [p.rss for p in jobs]
         per = sum(heavy) // len(heavy) if heavy else s.compilers.mean_rss
+        job = max([per, *(self._learned(p.name) for p in jobs)])  # what each job kept running grows to
+        count = len(jobs) + max(0, s.compilers.count - len(s.top_compilers))  # drivers are not jobs
         suggest = None
-        if s.compilers.count and per:
-            fit = max(1, int((s.compilers.rss + available - self.thresholds.reserve * total) // per))
-            suggest = fit if fit < s.compilers.count else None
+        if count and job:
+            fit = max(1, int((s.compilers.rss + available - self.thresholds.reserve * total) // job))
+            suggest = fit if fit < count else None
         return Alert(host=s.host, time=s.time, reasons=reasons, scope=scope, available=available, total=total,
-                     psi_full_avg10=psi, swap_used=s.swap_used, swap_rate=rate, compilers=s.compilers.count,
-                     per_compiler=per, suggest_jobs=suggest, others=self.usage_of_others(s))
+                     psi_full_avg10=psi, swap_used=s.swap_used, swap_rate=rate, compilers=count,
+                     per_compiler=per, suggest_jobs=suggest, others=self.usage_of_others(s), need=need,
+                     job_peak=self.job_peak(s))
+
+
+@dataclass(frozen=True)
+class Frame:
+    """The memory a build lives in: its memory cgroup's limit when that is below the host's memory (a
+    container's ``--memory``, a Slurm job, ``systemd-run -p MemoryMax=``), else the host's. ``used`` counts
+    against ``total``."""
+
+    scope: Scope
+    total: int
+    used: int
+
+    @property
+    def name(self) -> str:
+        return "the build's memory limit" if self.scope == "cgroup" else "the host"
+
+
+def frame(s: Sample) -> Frame:
+    cg = s.cgroup
+    if cg is not None and cg.limit and cg.limit < s.mem_total:
+        return Frame("cgroup", cg.limit, min(cg.used, cg.limit))
+    return Frame("host", s.mem_total, max(0, s.mem_total - s.mem_available))
 
 
 def headroom(s: Sample) -> tuple[Scope, int, int]:
-    """(scope, available, total): the host's MemAvailable, or the build cgroup's room below its limit when
-    that is the smaller share."""
-    cg = s.cgroup
-    if cg is not None and cg.limit and cg.limit < s.mem_total:
-        room = max(cg.limit - cg.current, 0)
-        if room * s.mem_total < s.mem_available * cg.limit:
-            return "cgroup", room, cg.limit
+    """(scope, available, total): the room below the build cgroup's limit, or the host's MemAvailable when
+    that runs out first (or there is no limit)."""
+    f = frame(s)
+    if f.scope == "cgroup" and f.total - f.used <= s.mem_available:
+        return "cgroup", f.total - f.used, f.total
     return "host", s.mem_available, s.mem_total
+
+
+def _jobs(s: Sample) -> list[Proc]:
+    """The compilers of a sample that do a compile job's work: not the driver of another one listed (g++ above
+    its cc1plus, clang's driver above its ``clang -cc1``)."""
+    parents = {p.ppid for p in s.top_compilers}
+    return [p for p in s.top_compilers if p.pid not in parents]
+
+
+def _p90(values: list[int]) -> int:
+    if not values:
+        return 0
+    ordered = sorted(values)
+    return ordered[max(0, -(-9 * len(ordered) // 10) - 1)]
 
 
 def _delta(before: int | None, after: int | None) -> int:

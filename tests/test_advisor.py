@@ -12,7 +12,18 @@ from typing import Any
 
 import pytest
 
-from bot.advisor import JobMemory, advise, advise_build, nvcc_threads, percentile, size_text
+from bot.advisor import (
+    JobMemory,
+    Share,
+    advise,
+    advise_build,
+    first_advice,
+    looks_like_cuda,
+    nvcc_threads,
+    percentile,
+    room_for,
+    size_text,
+)
 from bot.hosts import Host
 from bot.hosts.models import Sample
 from bot.store import JOB_MEMORY_RUNS, Store
@@ -65,7 +76,7 @@ def test_advice_from_two_recorded_runs(store: Store) -> None:
     assert advice.per_job_bytes == int(6.8 * GIB) and advice.runs == 2
     assert advice.usable_bytes == int(449 * GIB * 0.9)
     assert advice.jobs == int(449 * GIB * 0.9) // int(6.8 * GIB) == 59
-    assert advice.reasoning == "~6.8 GiB per nvcc job at p95 over 2 runs, 404 GiB usable → -j59"
+    assert advice.reasoning == "~6.8 GiB per nvcc job at p95 over 2 runs, 404 GiB usable of 449 GiB on the host → -j59"
     assert advise_build(store, "b200", "other-build", mem_total=449 * GIB, cores=128) is None
     assert advise_build(store, "a100", "sgl-kernel", mem_total=449 * GIB, cores=128) is None
 
@@ -75,13 +86,14 @@ def test_nvcc_threads_multiply_the_per_job_memory() -> None:
     assert advice is not None and advice.per_job_bytes == 4 * int(1.7 * GIB)
     assert advice.jobs == int(449 * GIB * 0.9) // (4 * int(1.7 * GIB)) == 59
     assert advice.reasoning == ("~1.7 GiB per compiler process × 4 nvcc threads = ~6.8 GiB per nvcc job at p95 "
-                                "over 1 run, 404 GiB usable → -j59")
+                                "over 1 run, 404 GiB usable of 449 GiB on the host → -j59")
 
 
 def test_cores_reserve_and_jobs_too_big() -> None:
     capped = advise([2 * GIB] * 5, runs=3, mem_total=512 * GIB, cores=32)
     assert capped is not None and capped.jobs == 32
-    assert capped.reasoning == "~2.0 GiB per compile job at p95 over 3 runs, 461 GiB usable → -j32 (capped at 32 cores)"
+    assert capped.reasoning == ("~2.0 GiB per compile job at p95 over 3 runs, 461 GiB usable of 512 GiB on the host "
+                                "→ -j32 (capped at 32 cores)")
     tight = advise([2 * GIB] * 5, runs=1, mem_total=64 * GIB, cores=32, reserve=0.5)
     assert tight is not None and tight.jobs == 16 and tight.usable_bytes == 32 * GIB
     huge = advise([80 * GIB], runs=1, mem_total=64 * GIB, cores=32)
@@ -134,6 +146,96 @@ def test_job_memory_keeps_the_last_runs_per_build(tmp_path: Path, store: Store) 
     assert sorted(again.job_memory("b200", "sgl")) == sorted(kept)
 
 
+@pytest.mark.parametrize(
+    ("limits", "others", "jobs", "room"),
+    [
+        ({}, (), 8, "20.7 GiB usable of 23.0 GiB on the host → -j8 (capped at 8 cores)"),
+        # a container's --memory, a Slurm job's: what the host's agent (and every build it starts) runs under
+        ({"limit": 900 * MIB}, (), 1, "810 MiB usable of the build's 900 MiB memory limit → -j1"),
+        # the limit the build's last run ran under (its own systemd-run -p MemoryMax= scope)
+        ({"own_limit": 900 * MIB}, (), 1, "810 MiB usable of the build's 900 MiB memory limit → -j1"),
+        ({"limit": 2 * GIB, "own_limit": 900 * MIB}, (), 1, "810 MiB usable of the build's 900 MiB memory limit → -j1"),
+        # other builds share the host's limit, but are not inside a build's own scope
+        ({"limit": 2 * GIB}, (Share("two", 512 * MIB),), 3,
+         "1.3 GiB usable of the build's 2.0 GiB memory limit after 512 MiB for `two` → -j3"),
+        ({"own_limit": 2 * GIB}, (Share("two", 512 * MIB),), 4,
+         "1.8 GiB usable of the build's 2.0 GiB memory limit → -j4"),
+        ({"limit": 2 * GIB, "own_limit": 2 * GIB}, (Share("two", 512 * MIB),), 3,
+         "1.3 GiB usable of the build's 2.0 GiB memory limit after 512 MiB for `two` → -j3"),
+        # no tighter than the host: not a limit worth naming
+        ({"limit": 64 * GIB, "own_limit": 23 * GIB}, (), 8,
+         "20.7 GiB usable of 23.0 GiB on the host → -j8 (capped at 8 cores)"),
+        ({"limit": 0}, (), 8, "20.7 GiB usable of 23.0 GiB on the host → -j8 (capped at 8 cores)"),
+    ],
+)
+def test_the_advice_fits_the_tightest_memory_and_names_it(limits: dict[str, int], others: tuple[Share, ...],
+                                                          jobs: int, room: str) -> None:
+    advice = advise([420 * MIB] * 20, runs=2, mem_total=23 * GIB, cores=8, others=others, **limits)
+    assert advice is not None and advice.jobs == jobs
+    assert advice.reasoning == f"~420 MiB per compile job at p95 over 2 runs, {room}"
+    assert advice.usable_bytes == room_for(23 * GIB, others=others, **limits).usable
+    assert (advice.limit_bytes is not None) == ("memory limit" in room)
+
+
+def test_the_advice_keeps_within_the_limit_the_last_run_ran_under(store: Store) -> None:
+    store.record_job_memory("b200", "llama", [420 * MIB] * 20, label="compile", limit=900 * MIB)
+    limited = advise_build(store, "b200", "llama", mem_total=23 * GIB, cores=8)
+    assert limited is not None and limited.jobs == 1 and limited.limit_bytes == 900 * MIB
+    assert limited.reasoning == ("~420 MiB per compile job at p95 over 1 run, 810 MiB usable of the build's "
+                                 "900 MiB memory limit → -j1")
+    # the host's limit for builds, when tighter than the last run's own
+    tighter = advise_build(store, "b200", "llama", mem_total=23 * GIB, cores=8, limit=850 * MIB)
+    assert tighter is not None and tighter.limit_bytes == 850 * MIB
+    store.record_job_memory("b200", "llama", [420 * MIB] * 20, label="compile")  # the next run had none
+    free = advise_build(store, "b200", "llama", mem_total=23 * GIB, cores=8)
+    assert free is not None and free.jobs == 8 and free.limit_bytes is None and "on the host" in free.reasoning
+
+
+@pytest.mark.parametrize(
+    ("cuda", "threads", "limit", "jobs", "reasoning"),
+    [
+        (True, 1, None, 3, "~4.0 GiB per nvcc job, 14.4 GiB usable of 16.0 GiB on the host → -j3"),
+        (True, 2, None, 1, "~4.0 GiB per compiler process × 2 nvcc threads = ~8.0 GiB per nvcc job, 14.4 GiB usable "
+                           "of 16.0 GiB on the host → -j1"),
+        (False, 1, None, 8, "~1.5 GiB per compile job, 14.4 GiB usable of 16.0 GiB on the host → -j8 "
+                            "(capped at 8 cores)"),
+        (False, 4, None, 8, "~1.5 GiB per compile job, 14.4 GiB usable of 16.0 GiB on the host → -j8 "
+                            "(capped at 8 cores)"),  # no CUDA: nvcc's threads are no one's
+        (False, 1, 4 * GIB, 2, "~1.5 GiB per compile job, 3.6 GiB usable of the build's 4.0 GiB memory limit → -j2"),
+        (True, 1, 2 * GIB, 1, "~4.0 GiB per nvcc job, 1.8 GiB usable of the build's 2.0 GiB memory limit → -j1 "
+                              "(one job needs more than that: expect trouble even at -j1)"),
+    ],
+)
+def test_a_first_run_starts_at_what_a_conservative_estimate_lets_fit(cuda: bool, threads: int, limit: int | None,
+                                                                     jobs: int, reasoning: str) -> None:
+    advice = first_advice(cuda=cuda, mem_total=16 * GIB, cores=8, nvcc_threads=threads, limit=limit)
+    assert advice is not None and advice.jobs == jobs and advice.runs == 0
+    assert first_advice(cuda=cuda, mem_total=0, cores=8) is None  # memory unknown: no estimate
+    assert advice.reasoning == f"no runs to learn from yet — a conservative {reasoning}; rigops learns from this run"
+
+
+@pytest.mark.parametrize(
+    ("command", "env", "names", "threads", "expected"),
+    [
+        ("uv pip install . --no-build-isolation -v", {}, ("sgl-kernel", "~/sglang/sgl-kernel"), 1, True),  # the seed
+        ("python -m pip install . --no-build-isolation -v", {"CUDA_ARCHS": "90"}, ("ext", "."), 1, True),
+        ("cmake --build build", {"CUDACXX": "/usr/local/cuda/bin/nvcc"}, ("ops", "~/ops"), 1, True),
+        ("cmake -S . -B build -DCMAKE_CUDA_ARCHITECTURES=90 && cmake --build build", {}, ("ops", "~/ops"), 1, True),
+        ("python setup.py build_ext", {"TORCH_CUDA_ARCH_LIST": "9.0"}, ("ext", "~/ext"), 1, True),
+        ("make ARCH=sm_90a", {}, ("ops", "~/ops"), 1, True),
+        ("pip install . -v", {}, ("fa", "~/src/flash-attention"), 1, True),
+        ("pip install . -v", {}, ("ext", "~/ext"), 4, True),  # nvcc --threads 4 somewhere in its flags
+        ("cmake --build build --parallel {jobs}", {"CMAKE_POLICY_VERSION_MINIMUM": "3.5"}, ("demo", "."), 1, False),
+        ("pip install . -v", {}, ("llama-cpp-python", "~/src/llama-cpp-python"), 1, False),
+        ("make -C asm_90", {}, ("ops", "~/ops"), 1, False),
+    ],
+)
+def test_a_cuda_build_is_told_by_its_command_environment_and_names(command: str, env: dict[str, str],
+                                                                  names: tuple[str, str], threads: int,
+                                                                  expected: bool) -> None:
+    assert looks_like_cuda(command, env, names=names, nvcc_threads=threads) is expected
+
+
 # ---------------------------------------------------------------------------------------------------------
 # A real run on this machine
 
@@ -167,7 +269,7 @@ async def test_advice_from_a_sampled_fake_build(local_host: Host, fake_bin: Path
     advice = advise_build(store, local_host.name, "fake", mem_total=GIB, cores=64)
     assert advice is not None and advice.runs == 1 and advice.per_job_bytes == peaks[-1]
     assert advice.jobs == int(GIB * 0.9) // peaks[-1] and 21 <= advice.jobs <= 23
-    assert advice.reasoning.endswith(f"922 MiB usable → -j{advice.jobs}")
+    assert advice.reasoning.endswith(f"922 MiB usable of 1.0 GiB on the host → -j{advice.jobs}")
 
 
 def test_a_huge_run_is_thinned_evenly_so_its_percentiles_hold(store: Store) -> None:

@@ -189,3 +189,43 @@ def test_importing_is_cheap_and_rendering_needs_no_pyplot() -> None:
             "c.render_memory_chart(s, title='x'); assert 'matplotlib.pyplot' not in sys.modules, 'pyplot'")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False)
     assert done.returncode == 0, done.stderr
+
+
+def limited(t: float, *, used: int, limit: int = 900 * MIB, compilers: int = 600 * MIB) -> Sample:
+    """A sample of a build in a memory cgroup of ``limit``, on a 23 GiB host with plenty left."""
+    s = sample(t, total=23 * GIB, available=22 * GIB, compilers=compilers, drivers=10 * MIB, jobs=2)
+    return Sample.from_json("rig1", {
+        "time": t, "mem_total": s.mem_total, "mem_available": s.mem_available,
+        "classes": {"driver": {"count": 1, "rss": 10 * MIB}, "compiler": {"count": 2, "rss": compilers}},
+        "cgroup": {"version": 2, "path": "/job", "current": used + 100 * MIB, "working_set": used, "limit": limit,
+                   "exclusive": True}})
+
+
+def test_a_build_in_a_memory_limit_is_drawn_in_that_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The host's 23 GiB over a build that dies at 900 MiB would say "plenty of room": once a sample shows the
+    build's limit, the series is of the limit (what came before it is dropped, a sample that cannot read it is
+    skipped), and the chart's dashed line is that limit."""
+    series = MemorySeries()
+    series.add(sample(T0, total=23 * GIB, available=22 * GIB))  # before the build moved into its cgroup
+    series.add(limited(T0 + 1, used=700 * MIB))
+    series.add(sample(T0 + 2, total=23 * GIB, available=22 * GIB))  # the limit unreadable for a moment
+    series.add(limited(T0 + 3, used=890 * MIB))
+    assert series.limited and [(p.total, p.total - p.available) for p in series.points] == [
+        (900 * MIB, 700 * MIB), (900 * MIB, 890 * MIB)]
+    assert series.peak_used == 890 * MIB
+    assert series.points[-1].other == 890 * MIB - 10 * MIB - 600 * MIB
+    again = MemorySeries.from_json(json.loads(json.dumps(series.to_json())))
+    assert again.limited and again.points == series.points
+    assert MemorySeries.from_json({"points": []}).limited is False  # a series kept before limits were drawn
+
+    from matplotlib.axes import Axes
+    drawn: list[str] = []
+    original = Axes.axhline
+
+    def spy(self: Axes, y: float = 0, *args: Any, **kwargs: Any) -> Any:
+        drawn.append(f"{kwargs.get('label')}@{y:.3f}")
+        return original(self, y, *args, **kwargs)
+
+    monkeypatch.setattr(Axes, "axhline", spy)  # matplotlib's, to read the line's label
+    assert render_memory_chart(series, title="t")[:8] == PNG_SIGNATURE
+    assert drawn == [f"the build's memory limit@{900 * MIB / GIB:.3f}"]

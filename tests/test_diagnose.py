@@ -538,6 +538,19 @@ def test_fix_names_the_package_and_the_target() -> None:
     assert "CMakeFiles/x.dir/x.cu.o" in only_ninja.fix and "rebuild -j1" in only_ninja.fix
 
 
+def test_a_bare_killed_is_the_ninja_step_printed_above_it() -> None:
+    """ninja prints a step's output under its FAILED line and command (1.12 adds ``[code=N]``): CUDA 13's nvcc says
+    only "Killed" when the kernel kills its cudafe++, and the step is the FAILED line above, not the next one."""
+    log = ("[2/3] Building CUDA object CMakeFiles/k.dir/csrc/b.cu.o\n"
+           "FAILED: [code=137] CMakeFiles/k.dir/csrc/b.cu.o \n/usr/local/bin/nvcc -c csrc/b.cu -o b.cu.o\nKilled\n"
+           "FAILED: [code=137] CMakeFiles/k.dir/csrc/c.cu.o \n/usr/local/bin/nvcc -c csrc/c.cu -o c.cu.o\nKilled\n"
+           "ninja: build stopped: subcommand failed.\n")
+    found = diagnose(log)
+    assert (found.category, found.line, found.line_number) == ("oom_compiler", "Killed", 4)
+    assert "CMakeFiles/k.dir/csrc/b.cu.o" in found.fix and "c.cu.o" not in found.fix
+    assert "rebuild -j<half>" in found.fix
+
+
 # --- (3) logs without an error -------------------------------------------------------------------------
 
 @NEEDS_BUILD_TOOLS

@@ -41,3 +41,23 @@ def test_meminfo_without_memavailable_still_gives_a_number() -> None:
     info = parse_meminfo("MemTotal: 1000 kB\nMemFree: 100 kB\nCached: 200 kB\nBuffers: 50 kB\n")
     mem = memory_from_meminfo(info)
     assert mem.available == 300 * 1024 and mem.total == 1000 * 1024
+
+
+def test_mem_names_the_limit_builds_run_in() -> None:
+    """On a host whose builds run inside a limit (the agent's own cgroup: a container's `--memory`), `mem`
+    says so; in a build's thread it says what that build uses of its limit instead."""
+    from dataclasses import replace
+
+    from bot.hosts.models import BuildMemory, Snapshot
+    from bot.text.render import snapshot_text
+
+    info = parse_meminfo((DATA / "debian12-procps4.meminfo").read_text())
+    snap = Snapshot.from_json("b200", {"meminfo": info, "cores": 8, "limit": 900 << 20}, used_formula="available")
+    assert snap.limit == 900 << 20
+    assert "builds started here run inside a 900Mi memory limit" in snapshot_text(snap)
+    assert "memory limit" not in snapshot_text(replace(snap, limit=None))
+    assert "memory limit" not in snapshot_text(replace(snap, limit=snap.memory.total * 2))  # no tighter than host
+    text = snapshot_text(replace(snap, builds=(BuildMemory("llama", 7, limit=900 << 20, used=810 << 20,
+                                                           peak=880 << 20),)))
+    assert "`llama` (run 7) runs inside a 900Mi memory limit: 810Mi used (90%), peak 880Mi" in text
+    assert "builds started here" not in text

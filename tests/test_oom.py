@@ -19,7 +19,7 @@ import pytest
 
 from bot.hosts import Host
 from bot.hosts.agent import KernelLog
-from bot.hosts.models import CgroupMemory, ClassUsage, OomEvent, Pressure, Proc, Sample
+from bot.hosts.models import CgroupMemory, ClassUsage, JobPeak, OomEvent, Pressure, Proc, Sample
 from bot.oom import Findings, OomKill, OomWatch, Thresholds
 from tests.fakes.cgroups import Cgroups, in_cgroup, vmstat_oom_kill
 from tests.fakes.tools import stop
@@ -210,6 +210,82 @@ def test_a_limited_cgroup_is_the_memory_that_counts() -> None:
     assert alert is not None and alert.scope == "cgroup" and alert.total == 4 * GIB
     assert alert.available == 4 * GIB - int(3.9 * GIB)
     assert alert.suggest_jobs == 2  # (3 + 0.1 - 0.4) // 1
+
+
+def job(pid: int, name: str, rss: int, *, ppid: int = 1) -> Proc:
+    return Proc(pid=pid, start=pid, name=name, user=ME, rss=rss, ppid=ppid)
+
+
+def compile_sample(t: float, jobs: list[Proc], *, limit: int, used: int,
+                   ended: tuple[JobPeak, ...] = ()) -> Sample:
+    """A build in a memory cgroup of ``limit`` using ``used`` of it, its compilers ``jobs`` (all listed)."""
+    return dataclasses.replace(
+        make_sample(t, total=64 * GIB, available=60 * GIB, cgroup=cgroup(0, current=used, limit=limit)),
+        compilers=ClassUsage(len(jobs), sum(p.rss for p in jobs), max((p.rss for p in jobs), default=0)),
+        top_compilers=tuple(sorted(jobs, key=lambda p: -p.rss)), ended=ended)
+
+
+def test_the_alert_comes_from_the_headroom_each_running_job_still_needs() -> None:
+    """Three cc1plus at 100 MiB in a 460 MiB limit, with 160 MiB left (35%: far above 5%): the build's
+    compile jobs reach 190 MiB, so they still need 270 MiB; that is the alert."""
+    watch = OomWatch(thresholds=Thresholds(peaks={"cc1plus": 190 * MIB, "g++": 6 * MIB}))
+    jobs = [job(10, "cc1plus", 100 * MIB, ppid=11), job(11, "g++", 5 * MIB),
+            job(20, "cc1plus", 100 * MIB, ppid=21), job(21, "g++", 5 * MIB),
+            job(30, "cc1plus", 100 * MIB, ppid=31), job(31, "g++", 5 * MIB)]
+    found = watch.feed(compile_sample(0, jobs, limit=460 * MIB, used=300 * MIB))
+    alert = found.alert
+    assert alert is not None and alert.reasons == ("no_headroom",) and alert.scope == "cgroup"
+    assert alert.available == 160 * MIB and alert.need == 3 * 90 * MIB  # the g++ drivers add nothing
+    assert alert.compilers == 3 and alert.per_compiler == 100 * MIB  # three jobs, not six compilers
+    assert alert.suggest_jobs == 2  # (300 + 160 - 46) // 190
+
+
+def test_two_jobs_that_fit_at_their_peak_raise_nothing() -> None:
+    watch = OomWatch(thresholds=Thresholds(peaks={"cc1plus": 190 * MIB}))
+    jobs = [job(10, "cc1plus", 60 * MIB), job(20, "cc1plus", 150 * MIB)]
+    assert watch.feed(compile_sample(0, jobs, limit=460 * MIB, used=230 * MIB)).alert is None  # 230 + 170 < 460
+
+
+def test_without_past_runs_the_build_learns_what_its_jobs_reach_as_they_end() -> None:
+    watch = OomWatch()
+    # in lockstep, nothing to go by: each at the heaviest seen, so nothing more is needed
+    assert watch.feed(compile_sample(0, [job(10, "cicc", 80 * MIB), job(20, "cicc", 80 * MIB)],
+                                     limit=300 * MIB, used=180 * MIB)).alert is None
+    one_cicc = compile_sample(0, [job(40, "cicc", MIB)], limit=GIB, used=0)
+    assert watch.job_peak(one_cicc) == 80 * MIB
+    # one ended at 200 MiB; the new one and the other still have that far to go
+    ended = (JobPeak(pid=10, start=10, name="cicc", peak_rss=200 * MIB),)
+    found = watch.feed(compile_sample(1, [job(20, "cicc", 150 * MIB), job(30, "cicc", 20 * MIB)],
+                                      limit=300 * MIB, used=190 * MIB, ended=ended))
+    assert watch.job_peak(one_cicc) == 200 * MIB
+    assert found.alert is not None and found.alert.need == 50 * MIB + 180 * MIB > found.alert.available
+
+
+def test_an_episode_of_too_little_headroom_ends_when_the_jobs_have_room_again() -> None:
+    watch = OomWatch(thresholds=Thresholds(peaks={"cc1plus": 190 * MIB}, calm_samples=2))
+    tight = [job(10, "cc1plus", 100 * MIB), job(20, "cc1plus", 100 * MIB), job(30, "cc1plus", 100 * MIB)]
+    assert watch.feed(compile_sample(0, tight, limit=460 * MIB, used=310 * MIB)).alert is not None
+    assert not watch.feed(compile_sample(1, tight, limit=460 * MIB, used=310 * MIB)).calm
+    two = tight[:2]
+    findings = [watch.feed(compile_sample(t, two, limit=460 * MIB, used=210 * MIB)) for t in (2, 3)]
+    assert [f.calm for f in findings] == [False, True] and all(f.alert is None for f in findings)
+
+
+def test_headroom_that_comes_and_goes_with_the_jobs_is_told_once_a_minute() -> None:
+    watch = OomWatch(thresholds=Thresholds(peaks={"cicc": 190 * MIB}, calm_samples=1))
+    tight = [job(10, "cicc", 20 * MIB), job(20, "cicc", 20 * MIB), job(30, "cicc", 20 * MIB)]
+    roomy = tight[:1]
+    alerts = [watch.feed(compile_sample(t, tight if t % 2 == 0 else roomy, limit=460 * MIB, used=200 * MIB)).alert
+              for t in range(0, 100, 5)]
+    assert [i * 5 for i, a in enumerate(alerts) if a is not None] == [0, 60]
+    low = watch.feed(compile_sample(101, tight, limit=460 * MIB, used=450 * MIB)).alert  # low memory is told
+    assert low is not None and low.reasons == ("low_memory",)
+
+
+def test_a_host_with_room_to_spare_never_counts_headroom_against_a_build() -> None:
+    watch = OomWatch(thresholds=Thresholds(peaks={"cc1plus": 2 * GIB}))
+    found = watch.feed(make_sample(0, total=64 * GIB, available=40 * GIB, compilers=[GIB] * 16))
+    assert found.alert is None  # 16 jobs still need 16 GiB; 40 GiB are there
 
 
 # ---------------------------------------------------------------------------------------------------------

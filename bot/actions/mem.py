@@ -1,13 +1,34 @@
-"""The memory picture of a host: ``free -h`` numbers, the top memory users and the build tools running."""
+"""The memory picture of a host: ``free -h`` numbers, the top memory users and the build tools running, and
+the memory limit the asked-about build runs in, where it has one (a container's, a Slurm job's, a cgroup's):
+that limit, not the host's memory, is what the build can run out of."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from bot.actions import ActionContext
-from bot.hosts.models import Snapshot
+from bot.hosts.models import BuildMemory, Snapshot
 
 TOP_PROCESSES = 5
 
 
 async def memory(ctx: ActionContext) -> Snapshot:
     """One snapshot of the target host. Raises HostError."""
-    return await ctx.target.host.snapshot(user=ctx.target.build_user, top=TOP_PROCESSES)
+    snap = await ctx.target.host.snapshot(user=ctx.target.build_user, top=TOP_PROCESSES)
+    return replace(snap, builds=build_limits(ctx))
+
+
+def build_limits(ctx: ActionContext) -> tuple[BuildMemory, ...]:
+    """The memory limits of the target's running builds (the one asked about, or every one on the host), as
+    their OOM guards' live series last saw them. Raises StateError."""
+    build = ctx.target.build
+    runs = ctx.store.runs(host=ctx.target.config.name, build=build.name if build else None, live=True)
+    found = []
+    for run in runs:
+        series = ctx.memory.get(run.id)
+        if series is None or not series.limited or not series.points:
+            continue
+        last = series.points[-1]
+        found.append(BuildMemory(build=run.build, run_id=run.id, limit=last.total, used=last.total - last.available,
+                                 peak=series.peak_used))
+    return tuple(found)

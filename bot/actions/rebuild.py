@@ -7,13 +7,14 @@ from dataclasses import dataclass
 
 from bot.actions import ActionContext
 from bot.actions.kill import Stopped, kill_build, live_runs
-from bot.advisor import Advice, advise_build, nvcc_threads, shares_of
+from bot.advisor import Advice, advise_build, first_advice, looks_like_cuda, nvcc_threads, shares_of
 from bot.config import BuildConfig
 from bot.errors import ActionFailed, HostError, HostKeyError, HostUnreachable, PlanError
 from bot.hosts.models import Snapshot, Spawned
 from bot.store import BuildRun
 
 DEFAULT_LOG_DIR = "~/.local/state/rigops/logs"
+FAR_ABOVE = 2  # configured jobs above this many times a first run's estimate get a warning
 
 
 @dataclass(frozen=True)
@@ -23,7 +24,7 @@ class RebuildResult:
     jobs: int
     stopped_first: Stopped | None
     warnings: tuple[str, ...] = ()
-    advice: Advice | None = None  # the advisor's -j, when the request named none and it had data
+    advice: Advice | None = None  # the advisor's -j, when the request named none (runs 0: a first run's estimate)
 
 
 def build_env(build: BuildConfig, jobs: int) -> dict[str, str]:
@@ -43,7 +44,9 @@ def log_path(build: BuildConfig, *, now: float) -> str:
 
 async def rebuild(ctx: ActionContext, *, jobs: int | None) -> RebuildResult:
     """Restart the target build at ``jobs``; without one, at the advisor's -j once past runs gave it data,
-    else the configured jobs, else the host's cores.
+    else the configured jobs (with a warning when far more than a first estimate lets fit), else as many as a
+    conservative first estimate lets fit in memory (never more than the host's cores). Memory is the tightest of
+    the host's, the limit builds run under there and the limit the build's last run ran under.
 
     Raises PlanError when the target has no build, HostError when the host fails.
     """
@@ -55,14 +58,8 @@ async def rebuild(ctx: ActionContext, *, jobs: int | None) -> RebuildResult:
     mine, others = live_runs(ctx)
     snap = await target.host.snapshot(user=target.build_user, top=0,
                                       roots=[r.proc_id for r in (*mine, *others) if r.pid > 0])
-    advice = None
-    if jobs is None:
-        advice = advise_build(ctx.store, target.config.name, build.name, mem_total=snap.memory.total,
-                              cores=info.cores, reserve=target.config.memory_reserve,
-                              nvcc_threads=nvcc_threads(build.command, build.env, cores=info.cores),
-                              others=shares_of(ctx.store, target.config.name, others, snap.tools))
+    advice, warnings = _advice(ctx, build, cores=info.cores, snap=snap, others=others) if jobs is None else (None, [])
     jobs = jobs or (advice.jobs if advice else None) or build.jobs or info.cores
-    warnings = []
     if jobs > info.cores:
         warnings.append(f"-j{jobs} is more than the {info.cores} cores of {target.config.name}")
     stopped = await _stop_if_running(ctx, mine, snap)
@@ -94,6 +91,27 @@ async def rebuild(ctx: ActionContext, *, jobs: int | None) -> RebuildResult:
                                 supervisor_pid=spawned.supervisor_pid, log=spawned.log, exit_file=spawned.exit_file)
     return RebuildResult(run=run, command=command, jobs=jobs, stopped_first=stopped, warnings=tuple(warnings),
                          advice=advice)
+
+
+def _advice(ctx: ActionContext, build: BuildConfig, *, cores: int, snap: Snapshot,
+            others: list[BuildRun]) -> tuple[Advice | None, list[str]]:
+    """The -j for a rebuild that named none: from the build's past runs, else (with no configured jobs) a first
+    run's estimate; a warning when the configured jobs are far above that estimate. Raises StateError."""
+    host = ctx.target.config.name
+    threads = nvcc_threads(build.command, build.env, cores=cores)
+    reserve, shares = ctx.target.config.memory_reserve, shares_of(ctx.store, host, others, snap.tools)
+    advice = advise_build(ctx.store, host, build.name, mem_total=snap.memory.total, cores=cores, reserve=reserve,
+                          nvcc_threads=threads, others=shares, limit=snap.limit)
+    if advice is not None:
+        return advice, []
+    cuda = looks_like_cuda(build.command, build.env, names=(build.name, build.workdir), nvcc_threads=threads)
+    first = first_advice(cuda=cuda, mem_total=snap.memory.total, cores=cores, reserve=reserve, nvcc_threads=threads,
+                         others=shares, limit=snap.limit)
+    if first is None or build.jobs is None:
+        return first, []
+    if build.jobs > FAR_ABOVE * max(1, first.usable_bytes // first.per_job_bytes):  # what fits, cores aside
+        return None, [f"-j{build.jobs} from the config may not fit in memory: {first.reasoning}"]
+    return None, []
 
 
 def _nothing_started(exc: HostError) -> bool:

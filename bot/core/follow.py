@@ -287,9 +287,11 @@ class Follower:
             return
         guard = self.guards.get(state.run.id)  # its samples hold the memory the card shows
         run = self.services.store.run(state.run.id) if final else state.run  # a stop says who asked for it
+        memory = guard.frame if guard else None
         text = render.build_card(run or state.run, progress, eta=eta, peak_used=guard.peak_used if guard else 0,
                                  peak_tools=guard.peak_tools if guard else 0,
-                                 total_memory=guard.last.mem_total if guard and guard.last else 0, final=final,
+                                 total_memory=memory.total if memory else 0, final=final,
+                                 limited=memory is not None and memory.scope == "cgroup",
                                  memory_note=self.guards.note(state.run.id), others=self.guards.others(state.run.id),
                                  unreachable_since=state.lost_at, last_seen=state.seen_at or None,
                                  restarted=state.restarted)
@@ -319,11 +321,12 @@ class Follower:
         while len(self._reached) > REACHED_KEPT:
             del self._reached[next(iter(self._reached))]
         await self._card(state, final=final.state)
+        killed = await self.guards.settle(final)  # the OOM kills the last samples saw are told before the result
         if state.thread is None:
             await self.guards.finish(final, post_chart=False)
             return
         diagnosis: Diagnosis | None = None
         if final.state == "failed":
             diagnosis = await asyncio.to_thread(diagnose, state.keeper.text())
-        await state.thread.post(render.build_result(final, diagnosis, interrupted=interrupted))
+        await state.thread.post(render.build_result(final, diagnosis, interrupted=interrupted, killed=killed))
         await self.guards.finish(final, post_chart=final.state != "stopped")

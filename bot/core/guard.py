@@ -23,7 +23,7 @@ from bot.chart import MemorySeries, render_memory_chart
 from bot.core.talk import Conversation
 from bot.errors import HostError, RigopsError
 from bot.hosts.models import ProcId, Sample
-from bot.oom import Alert, BuildUsage, OomKill, OomWatch, Thresholds, headroom
+from bot.oom import Alert, BuildUsage, Frame, OomKill, OomWatch, Thresholds, frame, headroom
 from bot.plan import Plan, Step
 from bot.services import Services
 from bot.store import BuildRun
@@ -35,6 +35,7 @@ SAVE_INTERVAL = 15.0  # how often the memory series is written to the state whil
 MAX_PAUSE = 300.0  # paused compilers are resumed after this long even if memory never calmed
 TOP_COMPILERS = 64  # the heaviest compilers each sample lists: the candidates for a pause
 KILLS_EVERY = 10.0  # OOM kills are told at most this often per build; the ones in between come together
+SETTLE_TIMEOUT = 15.0  # how long the end of a build waits for the sample on its way (it may hold the OOM kill)
 MIN_CHART_POINTS = 5  # a build shorter than this many samples gets no chart at its end
 AUTO_USER = "rigops"  # who the audit names for what a host's policy did by itself
 
@@ -50,7 +51,8 @@ class Guard:
     peaks: JobMemory = field(default_factory=JobMemory)
     series: MemorySeries = field(default_factory=MemorySeries)
     last: Sample | None = None
-    peak_used: int = 0  # the most memory in use on the host, and by the build's tools, in any sample
+    frame: Frame | None = None  # the memory the build lives in: its cgroup's limit, or the host's, as last seen
+    peak_used: int = 0  # the most memory in use in that frame, and by the build's tools, in any sample
     peak_tools: int = 0
     alert: Alert | None = None
     alert_ts: str | None = None
@@ -61,7 +63,11 @@ class Guard:
     saved_at: float = 0.0
     kills_untold: list[OomKill] = field(default_factory=list)
     kills_told_at: float = -KILLS_EVERY
+    build_kills: list[OomKill] = field(default_factory=list)  # every OOM kill of the build's own, for its result
     task: asyncio.Task[None] | None = None
+    stopping: bool = False  # the build ended: the loop ends after the sample it is taking
+    wake: asyncio.Event = field(default_factory=asyncio.Event)
+    settled: bool = False
 
 
 class Guards:
@@ -88,14 +94,15 @@ class Guards:
         if guard is None or guard.last is None or not (guard.watch.in_episode or guard.paused):
             return None
         return guard_text.card_note(available_pct=_available_pct(guard.last) if guard.watch.in_episode else None,
-                                    paused=len(guard.paused))
+                                    paused=len(guard.paused), limited=headroom(guard.last)[0] == "cgroup")
 
     def start(self, run: BuildRun, thread: Conversation | None) -> None:
         if run.id in self._guards:
             return
         host = self.services.config.hosts[run.host]
         thresholds = Thresholds(available_pct=host.memory_alert_pct, leave_available_pct=2 * host.memory_alert_pct,
-                                reserve=host.memory_reserve)
+                                reserve=host.memory_reserve,
+                                peaks=self.services.store.job_memory_by_name(run.host, run.build))
         guard = Guard(run=run, thread=thread, watch=OomWatch(roots=[run.proc_id], user=host.user,
                                                              thresholds=thresholds))
         stored = self.services.store.run_memory(run.id)
@@ -109,22 +116,42 @@ class Guards:
         guard.task = asyncio.create_task(self._loop(guard), name=f"guard-run-{run.id}")
         guard.task.add_done_callback(log_end)
 
+    async def settle(self, run: BuildRun) -> tuple[OomKill, ...]:
+        """The build ended: let the sample on its way finish (it may be the one that read the OOM kill), take
+        one more look, and tell the kills not yet told, before the build's result is posted. The build's own
+        OOM kills over the whole run."""
+        guard = self._guards.get(run.id)
+        if guard is None:
+            return ()
+        if not guard.settled:
+            guard.settled, guard.stopping = True, True
+            guard.wake.set()
+            if guard.task is not None:
+                try:
+                    await asyncio.wait_for(asyncio.shield(guard.task), timeout=SETTLE_TIMEOUT)
+                except TimeoutError:
+                    await cancel(guard.task)
+            with contextlib.suppress(RigopsError):  # the state or the host failing must not lose the result
+                if run.state in ("succeeded", "failed"):
+                    await self._last_sample(guard)
+                await self._tell_kills(guard)
+        return tuple(guard.build_kills)
+
     async def finish(self, run: BuildRun, *, post_chart: bool) -> None:
-        """The build ended: stop sampling, keep its compilers' peaks and chart, post the chart."""
+        """The build ended and its result is told: keep its compilers' peaks and chart, post the chart."""
+        await self.settle(run)
         guard = self._guards.pop(run.id, None)
         self._series.pop(run.id, None)
         if guard is None:
             return
-        await cancel(guard.task)
         if guard.paused:
             await self._resume(guard, why=guard_text.BUILD_ENDED, post=False)
         with contextlib.suppress(RigopsError):  # the state or the host failing must not lose the result
-            if run.state in ("succeeded", "failed"):
-                await self._last_sample(guard)
-            await self._tell_kills(guard)
             if run.state in ("succeeded", "failed"):  # a stopped build's compilers died before their peaks
+                limit = guard.frame.total if guard.frame is not None and guard.frame.scope == "cgroup" else None
                 self.services.store.record_job_memory(run.host, run.build, guard.peaks.values,
-                                                      label=guard.peaks.label)
+                                                      label=guard.peaks.label, limit=limit,
+                                                      by_name=guard.peaks.by_name)
             if len(guard.series):
                 self.services.store.save_run_memory(run.id, guard.series.to_json())
         if post_chart and guard.thread is not None and len(guard.series) >= MIN_CHART_POINTS:
@@ -146,7 +173,7 @@ class Guards:
         run = guard.run
         host = self.services.hosts[run.host]
         user = self.services.config.hosts[run.host].user
-        while True:
+        while not guard.stopping:
             began = time.monotonic()
             try:
                 if guard.inherited:
@@ -157,13 +184,15 @@ class Guards:
                 await self._feed(guard, sample)
             except HostError as exc:  # the follower says when a host stays away; sampling just waits
                 log.debug("sampling run %d on %s: %s", run.id, run.host, exc)
-                await asyncio.sleep(self.interval * 4)
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(guard.wake.wait(), self.interval * 4)
             except RigopsError as exc:
                 log.warning("the OOM guard of run %d: %s", run.id, exc)
             except Exception:
                 log.exception("the OOM guard of run %d failed", run.id)
                 return
-            await asyncio.sleep(max(0.0, self.interval - (time.monotonic() - began)))
+            with contextlib.suppress(TimeoutError):  # woken early when the build ends
+                await asyncio.wait_for(guard.wake.wait(), max(0.0, self.interval - (time.monotonic() - began)))
 
     def _spare(self, guard: Guard) -> list[ProcId]:
         """The roots of the other builds guarded on the same host: their tools are theirs, never this build's
@@ -184,7 +213,14 @@ class Guards:
     async def _feed(self, guard: Guard, sample: Sample) -> None:
         found = guard.watch.feed(sample)
         guard.last = sample
-        guard.peak_used = max(guard.peak_used, sample.mem_total - sample.mem_available)
+        seen = frame(sample)
+        if guard.frame is not None and guard.frame.scope != seen.scope:
+            if seen.scope == "host":  # the limit unread (the build's root just ended): still the build's frame
+                seen = guard.frame
+            else:  # the build's limit came into view: its peak is of the limit, not the host
+                guard.peak_used = 0
+        guard.frame = seen
+        guard.peak_used = max(guard.peak_used, seen.used)
         guard.peak_tools = max(guard.peak_tools, sample.drivers.rss + sample.compilers.rss + sample.linkers.rss)
         guard.peaks.add(sample)
         guard.series.add(sample)
@@ -227,6 +263,7 @@ class Guards:
         for kill in kills:
             guard.series.add_kill(kill)
         guard.kills_untold += kills
+        guard.build_kills += [k for k in kills if k.whose == "build"]
 
     # -- alerts ---------------------------------------------------------------------------------------
     async def _alert(self, guard: Guard, alert: Alert) -> None:

@@ -29,7 +29,8 @@ snapshot {top=5, user=null, names=BUILD_TOOL_NAMES, roots=[]} -> time, meminfo (
     tools: every live process whose tool name is in names (owned by user, if given)
     [{pid, ppid, name, user, rss, start, cmd (argv joined, <= 200 chars), root ([pid, start] of the root in
     roots whose tree holds it; absent when none does)}], oom_kill (/proc/vmstat's counter, null where the
-    kernel has none), boot_id.
+    kernel has none), boot_id, limit (the memory limit a build started from the agent runs under: its cgroup's
+    or an ancestor's, in bytes | null).
     Kernel threads are never listed.
 kill {roots=[[pid, start]...], names=[] (NB: no default list), fallback_names=[], spare=[[pid, start]...],
       user=null (= the agent's user), grace=3, timeout=30, settle=5} (roots or names required) ->
@@ -73,9 +74,11 @@ sample {roots=[] ([pid, start] of the build's trees), spare=[] (roots of other b
     tree (drivers: ninja make gmake cmake; linkers: ld ld.gold ld.lld collect2;
     compilers: COMPILER_NAMES), top_compilers (`top`=5 by RSS) [{pid, ppid, name, user, rss, start}],
     ended [{pid, start, name, peak_rss}] (compilers gone since this build's last sample: the highest RSS seen),
-    oom_kill (/proc/vmstat; null before Linux 4.13), cgroup {version 1|2, path, current, limit|null,
-    oom (v2)|null, oom_kill|null, exclusive (every process in it is in the trees)} | null (no live root,
-    cgroup=false or unreadable), kernel [{victim_pid, victim_name, user, cgroup (task_memcg), oom_cgroup,
+    oom_kill (/proc/vmstat; null before Linux 4.13), cgroup {version 1|2, path, current, working_set (current
+    less the unmapped file cache), peak|null, limit|null (its own or an ancestor's, the tightest), oom (v2)|null,
+    oom_kill|null, exclusive (every process in it is in the trees)} | null (no live root, cgroup=false or
+    unreadable): the root's memory cgroup, or the heaviest compiler's where that one leaves less room,
+    kernel [{victim_pid, victim_name, user, cgroup (task_memcg), oom_cgroup,
     in_tree (victim was in the trees at this or the last sample), spared_by ([pid, start] of the spare root
     whose tree held the victim then, else null), line}] (OOM kills logged since this build's last sample; []
     on its first) | null (neither /dev/kmsg nor dmesg readable), tree (process count), stale_roots, others
@@ -800,6 +803,7 @@ def op_snapshot(req: dict[str, Any]) -> dict[str, Any]:
         "tools": tools,
         "oom_kill": read_vmstat_oom_kill(),
         "boot_id": BOOT_ID,
+        "limit": own_memory_limit(),
     }
 
 
@@ -1530,27 +1534,54 @@ def memory_cgroup(pid: int) -> tuple[int, str] | None:
     return None
 
 
-def read_cgroup(pid: int, tree: set[int]) -> dict[str, Any] | None:
-    """The memory cgroup of ``pid`` with its usage, limit and counters, or None where unreadable."""
+def read_cgroup(pid: int, tree: set[int], also: int | None = None) -> dict[str, Any] | None:
+    """The memory cgroup of ``pid`` with its usage, limit and counters, or None where unreadable; or that of
+    ``also`` (a process of the build that may have moved into a cgroup of its own, as under ``systemd-run -p
+    MemoryMax=``) when that one leaves the build less room."""
     found = memory_cgroup(pid)
     if found is None:
         return None
     version, path = found
-    return cgroup_memory(version, path, cgroup_mounts()[f"v{version}"], tree)
+    cg = cgroup_memory(version, path, cgroup_mounts()[f"v{version}"], tree)
+    moved = memory_cgroup(also) if also is not None else None
+    if moved is not None and moved != found:
+        other = cgroup_memory(moved[0], moved[1], cgroup_mounts()[f"v{moved[0]}"], tree)
+        if other is not None and (cg is None or _room(other) < _room(cg)):
+            return other
+    return cg
+
+
+def _room(cg: dict[str, Any]) -> int:
+    limit = cg["limit"]
+    return UNLIMITED if limit is None else limit - cg["working_set"]
 
 
 def cgroup_memory(version: int, path: str, mount: str, tree: set[int]) -> dict[str, Any] | None:
     """Usage, limit and OOM counters of the cgroup ``path`` under ``mount``, and whether every process in it
-    belongs to ``tree``; None where its files cannot be read."""
+    belongs to ``tree``; None where its files cannot be read.
+
+    ``limit`` is the tightest of the cgroup's and its ancestors' (a Slurm job's limit binds its steps);
+    ``working_set`` is the usage less the file cache the kernel reclaims before it kills anything;
+    ``peak`` the highest usage the kernel recorded (null where it keeps none)."""
     base = mount.rstrip("/") + path
     if version == 1:
         current = _read_number(base + "/memory.usage_in_bytes")
-        limit = _read_number(base + "/memory.limit_in_bytes")
+        stat = _counters(base + "/memory.stat")
+        limit = _min_limit(_read_number(base + "/memory.limit_in_bytes"), stat.get("hierarchical_memory_limit"))
+        cache = _file_cache(stat, "total_active_file", "total_inactive_file", "total_mapped_file")
+        peak = _read_number(base + "/memory.max_usage_in_bytes")
         counters = _counters(base + "/memory.oom_control")
         oom = None
     else:
         current = _read_number(base + "/memory.current")
         limit = _read_number(base + "/memory.max")
+        parent = path.rstrip("/")
+        while "/" in parent and parent != "":  # the ancestors' limits bind too; the root has none
+            parent = parent.rsplit("/", 1)[0]
+            if parent:
+                limit = _min_limit(limit, _read_number(mount.rstrip("/") + parent + "/memory.max"))
+        cache = _file_cache(_counters(base + "/memory.stat"), "active_file", "inactive_file", "file_mapped")
+        peak = _read_number(base + "/memory.peak")
         counters = _counters(base + "/memory.events")
         oom = counters.get("oom")
     if current is None:
@@ -1563,11 +1594,34 @@ def cgroup_memory(version: int, path: str, mount: str, tree: set[int]) -> dict[s
         "version": version,
         "path": path,
         "current": current,
+        "working_set": max(0, current - cache),
+        "peak": peak,
         "limit": limit if limit is not None and limit < UNLIMITED else None,
         "oom": oom,
         "oom_kill": counters.get("oom_kill"),
         "exclusive": exclusive,
     }
+
+
+def _file_cache(stat: dict[str, int], active: str, inactive: str, mapped: str) -> int:
+    """The file cache the kernel can drop before it kills anything in the cgroup: the page cache (headers
+    read, objects written) less what is mapped into processes (their executables and libraries)."""
+    return max(0, stat.get(active, 0) + stat.get(inactive, 0) - stat.get(mapped, 0))
+
+
+def _min_limit(a: int | None, b: int | None) -> int | None:
+    found = [x for x in (a, b) if x is not None]
+    return min(found) if found else None
+
+
+def own_memory_limit() -> int | None:
+    """The memory limit this agent, and every build it starts, runs under (its cgroup's, or an ancestor's:
+    a container's ``--memory``, a Slurm job's), or None where there is none or it cannot be read."""
+    found = memory_cgroup(MY_PID)
+    if found is None:
+        return None
+    cg = cgroup_memory(found[0], found[1], cgroup_mounts()[f"v{found[0]}"], set())
+    return cg["limit"] if cg is not None else None
 
 
 _OOM_HEADER_FIELD = re.compile(r"(task_memcg|oom_memcg|pid|uid|task)=([^,]*)")
@@ -1815,7 +1869,8 @@ def op_sample(req: dict[str, Any]) -> dict[str, Any]:
             for st in heapq.nlargest(top_n, compilers, key=_rss_key)
         ]
         ended = _follow_peaks(watch, compilers)
-        cgroup = read_cgroup(live_roots[0].pid, tree) if want_cgroup and live_roots else None
+        heaviest = next((p["pid"] for p in top if p["pid"] in tree), None)  # of the build's own, not the user's
+        cgroup = read_cgroup(live_roots[0].pid, tree, heaviest) if want_cgroup and live_roots else None
         kernel = _kernel_events(watch, oom_kill, tree, ended, spared)
         watch.tree = tree
         watch.spared = spared

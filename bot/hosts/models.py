@@ -81,6 +81,18 @@ class Proc:
 
 
 @dataclass(frozen=True)
+class BuildMemory:
+    """A running build's memory limit (its cgroup's, below the host's memory) and what it uses of it, as the
+    build's OOM guard last saw them."""
+
+    build: str
+    run_id: int
+    limit: int
+    used: int
+    peak: int
+
+
+@dataclass(frozen=True)
 class Snapshot:
     """Memory, load, the top memory users and the build tools running, at one moment."""
 
@@ -93,6 +105,8 @@ class Snapshot:
     tools: tuple[Proc, ...]
     oom_kill: int | None = None  # the host's OOM kills since boot (a counter), where the kernel keeps one
     boot_id: str = ""
+    limit: int | None = None  # the memory limit a build started there runs under (a container's, a job's)
+    builds: tuple[BuildMemory, ...] = ()  # the limits running builds live in (filled by the mem action)
 
     @classmethod
     def from_json(cls, host: str, d: Mapping[str, Any], *, used_formula: UsedFormula) -> Snapshot:
@@ -103,7 +117,8 @@ class Snapshot:
                    loadavg=(load[0], load[1], load[2]), cores=int(d.get("cores") or 1),
                    top=tuple(Proc.from_json(p) for p in d.get("top", ())),
                    tools=working_tools(tuple(Proc.from_json(p) for p in d.get("tools", ()))),
-                   oom_kill=int(oom_kill) if oom_kill is not None else None, boot_id=str(d.get("boot_id") or ""))
+                   oom_kill=int(oom_kill) if oom_kill is not None else None, boot_id=str(d.get("boot_id") or ""),
+                   limit=int(d["limit"]) if d.get("limit") is not None else None)
 
 
 IDLE_DRIVERS = frozenset({"make", "gmake", "ninja"})  # with nothing compiling: a `make run`, not a build
@@ -295,10 +310,17 @@ class CgroupMemory:
     path: str
     version: int
     current: int
-    limit: int | None
+    limit: int | None  # the tightest of its own and its ancestors'
     oom: int | None
     oom_kill: int | None
     exclusive: bool
+    working_set: int | None = None  # current less the file cache the kernel reclaims before it kills (agents
+    peak: int | None = None  # of older rigops do not say)
+
+    @property
+    def used(self) -> int:
+        """What counts against the limit: the working set, where the agent says it."""
+        return self.current if self.working_set is None else self.working_set
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> CgroupMemory:
@@ -306,7 +328,8 @@ class CgroupMemory:
             return int(d[key]) if d.get(key) is not None else None
 
         return cls(path=str(d.get("path", "")), version=int(d.get("version") or 0), current=int(d.get("current") or 0),
-                   limit=opt("limit"), oom=opt("oom"), oom_kill=opt("oom_kill"), exclusive=bool(d.get("exclusive")))
+                   limit=opt("limit"), oom=opt("oom"), oom_kill=opt("oom_kill"), exclusive=bool(d.get("exclusive")),
+                   working_set=opt("working_set"), peak=opt("peak"))
 
 
 @dataclass(frozen=True)

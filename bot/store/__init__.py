@@ -10,7 +10,7 @@ import json
 import sqlite3
 import time
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -268,9 +268,11 @@ class Store:
         return [dict(r) for r in self._db.query("SELECT * FROM audit ORDER BY id DESC LIMIT ?", (limit,))]
 
     # -- compiler memory per build ------------------------------------------------------------------
-    def record_job_memory(self, host: str, build: str, rss_values: Sequence[int], *, label: str | None = None) -> None:
-        """Keep one run's peak RSS per compiler process (``label``: what kind of job they were, e.g. "nvcc");
-        a build keeps its last JOB_MEMORY_RUNS runs."""
+    def record_job_memory(self, host: str, build: str, rss_values: Sequence[int], *, label: str | None = None,
+                          limit: int | None = None, by_name: Mapping[str, int] | None = None) -> None:
+        """Keep one run's peak RSS per compiler process (``label``: what kind of job they were, e.g. "nvcc";
+        ``limit``: the memory limit the run ran under, when smaller than the host; ``by_name``: the peak of
+        each kind of compiler process); a build keeps its last JOB_MEMORY_RUNS runs."""
         if not rss_values:
             return
         values = sorted(int(v) for v in rss_values)
@@ -279,7 +281,8 @@ class Store:
             values = [values[int(i * step)] for i in range(JOB_MEMORY_VALUES)]
         with self._db.transaction() as db:
             db.execute("INSERT INTO job_memory (host, build, recorded_at, rss) VALUES (?, ?, ?, ?)",
-                       (host, build, time.time(), json.dumps({"rss": values, "label": label})))
+                       (host, build, time.time(), json.dumps({"rss": values, "label": label, "limit": limit,
+                                                     "by_name": dict(by_name or {})})))
             db.execute("DELETE FROM job_memory WHERE host = ? AND build = ? AND id NOT IN (SELECT id FROM "
                        "job_memory WHERE host = ? AND build = ? ORDER BY id DESC LIMIT ?)",
                        (host, build, host, build, JOB_MEMORY_RUNS))
@@ -294,6 +297,21 @@ class Store:
         rows = self._db.query("SELECT rss FROM job_memory WHERE host = ? AND build = ?", (host, build))
         labels = Counter(label for r in rows if (label := _job_record(r["rss"])[1]))
         return labels.most_common(1)[0][0] if labels else None
+
+    def job_memory_limit(self, host: str, build: str) -> int | None:
+        """The memory limit the build's last kept run ran under (a cgroup's, smaller than the host), if any."""
+        rows = self._db.query("SELECT rss FROM job_memory WHERE host = ? AND build = ? ORDER BY id DESC LIMIT 1",
+                              (host, build))
+        limit = json.loads(rows[0]["rss"]).get("limit") if rows else None
+        return int(limit) if limit is not None else None
+
+    def job_memory_by_name(self, host: str, build: str) -> dict[str, int]:
+        """The most each kind of compiler process of the build reached over its kept runs (cc1plus, g++)."""
+        found: dict[str, int] = {}
+        for r in self._db.query("SELECT rss FROM job_memory WHERE host = ? AND build = ?", (host, build)):
+            for name, rss in (json.loads(r["rss"]).get("by_name") or {}).items():
+                found[str(name)] = max(found.get(str(name), 0), int(rss))
+        return found
 
     def job_memory_runs(self, host: str, build: str) -> int:
         """How many runs :meth:`job_memory` covers."""

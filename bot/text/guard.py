@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Sequence
 
 from bot.advisor import size_text
@@ -10,7 +9,7 @@ from bot.config import PressureAction
 from bot.core.talk import Message
 from bot.oom import Alert, OomKill
 from bot.store import BuildRun
-from bot.text.render import choice
+from bot.text.render import choice, oom_victims
 
 NO_COMPILERS = ":information_source: No compilers of this build are running to pause."
 NOTHING_PAUSED = "Nothing of this build is paused now."
@@ -32,6 +31,9 @@ def alert_text(alert: Alert, run: BuildRun) -> str:
     else:
         room = f"{alert.available_pct:.0f}% available ({size_text(alert.available)} of {size_text(alert.total)})"
     parts = [room]
+    if "no_headroom" in alert.reasons:
+        parts.append(f"less than the running compilers still need: up to ~{size_text(alert.need)} more as each "
+                     f"reaches ~{size_text(alert.job_peak)}, as this build's compile jobs do")
     if "swap_rising" in alert.reasons:
         parts.append(f"swap rising ({size_text(int(alert.swap_rate))}/s, {size_text(alert.swap_used)} used)")
     if "stalls" in alert.reasons and alert.psi_full_avg10 is not None:
@@ -111,9 +113,11 @@ BUILD_ENDED = "the build ended"
 STOPPING = "rigops is stopping"
 
 
-def card_note(*, available_pct: float | None, paused: int) -> str | None:
-    """What a build's card says of memory while it is tight: "memory pressure: 4% available, 3 compilers paused"."""
-    parts = [f"memory pressure: {available_pct:.0f}% available"] if available_pct is not None else []
+def card_note(*, available_pct: float | None, paused: int, limited: bool = False) -> str | None:
+    """What a build's card says of memory while it is tight: "memory pressure: 4% available, 3 compilers paused"
+    (``limited``: the 4% are of the build's memory limit)."""
+    of = " of its memory limit" if limited else ""
+    parts = [f"memory pressure: {available_pct:.0f}%{of} available"] if available_pct is not None else []
     if paused:
         parts.append(f"{paused} compiler{'s' if paused != 1 else ''} paused")
     return ", ".join(parts) or None
@@ -131,16 +135,16 @@ def kills_text(kills: Sequence[OomKill], run: BuildRun) -> str:
     lines = []
     if ours:
         named = [k for k in ours if k.victim_name]
-        what = _victims(named) if named else f"{len(ours)} processes" if len(ours) > 1 else "a process"
+        what = oom_victims(named) if named else f"{len(ours)} processes" if len(ours) > 1 else "a process"
         where = " (in its memory cgroup)" if any(k.evidence == "cgroup" for k in ours) else ""
         lines.append(f":boom: The kernel's OOM killer killed {what} of `{run.build}` on *{run.host}*{where}.")
     for build in sorted({k.other_build for k in other if k.other_build}):
         theirs = [k for k in other if k.other_build == build]
-        lines.append(f":information_source: An OOM kill on *{run.host}* hit {_victims(theirs)} of `{build}` — not "
+        lines.append(f":information_source: An OOM kill on *{run.host}* hit {oom_victims(theirs)} of `{build}` — not "
                      "this build.")
     if strangers := [k for k in other if not k.other_build]:
         who = ", ".join(sorted({k.user for k in strangers if k.user})) or "another user"
-        lines.append(f":information_source: An OOM kill on *{run.host}* hit {_victims(strangers)} ({who}) — not "
+        lines.append(f":information_source: An OOM kill on *{run.host}* hit {oom_victims(strangers)} ({who}) — not "
                      "this build.")
     if unknown:
         count = f"{len(unknown)} OOM kill{'s' if len(unknown) != 1 else ''}"
@@ -163,9 +167,3 @@ def resumed_text(count: int, *, why: str) -> str:
     return f":arrow_forward: Resumed {count} paused compiler{'s' if count != 1 else ''}: {why}."
 
 
-def _victims(kills: Sequence[OomKill]) -> str:
-    names = Counter(k.victim_name or "a process" for k in kills)
-    parts = [f"`{n}`" + (f" ×{c}" if c > 1 else "") for n, c in names.most_common(5)]
-    if len(kills) == 1 and kills[0].victim_pid:
-        parts[0] += f" (pid {kills[0].victim_pid})"
-    return ", ".join(parts)

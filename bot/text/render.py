@@ -20,7 +20,7 @@ from bot.fleet import HostResult
 from bot.hosts.agent import COMPILER_NAMES
 from bot.hosts.models import GpuReport, Proc, Snapshot
 from bot.memory import free_table, human
-from bot.oom import BuildUsage
+from bot.oom import BuildUsage, OomKill
 from bot.plan import Plan, Question, Step, half_jobs
 from bot.progress import BuildStart, Progress
 from bot.redact import redact
@@ -173,14 +173,21 @@ def snapshot_text(snap: Snapshot) -> str:
     if snap.tools:
         total = sum(p.rss for p in snap.tools)
         rows.append(f"Build tools running: {tool_counts(snap.tools)} using {human(total)}")
+    for b in snap.builds:
+        rows.append(f":straight_ruler: `{b.build}` (run {b.run_id}) runs inside a {human(b.limit)} memory limit: "
+                    f"{human(b.used)} used ({b.used / b.limit:.0%}), peak {human(b.peak)} — that limit, not the "
+                    f"host's {human(mem.total)}, is what it can run out of")
+    if snap.limit is not None and snap.limit < mem.total and not snap.builds:
+        rows.append(f":straight_ruler: builds started here run inside a {human(snap.limit)} memory limit")
     return _clip("\n".join(rows))
 
 
 def rebuild_summary(result: RebuildResult) -> str:
     run = result.run
     text = f"started `{run.build}` at -j{result.jobs} (pid {run.pid}); log `{run.log}`"
-    if result.advice is not None:
-        text += f"\n:bulb: -j from memory of past runs: {result.advice.reasoning}"
+    if result.advice is not None:  # from past runs' memory, or a first run's estimate (which says so itself)
+        lead = "-j from memory of past runs: " if result.advice.runs else ""
+        text += f"\n:bulb: {lead}{result.advice.reasoning}"
     if result.stopped_first is not None and result.stopped_first.result.targets:
         text = f"first {kill_summary(result.stopped_first)}; then {text}"
     elif result.stopped_first is not None and result.stopped_first.still_running:
@@ -322,10 +329,11 @@ def restart_note(start: BuildStart, before: Progress) -> str:
 def build_card(run: BuildRun, progress: Progress, *, eta: float | None, peak_used: int, peak_tools: int,
                total_memory: int, final: str | None, memory_note: str | None = None,
                others: Sequence[BuildUsage] = (), unreachable_since: float | None = None,
-               last_seen: float | None = None, restarted: str | None = None) -> str:
+               last_seen: float | None = None, restarted: str | None = None, limited: bool = False) -> str:
     """The live status card of a build, edited in place while it runs; ``others``: the other builds running on
     the host, whose tools share its memory; ``unreachable_since``: rigops has lost contact with the host since
-    then (a time.time()), having last seen the build running at ``last_seen``; ``restarted``: its restart_note."""
+    then (a time.time()), having last seen the build running at ``last_seen``; ``restarted``: its restart_note;
+    ``limited``: ``total_memory`` is the build's memory limit (its cgroup's), not the host's memory."""
     state = final or "running"
     elapsed = (run.ended_at if final and run.ended_at else time.time()) - run.started_at
     if unreachable_since is not None and not final:
@@ -346,8 +354,9 @@ def build_card(run: BuildRun, progress: Progress, *, eta: float | None, peak_use
         rows.append(restarted)
     if total_memory:
         whose = "this build's tools" if others else "build tools"
-        rows.append(f"peak memory used {human(peak_used)} of {human(total_memory)}"
-                    + (f" ({whose} {human(peak_tools)})" if peak_tools else ""))
+        of = f"its {human(total_memory)} memory limit" if limited else human(total_memory)
+        rows.append(f"peak memory used {human(peak_used)} of {of}"  # in a limit, all of it is the build's
+                    + (f" ({whose} {human(peak_tools)})" if peak_tools and not limited else ""))
     if others and not final:
         rows.append("other builds here now: " + ", ".join(
             f"`{o.build}` {human(o.rss)} ({o.compilers} compiler{'s' if o.compilers != 1 else ''})" for o in others))
@@ -360,9 +369,12 @@ def build_card(run: BuildRun, progress: Progress, *, eta: float | None, peak_use
     return redact("\n".join(rows))
 
 
-def build_result(run: BuildRun, diagnosis: Diagnosis | None, *, interrupted: str | None = None) -> Message:
+def build_result(run: BuildRun, diagnosis: Diagnosis | None, *, interrupted: str | None = None,
+                 killed: Sequence[OomKill] = ()) -> Message:
     """The message that says how a build ended, with the first real error, its fix and what to do next; a
-    build that was stopped says by whom, or (``interrupted``) what shows it was stopped, never an error."""
+    build that was stopped says by whom, or (``interrupted``) what shows it was stopped, never an error;
+    ``killed``: the build's processes the kernel's OOM killer killed, as the guard saw them (a log says only
+    "Killed": this says which process it was)."""
     who = f" <@{run.started_by}>" if run.started_by else ""
     took = duration((run.ended_at or time.time()) - run.started_at)
     if run.state == "succeeded":
@@ -387,11 +399,22 @@ def build_result(run: BuildRun, diagnosis: Diagnosis | None, *, interrupted: str
         text += f"\n*First error* (`{diagnosis.category}`):\n```{line}```\n*Fix:* {diagnosis.fix}"
     elif diagnosis is not None:
         text += f"\nNo error line found. {diagnosis.fix}"
+    if killed and run.state == "failed":
+        text += f"\n*The kernel's OOM killer killed* {oom_victims(killed)} of this build."
     choices = [choice("Retry", "retry", run.id, style="primary")]
     if diagnosis is not None and diagnosis.category in MEMORY_CATEGORIES and (run.jobs or 0) > 1:
         choices.append(choice(f"Retry at -j{half_jobs(run.jobs)}", "retry_half", run.id))
     choices.append(choice("Show log", "show_log", run.id))
     return Message(_clip(text), choices=tuple(choices), group=f"run-{run.id}")
+
+
+def oom_victims(kills: Sequence[OomKill]) -> str:
+    """"`cudafe++` (pid 25774)", "`cc1plus` ×3, `ptxas`": the processes OOM kills hit, named where known."""
+    names = Counter(k.victim_name or "a process" for k in kills)
+    parts = [f"`{n}`" + (f" ×{c}" if c > 1 else "") for n, c in names.most_common(5)]
+    if len(kills) == 1 and kills[0].victim_pid:
+        parts[0] += f" (pid {kills[0].victim_pid})"
+    return ", ".join(parts)
 
 
 def choice(label: str, kind: ChoiceKind, value: str | int, *, style: Literal["primary", "danger"] | None = None,

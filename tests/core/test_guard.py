@@ -322,8 +322,9 @@ async def test_the_advisor_picks_the_jobs_from_the_last_run_and_the_chart_comes_
         await emulator.send_message("oom-ing, retry", channel=OPS, thread_ts=root)
         advised = await wait_text(emulator, root, "-j from memory of past runs")
         cores = os.cpu_count() or 1
-        assert re.search(r"~\d+ MiB per (?:compile|nvcc) job at p95 over 1 run, \d+(?:\.\d)? GiB usable → "
-                         rf"-j{cores} \(capped at {cores} cores\)", advised.text), advised.text
+        assert re.search(r"~\d+ MiB per (?:compile|nvcc) job at p95 over 1 run, \d+(?:\.\d)? GiB usable of "
+                         rf"\d+(?:\.\d)? GiB on the host → -j{cores} \(capped at {cores} cores\)", advised.text), \
+            advised.text
         assert f"started `hello` at -j{cores}" in advised.text
         await emulator.wait_for(lambda: len(store.runs(host="b200")) == 2 and not store.runs(live=True),
                                 timeout=30)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import pwd
+import re
 import shutil
 import subprocess
 import sys
@@ -64,6 +65,35 @@ def only_line(log: str, text: str) -> str:
     found = [line for line in log.splitlines() if text in line]
     assert len(found) == 1, (text, log)
     return found[0]
+
+
+def kernel_log() -> int | None:
+    """/dev/kmsg opened at its end, so that only what the kernel logs from now on is read; None where it
+    cannot be read (a regular user, a container without it)."""
+    try:
+        fd = os.open("/dev/kmsg", os.O_RDONLY | os.O_NONBLOCK)
+    except OSError:
+        return None
+    os.lseek(fd, 0, os.SEEK_END)
+    return fd
+
+
+def oom_victims(fd: int, cgroup: Path) -> list[tuple[str, int]]:
+    """The processes the kernel's OOM killer killed in ``cgroup`` since ``fd`` was opened, as the kernel names
+    them in its ``oom-kill:`` lines: (name, pid)."""
+    line = re.compile(rf"oom-kill:.*\btask_memcg=[^,]*/{re.escape(cgroup.name)},task=([^,]+),pid=(\d+)")
+    victims = []
+    while True:
+        try:
+            record = os.read(fd, 8192)
+        except BlockingIOError:
+            break
+        except BrokenPipeError:  # the ring overwrote records we had not read: go on after them
+            continue
+        if found := line.search(record.decode(errors="replace")):
+            victims.append((found[1], int(found[2])))
+    os.close(fd)
+    return victims
 
 
 CMAKELISTS = """cmake_minimum_required(VERSION 3.18)
@@ -150,16 +180,20 @@ def test_a_real_nvcc_killed_by_the_oom_killer_in_a_memory_cgroup(tiny: tuple[Pat
     the log says only the shell's "Killed" (CUDA 12 said "'cicc' died due to signal 9"), and nvcc exits 137."""
     root, configure = tiny
     cg = cgroups.make("nvcc-oom", 384 << 20)
+    kmsg = kernel_log()
     script = f"cd {root} && exec cmake --build build -j1 --target sorts > oom.log 2>&1"
     assert in_cgroup(cg, script, user=cuda_user()).wait(timeout=120) != 0
     log = configure + (root / "oom.log").read_text(errors="replace")
     assert "oom_kill 1" in (cg / "memory.oom_control").read_text().splitlines(), "not the OOM killer"
+    if kmsg is not None:  # the kernel names its victim: nvcc's cudafe++, not cicc
+        assert [name for name, _ in oom_victims(kmsg, cg)] == ["cudafe++"]
     assert "FAILED: CMakeFiles/sorts.dir/csrc/sort_kernels.cu.o" in log, log
     line = only_line(log, "Killed")
     assert line == "Killed"
     got = diagnose(log)
     assert (got.category, got.line) == ("oom_compiler", line)
-    assert "-j" in got.fix
+    assert "The build step for CMakeFiles/sorts.dir/csrc/sort_kernels.cu.o was killed" in got.fix, got.fix
+    assert "rebuild -j<half>" in got.fix
 
 
 @pytest.fixture(scope="module")

@@ -155,6 +155,21 @@ def test_sample_reads_the_build_cgroup(agent: Agent, fake_bin: Path, cleanup: Cl
     assert agent.call("sample", roots=[root_of(hog)], cgroup=False)["cgroup"] is None
 
 
+def test_sample_finds_the_limit_a_build_moved_into(agent: Agent, fake_bin: Path, cleanup: Cleanup,
+                                                    cgroups: Any) -> None:
+    """As under ``systemd-run --scope -p MemoryMax=``: the build's shell stays where it was started, its
+    compiler runs in a memory cgroup with a limit; that limit is the build's."""
+    cg = cgroups.make("moved", 256 * MIB)
+    script = f"/bin/sh -c 'echo $$ > {cg}/cgroup.procs && exec {fake_bin}/cc1plus 8'; sleep 600"
+    build = cleanup.popen(subprocess.Popen(["/bin/sh", "-c", script], start_new_session=True))
+    wait_until(lambda: bool((cg / "cgroup.procs").read_text().split()), what="the compiler in its cgroup")
+    [compiler] = [int(p) for p in (cg / "cgroup.procs").read_text().split()]
+    wait_rss(compiler, 8)
+    found = agent.call("sample", roots=[root_of(build)])["cgroup"]
+    assert found["path"].endswith(cg.name) and found["limit"] == 256 * MIB and found["exclusive"] is True
+    assert 8 * MIB <= found["working_set"] <= found["current"] and found["peak"] >= found["current"]
+
+
 def test_cgroup_memory_reads_v2_files(tmp_path: Path) -> None:
     base = tmp_path / "build.slice" / "job"
     base.mkdir(parents=True)
@@ -163,12 +178,42 @@ def test_cgroup_memory_reads_v2_files(tmp_path: Path) -> None:
     (base / "memory.events").write_text("low 0\nhigh 0\nmax 12\noom 2\noom_kill 1\noom_group_kill 0\n")
     (base / "cgroup.procs").write_text("101\n102\n")
     cg = agent_module.cgroup_memory(2, "/build.slice/job", str(tmp_path), {100, 101, 102})
-    assert cg == {"version": 2, "path": "/build.slice/job", "current": 100 * MIB, "limit": None, "oom": 2,
-                  "oom_kill": 1, "exclusive": True}
+    assert cg == {"version": 2, "path": "/build.slice/job", "current": 100 * MIB, "working_set": 100 * MIB,
+                  "peak": None, "limit": None, "oom": 2, "oom_kill": 1, "exclusive": True}
     (base / "memory.max").write_text("536870912\n")
     cg = agent_module.cgroup_memory(2, "/build.slice/job", str(tmp_path), {101})
     assert cg is not None and cg["limit"] == 512 * MIB and cg["exclusive"] is False
     assert agent_module.cgroup_memory(2, "/gone", str(tmp_path), set()) is None
+
+
+def test_a_cgroup_counts_its_ancestors_limits_and_leaves_out_the_file_cache(tmp_path: Path) -> None:
+    """A Slurm job's limit binds its steps (v2: the tightest memory.max up the tree; v1: the kernel's
+    hierarchical_memory_limit), and page cache the kernel can drop is not what a build runs out of."""
+    job = tmp_path / "slurm" / "job_7"
+    step = job / "step_0"
+    step.mkdir(parents=True)
+    (tmp_path / "slurm" / "memory.max").write_text("max\n")
+    (job / "memory.max").write_text(f"{900 * MIB}\n")
+    (step / "memory.max").write_text("max\n")
+    (step / "memory.current").write_text(f"{400 * MIB}\n")
+    (step / "memory.peak").write_text(f"{450 * MIB}\n")
+    (step / "memory.stat").write_text(f"anon {250 * MIB}\nfile {150 * MIB}\nactive_file {60 * MIB}\n"
+                                      f"inactive_file {90 * MIB}\nfile_mapped {20 * MIB}\n")
+    cg = agent_module.cgroup_memory(2, "/slurm/job_7/step_0", str(tmp_path), set())
+    assert cg is not None and cg["limit"] == 900 * MIB and cg["peak"] == 450 * MIB
+    assert cg["working_set"] == 400 * MIB - (150 - 20) * MIB  # the mapped executables stay
+
+    v1 = tmp_path / "v1" / "job"
+    v1.mkdir(parents=True)
+    (v1 / "memory.usage_in_bytes").write_text(f"{300 * MIB}\n")
+    (v1 / "memory.limit_in_bytes").write_text("9223372036854771712\n")
+    (v1 / "memory.max_usage_in_bytes").write_text(f"{310 * MIB}\n")
+    (v1 / "memory.stat").write_text(f"cache {100 * MIB}\nhierarchical_memory_limit {512 * MIB}\n"
+                                    f"total_active_file {30 * MIB}\ntotal_inactive_file {70 * MIB}\n"
+                                    f"total_mapped_file {10 * MIB}\n")
+    cg = agent_module.cgroup_memory(1, "/job", str(tmp_path / "v1"), set())
+    assert cg is not None and cg["limit"] == 512 * MIB and cg["peak"] == 310 * MIB
+    assert cg["working_set"] == 210 * MIB
 
 
 def test_sample_bad_requests(agent: Agent) -> None:
