@@ -6,7 +6,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-$(shell cksum pyproject.toml | cut -d' ' -f1)
 DEMO   := examples/demo/rigops.toml
 
-.PHONY: run test lint unit bench sshd cuda clean
+.PHONY: run test lint unit bench sshd postgres cuda clean
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -31,14 +31,22 @@ sshd:
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openssh-server >/dev/null; \
 	fi
 
+# The state's tests on PostgreSQL start a real server from Debian's binaries (initdb, pg_ctl); install them when
+# they are missing.
+postgres:
+	@if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 && ! command -v initdb >/dev/null 2>&1; then \
+		echo "installing postgresql"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null; \
+	fi
+
 lint: $(STAMP)
 	$(BIN)/ruff check bot tests bench
 	$(BIN)/mypy --strict bot slackemu
 
 unit: $(STAMP)
-	$(BIN)/pytest -q -m "not ssh"
+	$(BIN)/pytest -q -m "not ssh and not postgres"
 
-test: $(STAMP) sshd lint
+test: $(STAMP) sshd postgres lint
 	$(BIN)/pytest -q
 
 bench: $(STAMP) sshd

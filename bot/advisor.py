@@ -1,11 +1,13 @@
 """How many parallel compile jobs fit in a host's memory, from the peak RSS the build's compilers reached in
 past runs: jobs = floor(usable / per-job peak), capped by cores.
 
-The per-job peak is the p95 of the compiler processes' peak RSS over the build's kept runs, times nvcc's
-``--threads`` (each thread runs its own cicc/ptxas); usable is the tightest of the host's memory and the memory
-limits the build runs under, less a reserve, and less what the other builds running there hold or will hold at
-their peak (:func:`shares_of`, :func:`room_for`). Before any run, a conservative per-job estimate for the
-build's kind stands in for the peaks (:func:`first_advice`).
+The per-job peak of an nvcc build comes from the peak of each kind of its compiler processes
+(:func:`nvcc_job`): nvcc's ``--threads`` multiplies only its per-architecture steps, cicc and ptxas, never
+cudafe++ or the host compile. Runs recorded without those peaks, and C/C++ builds, take the p95 of the compiler
+processes' peak RSS over the build's kept runs, times ``--threads``. Usable is the tightest of the host's memory
+and the memory limits the build runs under, less a reserve, and less what the other builds running there hold or
+will hold at their peak (:func:`shares_of`, :func:`room_for`). Before any run, a conservative per-job estimate
+for the build's kind stands in for the peaks (:func:`first_advice`).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import re
 import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from typing import NamedTuple
 
 from bot.hosts.models import Proc, Sample
 from bot.store import BuildRun, Store
@@ -24,6 +27,11 @@ PERCENTILE = 95
 GIB = 1 << 30
 MIB = 1 << 20
 CUDA_COMPILERS = frozenset({"nvcc", "cicc", "ptxas", "cudafe++", "fatbinary", "nvlink"})
+# How CUDA 13's nvcc runs one job, measured (tests/cuda/test_nvcc_threads.py): cudafe++ and the host compile's
+# cc1plus once, each alone; cicc then ptxas once per architecture, up to --threads architectures at once (never
+# more than there are); nvcc itself throughout.
+PER_ARCH_STEPS = frozenset({"cicc", "ptxas"})
+NVCC_DRIVER = "nvcc"
 _THREADS_FLAG = re.compile(r"^(?:--threads|-t)(?:=?(\d+))?$")
 # Before a build's first run: what one job may take, on the high side (a thrust-heavy nvcc job takes GiBs,
 # sgl-kernel's 6.8 GiB at p95; a C++ translation unit of a large project 1-1.5 GiB). Per nvcc thread.
@@ -75,6 +83,14 @@ class Advice:
     limit_bytes: int | None = None  # the memory limit the advice fits in, when tighter than the host
 
 
+class JobSize(NamedTuple):
+    """One job's memory at its peak, and what makes it up ("cudafe++ ~642 MiB once, more than …"; None when it
+    is simply its heaviest step)."""
+
+    size: int
+    why: str | None
+
+
 def room_for(mem_total: int, *, reserve: float = RESERVE, others: Sequence[Share] = (), limit: int | None = None,
              own_limit: int | None = None) -> Room:
     """The tightest of: the host's ``mem_total`` and ``limit`` (the limit every build started on the host runs
@@ -94,31 +110,61 @@ def room_for(mem_total: int, *, reserve: float = RESERVE, others: Sequence[Share
 
 def advise(peaks: Sequence[int], *, runs: int, mem_total: int, cores: int, reserve: float = RESERVE,
            nvcc_threads: int = 1, label: str = "compile", others: Sequence[Share] = (), limit: int | None = None,
-           own_limit: int | None = None) -> Advice | None:
+           own_limit: int | None = None, by_name: Mapping[str, int] | None = None) -> Advice | None:
     """The -j for a host with ``mem_total`` bytes and ``cores`` cores, from compiler peak RSS values
     gathered over ``runs`` runs, leaving room for ``others`` (other builds running there) and keeping within the
-    memory limits the build runs under (:func:`room_for`); None without data. ``label`` names the job in the
-    reasoning ("nvcc")."""
+    memory limits the build runs under (:func:`room_for`); None without data. ``by_name`` (the peak of each kind
+    of compiler process) sizes an nvcc job step by step (:func:`nvcc_job`); without it, or without cicc and
+    ptxas in it, a job is the p95 of ``peaks`` times ``nvcc_threads``. ``label`` names the job in the reasoning
+    ("nvcc")."""
     per_process = percentile(peaks, PERCENTILE)
     if per_process <= 0 or mem_total <= 0:
         return None
     room = room_for(mem_total, reserve=reserve, others=others, limit=limit, own_limit=own_limit)
-    return _fit(per_process, threads=max(1, nvcc_threads), label=label, room=room, cores=cores, runs=runs)
+    threads = max(1, nvcc_threads)
+    job = nvcc_job(by_name or {}, threads=threads)
+    if job is None:
+        return _fit(per_process, threads=threads, label=label, room=room, cores=cores, runs=runs)
+    return _fit(job.size, threads=1, label=label, room=room, cores=cores, runs=runs, why=job.why)
+
+
+def nvcc_job(by_name: Mapping[str, int], *, threads: int) -> JobSize | None:
+    """One nvcc job's memory from the peak of each kind of its processes: nvcc itself, plus the more of its
+    heaviest once-per-job step (cudafe++, the host compile's cc1plus) and ``threads`` × its heaviest
+    per-architecture step (cicc, ptxas) — an upper bound, as nvcc runs no more of those at once than the job has
+    architectures. None without cicc or ptxas in ``by_name``: no nvcc job, or runs recorded before by_name."""
+    per_arch = [(rss, name) for name, rss in by_name.items() if name in PER_ARCH_STEPS and rss > 0]
+    if not per_arch:
+        return None
+    arch_rss, arch = max(per_arch)
+    once_rss, once = max(((rss, name) for name, rss in by_name.items()
+                          if name not in PER_ARCH_STEPS and name != NVCC_DRIVER and rss > 0), default=(0, ""))
+    size = by_name.get(NVCC_DRIVER, 0) + max(once_rss, threads * arch_rss)
+    if threads == 1:
+        return JobSize(size, None)  # one step at a time: the job is its heaviest step (and nvcc)
+    parallel = f"{threads} × ~{size_text(arch_rss)} {arch} in parallel with --threads {threads}"
+    alone = f"{once} ~{size_text(once_rss)} once"
+    if not once:
+        return JobSize(size, parallel)
+    if once_rss > threads * arch_rss:
+        return JobSize(size, f"{alone}, more than {parallel}")
+    return JobSize(size, f"{parallel}, more than {alone}")
 
 
 def advise_build(store: Store, host: str, build: str, *, mem_total: int, cores: int, reserve: float = RESERVE,
                  nvcc_threads: int = 1, label: str | None = None, others: Sequence[Share] = (),
                  limit: int | None = None) -> Advice | None:
     """:func:`advise` over what the state kept of the build's runs on that host (named after what the runs
-    recorded, unless ``label`` says), within ``limit`` (the host's build limit) and the limit its last run ran
-    under. Raises StateError."""
+    recorded, unless ``label`` says; an nvcc job sized from the peaks of each kind of process, where the runs
+    kept them), within ``limit`` (the host's build limit) and the limit its last run ran under. Raises
+    StateError."""
     peaks = store.job_memory(host, build)
     if not peaks:
         return None
     return advise(peaks, runs=store.job_memory_runs(host, build), mem_total=mem_total, cores=cores,
                   reserve=reserve, nvcc_threads=nvcc_threads,
                   label=label or store.job_memory_label(host, build) or "compile", others=others, limit=limit,
-                  own_limit=store.job_memory_limit(host, build))
+                  own_limit=store.job_memory_limit(host, build), by_name=store.job_memory_by_name(host, build))
 
 
 def first_advice(*, cuda: bool, mem_total: int, cores: int, reserve: float = RESERVE, nvcc_threads: int = 1,
@@ -137,15 +183,18 @@ def first_advice(*, cuda: bool, mem_total: int, cores: int, reserve: float = RES
                                      "rigops learns from this run")
 
 
-def _fit(per_process: int, *, threads: int, label: str, room: Room, cores: int, runs: int) -> Advice:
+def _fit(per_process: int, *, threads: int, label: str, room: Room, cores: int, runs: int,
+         why: str | None = None) -> Advice:
     """How many jobs of ``per_process`` × ``threads`` fit in ``room``, capped by cores, at least one, and why:
     "~6.8 GiB per nvcc job at p95 over 2 runs, 404 GiB usable of 449 GiB on the host → -j59" (no "at p95 …"
-    for an estimate, ``runs`` 0)."""
+    for an estimate, ``runs`` 0; ``why`` says what makes up a job, in brackets after its size)."""
     per_job = per_process * threads
     fit = room.usable // per_job
     jobs = max(1, min(fit, max(1, cores)))
     size = f"~{size_text(per_job)} per {label} job"
-    if threads > 1:
+    if why is not None:
+        size += f" ({why})"
+    elif threads > 1:
         size = f"~{size_text(per_process)} per compiler process × {threads} nvcc threads = {size}"
     if runs:
         size += f" at p{PERCENTILE} over {runs} run{'' if runs == 1 else 's'}"

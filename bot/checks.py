@@ -1,5 +1,6 @@
-"""``rigops check``: reach every configured host and say, one line each, whether it works; then one line about
-rigops itself, from psutil: its own footprint, and the free space its SQLite state needs."""
+"""``rigops check``: reach every configured host and say, one line each, whether it works; a line about the
+shared state when it is on PostgreSQL; then one line about rigops itself, from psutil: its own footprint, and the
+free space its SQLite state needs."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import psutil
 
 from bot.advisor import MIB, size_text
 from bot.config import Config, HostConfig
-from bot.errors import HostError
+from bot.errors import HostError, StateError
 from bot.hosts import make_host
 
 # The state dir's disk is nearly full under either: SQLite fails its writes when the disk fills.
@@ -104,13 +105,34 @@ def check_rigops(state_dir: Path) -> str:
     return f"ok   {about}: {space}"
 
 
+def check_state(url: str) -> tuple[bool, str]:
+    """One line on the state's PostgreSQL database (never its password): reached, its server and schema version."""
+    from bot.store import BUSY_TIMEOUT
+    from bot.store.migrations import POSTGRES_STATE_MIGRATIONS
+    from bot.store.postgres import probe, public_url
+
+    try:
+        server, version = probe(url, timeout=BUSY_TIMEOUT)
+    except StateError as exc:
+        return False, f"FAIL state: {exc}"
+    known = len(POSTGRES_STATE_MIGRATIONS)
+    about = f"state: PostgreSQL {public_url(url)}, server {server}"
+    if version > known:
+        return False, f"FAIL {about}, schema version {version}: written by a newer rigops (this one knows {known})"
+    return True, f"ok   {about}, {f'schema version {version} of {known}' if version else 'no rigops state yet'}"
+
+
 def _count(n: int, noun: str) -> str:
     return f"{n} {noun}{'s' if n != 1 else ''}"
 
 
 async def run_checks(config: Config, *, state_dir: Path) -> int:
-    """Print one line per host, then one about rigops itself; 0 when every host answered, 1 otherwise (a nearly
-    full state disk is a warning: nothing has failed yet)."""
+    """Print one line per host, one about a PostgreSQL state, then one about rigops itself; 0 when every host and
+    the database answered, 1 otherwise (a nearly full state disk is a warning: nothing has failed yet)."""
     status = await check_hosts(config)
+    if config.state is not None:
+        reached, line = await asyncio.to_thread(check_state, config.state)
+        print(line)
+        status = status if reached else 1
     print(check_rigops(state_dir))
     return status

@@ -1,7 +1,8 @@
 """The TOML config, read into frozen dataclasses.
 
 Path: ``--config``, else ``$RIGOPS_CONFIG``, else ``./rigops.toml``; no file at all means one local host
-named ``local`` and no builds. Every error names the file, the key and the problem.
+named ``local`` and no builds. Every error names the file, the key and the problem. The state is SQLite in the
+state dir unless ``state = "postgresql://…"`` (or ``$RIGOPS_STATE_URL``, which wins) names a shared database.
 """
 
 from __future__ import annotations
@@ -33,6 +34,8 @@ ENV_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 CHANNEL_RE = re.compile(r"^[CGD][A-Z0-9]{2,}$")
 DEFAULT_TIMEZONE = "UTC"
 ALL_HOSTS = "all"
+STATE_URL_ENV = "RIGOPS_STATE_URL"
+STATE_URL_SCHEMES = ("postgresql", "postgres", "postgresql+psycopg")
 
 
 @dataclass(frozen=True)
@@ -98,6 +101,7 @@ class Config:
     policy: PolicyConfig | None = None  # None: no [policy] table (everyone is a viewer in Slack)
     groups: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # [groups] a100 = ["n1", "n2"]
     schedules: tuple[ScheduleConfig, ...] = ()
+    state: str | None = field(default=None, repr=False)  # a PostgreSQL URL (may hold a password); None: SQLite
 
     @property
     def default_host(self) -> str | None:
@@ -139,9 +143,17 @@ def state_dir(explicit: str | os.PathLike[str] | None = None) -> Path:
 
 def load(explicit: str | os.PathLike[str] | None = None) -> Config:
     """Load the config; a missing default file means local only, a missing named file is an error.
+    ``$RIGOPS_STATE_URL`` replaces the file's ``state``.
 
     Raises ConfigError.
     """
+    config = _load_file(explicit)
+    if url := os.environ.get(STATE_URL_ENV):
+        config = replace(config, state=_state_url(url, _Reader(f"${STATE_URL_ENV}"), key=None))
+    return config
+
+
+def _load_file(explicit: str | os.PathLike[str] | None) -> Config:
     path = config_path(explicit)
     named = bool(explicit or os.environ.get("RIGOPS_CONFIG"))
     if not path.exists():
@@ -160,7 +172,7 @@ def load(explicit: str | os.PathLike[str] | None = None) -> Config:
 def parse(data: Mapping[str, Any], *, path: Path | None = None) -> Config:
     """Build a Config from parsed TOML. Raises ConfigError."""
     r = _Reader(str(path) if path else "<config>", path.parent if path else None)
-    known = {"confirm", "slack", "hosts", "groups", "schedules", "policy"}
+    known = {"confirm", "slack", "hosts", "groups", "schedules", "policy", "state"}
     r.no_unknown(data, known, "")
     confirm = r.get(data, "confirm", bool, True)
     slack_raw = r.table(data, "slack")
@@ -178,9 +190,23 @@ def parse(data: Mapping[str, Any], *, path: Path | None = None) -> Config:
     policy = parse_policy(r.table(data, "policy"), hosts=set(hosts), fail=r.fail) if "policy" in data else None
     schedules = tuple(_schedule(r, f"schedules[{i}]", raw, hosts, groups) for i, raw in
                       enumerate(r.get(data, "schedules", list, [])))
+    state = _state_url(r.get(data, "state", str, None), r, key="state") if "state" in data else None
     return Config(path=path, confirm=confirm, slack=SlackConfig(ops_channels=channels, channel_hosts=channel_hosts),
                   hosts=hosts,
-                  policy=policy, schedules=schedules, groups=groups)
+                  policy=policy, schedules=schedules, groups=groups, state=state)
+
+
+def _state_url(url: str, r: _Reader, *, key: str | None) -> str:
+    """A shared state's URL, ``postgresql://user:password@host:port/db``. Errors name its scheme only: the rest
+    may hold a password."""
+    scheme = url.split("://", 1)[0] if "://" in url else None
+    if scheme not in STATE_URL_SCHEMES:
+        message = (f"expected a PostgreSQL URL like postgresql://user@host:5432/rigops, got "
+                   f"{repr(scheme) + ' URL' if scheme else 'no URL'}")
+        if key is None:
+            raise ConfigError(message, path=r.path)
+        r.fail(key, message)
+    return url
 
 
 def _channel_hosts(r: _Reader, raw: Mapping[str, Any], hosts: Mapping[str, HostConfig],

@@ -3,7 +3,7 @@
     RigopsError
     ├── ConfigError            the TOML is missing a key, has a wrong type, or names nothing
     ├── PlanError              chat text asks for something rigops refuses (bad -j, unknown host)
-    ├── StateError             the SQLite state could not be read or written
+    ├── StateError             the state (SQLite or PostgreSQL) could not be read or written
     └── HostError              anything that went wrong talking to a host
         ├── HostUnreachable    connect refused, timed out, DNS, auth failed
         ├── HostKeyError       unknown or changed host key (never accepted)

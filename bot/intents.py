@@ -12,8 +12,9 @@ How a plain message is read (the tables live in ``bot.intents_words``):
 3. clauses: the text is split at punctuation and "and"/"then"; each clause is a request only if it is not a
    story (past, future, habit), not negated, and (unless the bot was addressed) not a deliberation;
 4. hits: each clause gives *strong* hits (a clear request: "kill the build", "try -j20", "how's memory?") and
-   *weak* ones (a bare "restart", "stop", "fewer jobs"). Weak hits count only when the bot was addressed or
-   the message has memory trouble or a strong hit;
+   *weak* ones (a bare "restart", "stop", "try again", "fewer jobs"). Weak hits count only when the bot was
+   addressed, the message is in a thread rigops acts in (its build's thread: "try again" there means the build),
+   or the message has memory trouble or a strong hit;
 5. memory trouble ("oom-ing", "cc1plus got killed", "swapping hard") adds ``mem``, and turns a rebuild into
    kill, mem, rebuild; "restart" also means kill then rebuild.
 """
@@ -99,7 +100,7 @@ def parse(
     hits = _Hits()
     for clause in w.split_clauses(names.masked):
         hits.merge(_read_clause(clause, addressed))
-    actions = _actions(hits, addressed)
+    actions = _actions(hits, addressed or context is not None)  # a thread rigops acts in talks to rigops
     if not actions:
         return Plan()
     jobs, lines, errors = _numbers(hits, actions)

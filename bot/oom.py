@@ -221,7 +221,7 @@ class OomWatch:
 
     def job_peak(self, s: Sample) -> int:
         """What the heaviest kind of compile job running in ``s`` reaches in this build."""
-        return max((self._peak_of(p.name) for p in _jobs(s)), default=0)
+        return max((self._peak_of(p.name) for members in _by_job(s) for p in members), default=0)
 
     def _learned(self, name: str) -> int:
         """What a compiler called ``name`` reaches in this build (a g++ driver a few MiB, its cc1plus hundreds):
@@ -235,13 +235,15 @@ class OomWatch:
     def growth(self, s: Sample) -> int:
         """Headroom per running job: what the build's running compile jobs may still add before each reaches
         what such a job reaches in this build. A compile's memory rises a translation unit at a time, so a
-        build whose room is below this is about to run out, whatever share of the memory is left."""
-        jobs = _jobs(s)
+        build whose room is below this is about to run out, whatever share of the memory is left. A job's
+        steps (nvcc's cudafe++, cicc, ptxas; g++'s cc1plus, as) run one after another: it grows by its
+        largest shortfall, not their sum."""
+        jobs = _by_job(s)
         if not jobs:
             return 0
-        need = sum(max(0, self._peak_of(p.name) - p.rss) for p in jobs)
+        need = sum(max(max(0, self._peak_of(p.name) - p.rss) for p in members) for members in jobs)
         if len(s.top_compilers) < s.compilers.count:  # more than were listed, each lighter than those
-            rest, last = s.compilers.count - len(s.top_compilers), jobs[-1]
+            rest, last = s.compilers.count - len(s.top_compilers), s.top_compilers[-1]
             need += rest * max(0, self._peak_of(last.name) - last.rss)
         return need
 
@@ -251,8 +253,9 @@ class OomWatch:
                 kept = self._ended.setdefault(p.name, [])
                 kept.append(p.peak_rss)
                 del kept[:-ENDED_KEPT]
-        for job in _jobs(s):
-            self._running[job.name] = max(self._running.get(job.name, 0), job.rss)
+        for members in _by_job(s):
+            for step in members:
+                self._running[step.name] = max(self._running.get(step.name, 0), step.rss)
 
     def _swap_rate(self, s: Sample) -> float:
         prev = self._prev
@@ -262,14 +265,17 @@ class OomWatch:
 
     def _alert(self, s: Sample, reasons: tuple[Reason, ...], scope: Scope, available: int, total: int,
                psi: float | None, rate: float, need: int) -> Alert:
-        jobs = _jobs(s)
-        heavy = [p.rss for p in jobs]
+        jobs = _by_job(s)
+        heavy = [sum(p.rss for p in members) for members in jobs]
         per = sum(heavy) // len(heavy) if heavy else s.compilers.mean_rss
-        job = max([per, *(self._learned(p.name) for p in jobs)])  # what each job kept running grows to
-        count = len(jobs) + max(0, s.compilers.count - len(s.top_compilers))  # drivers are not jobs
+        job = max([per, *(self._learned(p.name) for members in jobs for p in members)])  # what each grows to
+        count = len(jobs) + max(0, s.compilers.count - len(s.top_compilers))  # a job's steps are one job
         suggest = None
         if count and job:
-            fit = max(1, int((s.compilers.rss + available - self.thresholds.reserve * total) // job))
+            # what is not the compilers' stays; the compilers' RSS counts pages they share, so it may exceed
+            # what they are charged for
+            other = max(0, total - available - s.compilers.rss)
+            fit = max(1, int((total * (1.0 - self.thresholds.reserve) - other) // job))
             suggest = fit if fit < count else None
         return Alert(host=s.host, time=s.time, reasons=reasons, scope=scope, available=available, total=total,
                      psi_full_avg10=psi, swap_used=s.swap_used, swap_rate=rate, compilers=count,
@@ -308,11 +314,16 @@ def headroom(s: Sample) -> tuple[Scope, int, int]:
     return "host", s.mem_available, s.mem_total
 
 
-def _jobs(s: Sample) -> list[Proc]:
-    """The compilers of a sample that do a compile job's work: not the driver of another one listed (g++ above
-    its cc1plus, clang's driver above its ``clang -cc1``)."""
+def _by_job(s: Sample) -> list[list[Proc]]:
+    """The compile jobs of a sample, heaviest first: the listed compilers grouped by the job they work for
+    (``Proc.job``; from agents that do not say it, each its own), less the drivers of a step listed (g++
+    above its cc1plus, clang's driver above its ``clang -cc1``)."""
     parents = {p.ppid for p in s.top_compilers}
-    return [p for p in s.top_compilers if p.pid not in parents]
+    groups: dict[int, list[Proc]] = {}
+    for p in s.top_compilers:
+        groups.setdefault(p.job or p.pid, []).append(p)
+    jobs = [steps for members in groups.values() if (steps := [p for p in members if p.pid not in parents])]
+    return sorted(jobs, key=lambda m: -sum(p.rss for p in m))
 
 
 def _p90(values: list[int]) -> int:

@@ -55,6 +55,7 @@ _MAX_SAMPLES = 1024     # hard bound on samples kept
 _BURST = 3.0            # an interval's progress counts at most this many times the window's typical rate
 _MAKE_DROP = 25.0       # a make percentage this far below the maximum starts a new run
 _SCRATCH = 10.0         # a build whose first counter is at most this percent started from scratch ...
+_SCRATCH_STEPS = 3      # ... or at most this many steps of the same ninja total (a small build's [1/9] is 11%) ...
 _FURTHER = 25.0         # ... when the run before it had reached at least this many points further
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[()][0-9A-Za-z]|\x1b[=>78]")
@@ -332,9 +333,10 @@ SOURCE_PARTS = 3  # path components of a source file the card keeps
 
 def from_scratch(start: BuildStart, before: Progress) -> bool:
     """Whether a build that started at ``start`` started over from nothing, where the run before it had reached
-    ``before``: it began near 0 of the same total (ninja) or near 0% (make), the other far on. A build that kept
-    its build directory starts where the last run stopped, or counts only what is left."""
-    if before.percent is None or start.percent > _SCRATCH or start.total != before.total:
+    ``before``: it began near 0 of the same total (ninja: its first few steps) or near 0% (make), the other far
+    on. A build that kept its build directory starts where the last run stopped, or counts only what is left."""
+    near_start = start.percent <= _SCRATCH or (start.done is not None and start.done <= _SCRATCH_STEPS)
+    if before.percent is None or not near_start or start.total != before.total:
         return False
     return before.percent - start.percent >= _FURTHER
 

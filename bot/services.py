@@ -28,7 +28,7 @@ class Services:
     def open(cls, config: Config, state_dir: Path, *, members: GroupMembers = no_groups,
              console_admin: str | None = None) -> Services:
         """``members`` says who is in a user group (Slack's usergroups); ``console_admin`` is the console's user."""
-        return cls(config=config, store=Store.open(state_dir), hosts=Hosts(config),
+        return cls(config=config, store=Store.open(state_dir, url=config.state), hosts=Hosts(config),
                    policy=Policy(config, members=members, console_admin=console_admin))
 
     async def close(self) -> None:

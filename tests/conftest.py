@@ -19,9 +19,11 @@ from tests.fakes.sshd import SshServer, start_sshd  # noqa: E402
 if TYPE_CHECKING:
     from bot.hosts import Host
     from tests.fakes.hosts import SshTable
+    from tests.store.pgserver import PostgresServer
 
 SCRUBBED = ("SLACK_BOT_TOKEN", "SLACK_APP_TOKEN", "SLACK_SIGNING_SECRET", "HTTP_PROXY", "HTTPS_PROXY", "http_proxy",
-            "https_proxy", "ALL_PROXY", "all_proxy", "NO_PROXY", "no_proxy", "RIGOPS_CONFIG", "RIGOPS_STATE_DIR")
+            "https_proxy", "ALL_PROXY", "all_proxy", "NO_PROXY", "no_proxy", "RIGOPS_CONFIG", "RIGOPS_STATE_DIR",
+            "RIGOPS_STATE_URL")
 
 
 @pytest.fixture(autouse=True)
@@ -34,6 +36,21 @@ def clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.fixture(scope="session")
 def sshd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SshServer]:
     server = start_sshd(tmp_path_factory.mktemp("sshd"))
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[PostgresServer]:
+    """A real PostgreSQL server on 127.0.0.1 (Debian's binaries), for the state shared by several rigops; skips
+    where PostgreSQL is not installed (`make test` installs it)."""
+    from tests.store.pgserver import postgres_bin, start_postgres
+
+    bin_dir = postgres_bin()
+    if bin_dir is None:
+        pytest.skip("needs PostgreSQL's server binaries (initdb, pg_ctl: Debian's postgresql package, which "
+                    "`make test` installs)")
+    server = start_postgres(bin_dir)
     yield server
     server.stop()
 

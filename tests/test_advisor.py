@@ -89,6 +89,60 @@ def test_nvcc_threads_multiply_the_per_job_memory() -> None:
                                 "over 1 run, 404 GiB usable of 449 GiB on the host → -j59")
 
 
+# The peaks of each kind of process of examples/cuda's thrust sorts for sm_80, sm_90 and sm_100 on CUDA 13's nvcc
+# (tests/cuda/test_nvcc_threads.py measures the shape: cudafe++ and the host cc1plus once, cicc and ptxas once
+# per architecture, --threads of them at once). Its tree's sum peaked at 786 MiB with --threads 1, 1.5 GiB with
+# 2, 2.3 GiB with 4 (three at once: the job had three architectures, which the advisor does not know).
+SORTS = {"nvcc": 3 * MIB, "gcc": 2 * MIB, "cc1plus": 401 * MIB, "cudafe++": 642 * MIB, "cicc": 781 * MIB,
+         "ptxas": 79 * MIB, "fatbinary": 8 * MIB}
+# A job whose front end outweighs its per-architecture steps: --threads hardly adds to it.
+FRONT_HEAVY = {"nvcc": 15 * MIB, "cc1plus": 150 * MIB, "cudafe++": 400 * MIB, "cicc": 90 * MIB, "ptxas": 60 * MIB}
+
+
+@pytest.mark.parametrize(
+    ("by_name", "threads", "per_job", "size"),
+    [
+        (SORTS, 1, 784 * MIB, "~784 MiB per nvcc job at p95 over 2 runs"),
+        (SORTS, 2, 1565 * MIB, "~1.5 GiB per nvcc job (2 × ~781 MiB cicc in parallel with --threads 2, more than "
+                               "cudafe++ ~642 MiB once) at p95 over 2 runs"),
+        (SORTS, 4, 3127 * MIB, "~3.1 GiB per nvcc job (4 × ~781 MiB cicc in parallel with --threads 4, more than "
+                               "cudafe++ ~642 MiB once) at p95 over 2 runs"),
+        (FRONT_HEAVY, 1, 415 * MIB, "~415 MiB per nvcc job at p95 over 2 runs"),
+        (FRONT_HEAVY, 2, 415 * MIB, "~415 MiB per nvcc job (cudafe++ ~400 MiB once, more than 2 × ~90 MiB cicc in "
+                                    "parallel with --threads 2) at p95 over 2 runs"),
+        (FRONT_HEAVY, 8, 735 * MIB, "~735 MiB per nvcc job (8 × ~90 MiB cicc in parallel with --threads 8, more than "
+                                    "cudafe++ ~400 MiB once) at p95 over 2 runs"),
+        ({"ptxas": GIB}, 3, 3 * GIB, "~3.0 GiB per nvcc job (3 × ~1.0 GiB ptxas in parallel with --threads 3) at p95 "
+                                     "over 2 runs"),
+        # no cicc or ptxas: a C/C++ build, or runs kept before the peaks by name: the p95 of all, times the threads
+        ({"cc1plus": 300 * MIB, "g++": 5 * MIB}, 2, 2 * GIB, "~1.0 GiB per compiler process × 2 nvcc threads = "
+                                                             "~2.0 GiB per nvcc job at p95 over 2 runs"),
+        ({}, 1, GIB, "~1.0 GiB per nvcc job at p95 over 2 runs"),
+    ],
+)
+def test_nvcc_threads_multiply_only_the_per_architecture_steps(by_name: dict[str, int], threads: int, per_job: int,
+                                                               size: str) -> None:
+    advice = advise([GIB] * 20, runs=2, mem_total=64 * GIB, cores=1024, nvcc_threads=threads, label="nvcc",
+                    by_name=by_name)
+    assert advice is not None and advice.per_job_bytes == per_job
+    assert advice.jobs == int(64 * GIB * 0.9) // per_job
+    assert advice.reasoning == f"{size}, 57.6 GiB usable of 64.0 GiB on the host → -j{advice.jobs}"
+
+
+def test_the_advice_sizes_an_nvcc_job_from_the_peaks_by_name_its_runs_kept(store: Store) -> None:
+    # a run kept before the peaks by name, then one with them: the by-name model, over both runs' count
+    store.record_job_memory("b200", "sgl-kernel", [400 * MIB] * 20, label="nvcc")
+    old = advise_build(store, "b200", "sgl-kernel", mem_total=23 * GIB, cores=64, nvcc_threads=2)
+    assert old is not None and old.per_job_bytes == 800 * MIB and old.jobs == 26  # 2 × the p95 of all: too much
+    store.record_job_memory("b200", "sgl-kernel", [15 * MIB, 60 * MIB, 90 * MIB, 150 * MIB, 400 * MIB], label="nvcc",
+                            by_name=FRONT_HEAVY)
+    advice = advise_build(store, "b200", "sgl-kernel", mem_total=23 * GIB, cores=64, nvcc_threads=2)
+    assert advice is not None and advice.per_job_bytes == 415 * MIB and advice.jobs == 51
+    assert advice.reasoning == ("~415 MiB per nvcc job (cudafe++ ~400 MiB once, more than 2 × ~90 MiB cicc in "
+                                "parallel with --threads 2) at p95 over 2 runs, 20.7 GiB usable of 23.0 GiB on the "
+                                "host → -j51")
+
+
 def test_cores_reserve_and_jobs_too_big() -> None:
     capped = advise([2 * GIB] * 5, runs=3, mem_total=512 * GIB, cores=32)
     assert capped is not None and capped.jobs == 32

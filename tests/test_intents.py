@@ -704,3 +704,30 @@ def test_relative_jobs_follow_the_thread_s_last_build(text: str, context: Thread
         assert not plan.warnings
     else:
         assert any(note in w for w in plan.warnings), plan.warnings
+
+
+IN_A_BUILD_THREAD = [
+    # text in the thread of a build rigops acts in, what it asks there; the same text elsewhere asks nothing
+    ("try again", ("rebuild",)),
+    ("retry", ("rebuild",)),
+    ("ok try again please", ("rebuild",)),
+    ("run it again", ("rebuild",)),
+    ("give it another go", ("rebuild",)),
+    ("once more", ("rebuild",)),
+    ("kick it off again", ("rebuild",)),
+    ("stop", ("kill",)),
+    ("restart", ("kill", "rebuild")),
+    ("i will try again tomorrow", ()),  # a plan, not a request
+    ("did you try again?", ()),
+    ("we should not retry", ()),
+    ("thanks, that worked", ()),
+]
+
+
+@pytest.mark.parametrize(("text", "actions"), IN_A_BUILD_THREAD)
+def test_a_bare_retry_in_a_build_s_thread_is_for_its_build(text: str, actions: tuple[str, ...]) -> None:
+    plan = parse(text, config=MULTI, context=CTX_B200_FLASH)
+    assert tuple(sorted(s.action for s in plan.steps)) == actions, plan
+    if actions:
+        assert (plan.host, plan.build) == ("b200", "flashinfer")
+    assert parse(text, config=MULTI).steps == ()  # in the channel, chatter

@@ -212,8 +212,8 @@ def test_a_limited_cgroup_is_the_memory_that_counts() -> None:
     assert alert.suggest_jobs == 2  # (3 + 0.1 - 0.4) // 1
 
 
-def job(pid: int, name: str, rss: int, *, ppid: int = 1) -> Proc:
-    return Proc(pid=pid, start=pid, name=name, user=ME, rss=rss, ppid=ppid)
+def job(pid: int, name: str, rss: int, *, ppid: int = 1, of: int = 0) -> Proc:
+    return Proc(pid=pid, start=pid, name=name, user=ME, rss=rss, ppid=ppid, job=of)
 
 
 def compile_sample(t: float, jobs: list[Proc], *, limit: int, used: int,
@@ -238,6 +238,20 @@ def test_the_alert_comes_from_the_headroom_each_running_job_still_needs() -> Non
     assert alert.available == 160 * MIB and alert.need == 3 * 90 * MIB  # the g++ drivers add nothing
     assert alert.compilers == 3 and alert.per_compiler == 100 * MIB  # three jobs, not six compilers
     assert alert.suggest_jobs == 2  # (300 + 160 - 46) // 190
+
+
+def test_an_nvcc_job_grows_as_its_heaviest_step_not_as_all_of_them() -> None:
+    """At -j1 one nvcc job shows nvcc, a cc1plus preprocessing and a cicc at once (seen on CUDA 13): they are
+    steps of one job, which grows by its largest shortfall (cicc to ~750 MiB), not by their sum; two jobs do."""
+    peaks = {"cicc": 750 * MIB, "cc1plus": 357 * MIB, "cudafe++": 643 * MIB, "nvcc": 3 * MIB}
+    one = [job(10, "nvcc", 3 * MIB), job(12, "cc1plus", 30 * MIB, ppid=11, of=10),
+           job(13, "cicc", 40 * MIB, ppid=11, of=10)]
+    watch = OomWatch(thresholds=Thresholds(peaks=peaks))
+    assert watch.feed(compile_sample(0, one, limit=GIB, used=80 * MIB)).alert is None
+    assert watch.growth(compile_sample(0, one, limit=GIB, used=80 * MIB)) == 710 * MIB
+    two = [*one, job(20, "nvcc", 3 * MIB), job(23, "cudafe++", 100 * MIB, ppid=21, of=20)]
+    found = watch.feed(compile_sample(1, two, limit=GIB, used=180 * MIB))
+    assert found.alert is not None and found.alert.need == 710 * MIB + 543 * MIB and found.alert.compilers == 2
 
 
 def test_two_jobs_that_fit_at_their_peak_raise_nothing() -> None:

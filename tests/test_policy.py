@@ -159,6 +159,28 @@ async def test_one_destructive_action_per_build_at_a_time(emulator: SlackEmulato
         stop(stubborn)
 
 
+async def test_the_same_person_s_next_step_waits_for_the_one_still_running(
+        emulator: SlackEmulator, tmp_path: Path, state_dir: Path, fake_bin: Path) -> None:
+    stubborn = start_tool(fake_bin, "ninja", "-T", "4")  # ignores SIGTERM: the kill waits out its grace
+    config = make_config(hosts(tmp_path, kill_grace=3), policy=policy())
+    try:
+        async with running_bot(emulator, config, state_dir) as core:
+            first = await say(emulator, core, "kill the build on b200", user=OPERATOR)
+            first_plan = plan_message(emulator, first)
+            await emulator.click(first_plan, RUN_ACTION, channel=OPS, user=OPERATOR)
+            await emulator.wait_for(lambda: ":hourglass_flowing_sand: stop" in emulator.message(OPS, first_plan).text)
+            second = await say(emulator, core, "kill the build on b200", user=OPERATOR)
+            await press(emulator, core, plan_message(emulator, second), user=OPERATOR)  # runs after the first
+            await emulator.wait_for(lambda: ":white_check_mark: stop" in thread_text(emulator, OPS, second),
+                                    timeout=30)
+            text = thread_text(emulator, OPS, second)
+            assert "Already in progress" not in text and ":white_check_mark: stop" in text, text
+            assert ":white_check_mark: stop" in thread_text(emulator, OPS, first)
+            assert len(actions(core)) == 2
+    finally:
+        stop(stubborn)
+
+
 async def test_the_rate_limit_says_so_once(emulator: SlackEmulator, tmp_path: Path, state_dir: Path) -> None:
     async with running_bot(emulator, make_config(hosts(tmp_path), policy=policy(rate_limit=3)), state_dir) as core:
         roots = [await say(emulator, core, "free -h on b200", user=VIEWER) for _ in range(5)]

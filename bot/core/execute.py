@@ -30,6 +30,7 @@ from bot.text import messages, render
 from bot.text.render import StepLine
 
 log = logging.getLogger(__name__)
+QUEUE_WAIT = 60.0  # how long a person's next destructive step waits for their previous one on the same build
 BuildStarted = Callable[[BuildRun], None]
 
 
@@ -47,14 +48,24 @@ class Executor:
     def _lock(self, plan: Plan) -> asyncio.Lock:
         return self._locks.setdefault((plan.host or "", plan.build), asyncio.Lock())
 
+    async def _free(self, plan: Plan) -> None:
+        """Until no destructive plan runs on the plan's host and build."""
+        async with self._lock(plan):
+            pass
+
     async def execute(self, conv: Conversation, plan: Plan, *, requester: Requester, request_ts: str | None = None,
                       status_ts: str | None = None, note: str = "") -> None:
         """Run the plan's steps in order, editing one status message; stop at the first failure.
 
-        A destructive plan runs alone on its host and build: a second one is told who is already at it.
+        A destructive plan runs alone on its host and build: a second one is told who is already at it, unless
+        it is the same person's next step ("kill", then "rebuild" while the stop still waits for memory to
+        come back), which waits its turn for a while.
         """
         requester = replace(requester, channel=conv.channel, thread_ts=conv.thread)
         key = (plan.host or "", plan.build)
+        if plan.destructive and self._holders.get(key) == requester.user:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._free(plan), QUEUE_WAIT)
         if plan.destructive and self._lock(plan).locked():
             text = messages.already_running(self._holders.get(key, "someone"))
             if status_ts is not None:

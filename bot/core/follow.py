@@ -328,5 +328,6 @@ class Follower:
         diagnosis: Diagnosis | None = None
         if final.state == "failed":
             diagnosis = await asyncio.to_thread(diagnose, state.keeper.text())
-        await state.thread.post(render.build_result(final, diagnosis, interrupted=interrupted, killed=killed))
+        await state.thread.post(render.build_result(final, diagnosis, interrupted=interrupted, killed=killed,
+                                                    fits=self.guards.suggested(run.id)))
         await self.guards.finish(final, post_chart=final.state != "stopped")

@@ -87,6 +87,11 @@ class Guards:
     def get(self, run_id: int) -> Guard | None:
         return self._guards.get(run_id)
 
+    def suggested(self, run_id: int) -> int | None:
+        """The -j the run's last memory alert found would fit, if it had one."""
+        guard = self._guards.get(run_id)
+        return guard.alert.suggest_jobs if guard is not None and guard.alert is not None else None
+
     def note(self, run_id: int) -> str | None:
         """What the build's card says of memory while it is tight: "memory pressure: 4% available, 3 compilers
         paused"."""

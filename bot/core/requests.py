@@ -334,7 +334,7 @@ class Requests:
         run = self._pressed_run(press)
         if run is None or run.channel is None:
             return
-        jobs = half_jobs(run.jobs) if press.kind == "retry_half" else run.jobs
+        jobs = _fewer(press.value, run.jobs) if press.kind == "retry_half" else run.jobs
         plan = Plan(host=run.host, build=run.build, steps=(Step("rebuild", jobs=jobs),))
         conv = Conversation(self.reply, run.channel, run.thread_ts)
         if await self.admit(conv, plan, user=press.user, via="retry button") is not None:
@@ -382,3 +382,10 @@ class Requests:
             guard.ignored_by = user
             await self.guards.settle_alert(guard, guard_text.chose_ignore(user))
 
+
+def _fewer(value: str, jobs: int | None) -> int:
+    """The -j a [Retry at -jN] button offered (``"<run>:<N>"``): fewer than the run's own, else half of it."""
+    offered = value.partition(":")[2]
+    if offered.isdigit() and jobs is not None and 1 <= int(offered) < jobs:
+        return int(offered)
+    return half_jobs(jobs)

@@ -113,7 +113,7 @@ class Schedules:
         self.runner: ScheduleRunner | None = None
 
     async def start(self) -> None:
-        self.runner = ScheduleRunner(self.services.store.path.parent, post=self.post_digest)
+        self.runner = ScheduleRunner(self.services.store.state_dir, post=self.post_digest)
         await self.runner.start(self.services.config.schedules)
 
     async def close(self) -> None:

@@ -72,7 +72,8 @@ sample {roots=[] ([pid, start] of the build's trees), spare=[] (roots of other b
     ({some,full}_{avg10,avg60,total} from /proc/pressure/memory) | null, classes {driver|compiler|linker:
     {count, rss, max_rss}} over the processes in the trees or owned by user, never those in a spare root's
     tree (drivers: ninja make gmake cmake; linkers: ld ld.gold ld.lld collect2;
-    compilers: COMPILER_NAMES), top_compilers (`top`=5 by RSS) [{pid, ppid, name, user, rss, start}],
+    compilers: COMPILER_NAMES), top_compilers (`top`=5 by RSS) [{pid, ppid, name, user, rss, start, job (pid
+    of the compile job's driver: its outermost compiler ancestor, through shells; itself when none)}],
     ended [{pid, start, name, peak_rss}] (compilers gone since this build's last sample: the highest RSS seen),
     oom_kill (/proc/vmstat; null before Linux 4.13), cgroup {version 1|2, path, current, working_set (current
     less the unmapped file cache), peak|null, limit|null (its own or an ancestor's, the tightest), oom (v2)|null,
@@ -752,6 +753,27 @@ def _proc_entry(st: Stat, name: str, uid: int | None) -> dict[str, Any]:
         "rss": st.rss,
         "start": st.start,
     }
+
+
+JOB_DEPTH = 8  # how far up a compiler's parents the driver of its compile job is looked for
+
+
+def job_of(st: Stat, by_pid: dict[int, Stat]) -> int:
+    """The compile job a compiler process works for: its outermost compiler ancestor (nvcc above the sh above
+    its cicc, g++ above its cc1plus), through shells, up to a build driver (ninja, make) or the tree's top; the
+    process itself when it has none. A job's steps run one after the other, so a job grows as its heaviest."""
+    job, cur = st.pid, st
+    for _ in range(JOB_DEPTH):
+        parent = by_pid.get(cur.ppid)
+        if parent is None or parent.pid in (0, 1):
+            break
+        kind = TOOL_CLASS.get(stat_tool_name(parent))
+        if kind == "compiler":
+            job = parent.pid
+        elif kind is not None or parent.comm not in (b"sh", b"bash", b"dash"):
+            break  # a driver, a linker, or no shell of the job's
+        cur = parent
+    return job
 
 
 def _rss_key(st: Stat) -> int:
@@ -1864,10 +1886,12 @@ def op_sample(req: dict[str, Any]) -> dict[str, Any]:
             counts[2] = max(counts[2], st.rss)
             if cls == "compiler":
                 compilers.append(st)
-        top = [
-            _proc_entry(st, stat_tool_name(st), _meta_of(st, False)[0])
-            for st in heapq.nlargest(top_n, compilers, key=_rss_key)
-        ]
+        by_pid = {st.pid: st for st in procs}
+        top = []
+        for st in heapq.nlargest(top_n, compilers, key=_rss_key):
+            entry = _proc_entry(st, stat_tool_name(st), _meta_of(st, False)[0])
+            entry["job"] = job_of(st, by_pid)
+            top.append(entry)
         ended = _follow_peaks(watch, compilers)
         heaviest = next((p["pid"] for p in top if p["pid"] in tree), None)  # of the build's own, not the user's
         cgroup = read_cgroup(live_roots[0].pid, tree, heaviest) if want_cgroup and live_roots else None
@@ -1905,7 +1929,9 @@ def _follow_peaks(watch: _Watch, compilers: list[Stat]) -> list[dict[str, Any]]:
         entry = peaks.get(key)
         if entry is None:
             peaks[key] = [stat_tool_name(st), st.rss]
-        elif st.rss > entry[1]:
+            continue
+        entry[0] = stat_tool_name(st)  # a forked g++ first seen before it exec'd its cc1plus: the program now
+        if st.rss > entry[1]:
             entry[1] = st.rss
     ended = []
     if len(peaks) > len(live):

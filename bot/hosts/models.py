@@ -67,6 +67,7 @@ class Proc:
     ppid: int = 0
     cmd: str = ""
     root: ProcId | None = None  # the root (of those asked about) whose process tree holds it
+    job: int = 0  # a compiler's compile job: the pid of its outermost compiler ancestor (nvcc, g++), or its own
 
     @property
     def proc_id(self) -> ProcId:
@@ -77,7 +78,7 @@ class Proc:
         root = d.get("root")
         return cls(pid=int(d["pid"]), start=int(d["start"]), name=str(d.get("name", "")), user=str(d.get("user", "")),
                    rss=int(d.get("rss") or 0), ppid=int(d.get("ppid") or 0), cmd=str(d.get("cmd", "")),
-                   root=ProcId.from_json(root) if root else None)
+                   root=ProcId.from_json(root) if root else None, job=int(d.get("job") or 0))
 
 
 @dataclass(frozen=True)

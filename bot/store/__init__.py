@@ -1,32 +1,38 @@
-"""The state: one SQLite file (WAL) holding runs, thread context, pending plans, seen events and the audit log.
+"""The state: runs, thread context, pending plans, seen events and the audit log.
 
-Calls are short and synchronous; the bot runs them on its event loop thread. The file's schema is versioned:
-``bot.store.migrations`` lists its steps and ``bot.store.sqlite`` applies the missing ones when it opens.
+One SQLite file (WAL) in the state dir by default; a PostgreSQL database when several rigops share one state
+(``state = "postgresql://…"`` in the config). The Store speaks to either through one seam
+(``bot.store.engine``): ``bot.store.sqlite`` and ``bot.store.postgres`` answer it. Calls are short and
+synchronous; the bot runs them on its event loop thread. The schema is versioned: ``bot.store.migrations``
+lists its steps, for each engine, and the database applies the missing ones when it opens.
+
+What must happen once across rigops sharing a database is one statement each engine makes atomic: a seen event
+is a row under a primary key (``ON CONFLICT DO NOTHING``), a claimed plan a conditional ``UPDATE``.
 """
 
 from __future__ import annotations
 
 import json
-import sqlite3
 import time
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from bot.errors import StateError
-from bot.hosts.models import ProcId, RunRef
+from bot.hosts.models import ProcId
 from bot.plan import Plan, ThreadContext
-from bot.store.migrations import STATE_MIGRATIONS
-from bot.store.sqlite import Database
+from bot.store.engine import Connection, Database, Row
+from bot.store.migrations import POSTGRES_STATE_MIGRATIONS, STATE_MIGRATIONS
+from bot.store.models import BuildRun, PendingPlan, PlanState, RunState
+from bot.store.sqlite import Database as SqliteDatabase
+
+__all__ = ["DB_NAME", "BuildRun", "PendingPlan", "PlanState", "RunState", "Store"]
 
 DB_NAME = "rigops.sqlite3"
 BUSY_TIMEOUT = 5.0  # seconds to wait for another writer before giving up
 EVENT_RETENTION = 7 * 24 * 3600
-RunState = Literal["starting", "running", "succeeded", "failed", "stopped", "lost"]
-PlanState = Literal["pending", "asking", "running", "done", "cancelled", "expired"]  # asking: a question
 
 OOM_RETENTION = 30 * 24 * 3600
 OomKillRow = tuple[str, float, int | None, str, str, str | None, int | None]
@@ -34,71 +40,32 @@ JOB_MEMORY_RUNS = 10  # runs of a build whose compiler peaks are kept
 JOB_MEMORY_VALUES = 5000  # peaks kept per run: an even spread over the sorted values keeps the percentiles
 
 
-@dataclass(frozen=True)
-class BuildRun:
-    """A build rigops started, as recorded in the state."""
-
-    id: int
-    host: str
-    build: str
-    jobs: int | None
-    pid: int
-    start: int
-    supervisor_pid: int | None
-    log: str
-    exit_file: str
-    boot_id: str | None
-    started_at: float
-    started_by: str | None
-    channel: str | None
-    thread_ts: str | None
-    state: RunState
-    exit_status: int | None
-    ended_at: float | None
-    stopped_by: str | None = None  # who asked rigops to stop it (state "stopped"); None: not rigops
-
-    @property
-    def proc_id(self) -> ProcId:
-        """The build's root process (the command the supervisor started)."""
-        return ProcId(self.pid, self.start)
-
-    @property
-    def ref(self) -> RunRef:
-        """What a host is asked about the run (``Host.run_status``)."""
-        return RunRef(self.pid, self.start, self.exit_file, self.log)
-
-
-@dataclass(frozen=True)
-class PendingPlan:
-    id: int
-    channel: str
-    thread_ts: str
-    message_ts: str | None
-    request_ts: str | None
-    user: str
-    plan: Plan
-    state: PlanState
-    created_at: float
-
-
 class Store:
-    """SQLite state. Raises StateError when the database fails."""
+    """The state, on SQLite or PostgreSQL. Raises StateError when the database fails."""
 
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, *, state_dir: Path, url: str | None = None) -> None:
         self._db = db
-        self.path = db.path
+        self.state_dir = state_dir  # logs, local files and (for now) the schedules, whatever holds the state
+        self.path = state_dir / DB_NAME  # the SQLite file (on PostgreSQL, where it would be)
+        self.where = where(state_dir, url=url)  # for people: never the password
 
     @classmethod
-    def open(cls, state_dir: Path) -> Store:
-        """Open the state in ``state_dir`` (created if missing), its schema brought to the latest version.
+    def open(cls, state_dir: Path, *, url: str | None = None) -> Store:
+        """Open the state, its schema brought to the latest version: in ``state_dir``, or in the PostgreSQL
+        database at ``url`` (the state dir, created if missing, still holds logs and local files).
 
         Raises StateError, also when the state was written by a newer rigops."""
         try:
             state_dir.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise StateError(f"cannot open the state in {state_dir}: {exc}") from exc
-        return cls(Database.open(state_dir / DB_NAME, what="state", migrations=STATE_MIGRATIONS,
-                                 timeout=BUSY_TIMEOUT))
+        if url is not None:
+            from bot.store.postgres import PostgresDatabase  # SQLAlchemy and psycopg only for those who use them
+
+            return cls(PostgresDatabase.open(url, what="state", migrations=POSTGRES_STATE_MIGRATIONS,
+                                             timeout=BUSY_TIMEOUT), state_dir=state_dir, url=url)
+        return cls(SqliteDatabase.open(state_dir / DB_NAME, what="state", migrations=STATE_MIGRATIONS,
+                                       timeout=BUSY_TIMEOUT), state_dir=state_dir)
 
     def close(self) -> None:
         self._db.close()
@@ -114,7 +81,8 @@ class Store:
         """True the first time an event id is seen; False for Slack's retries of it."""
         now = time.time()
         with self._db.transaction() as db:
-            cur = db.execute("INSERT OR IGNORE INTO events (event_id, seen_at) VALUES (?, ?)", (event_id, now))
+            cur = db.execute("INSERT INTO events (event_id, seen_at) VALUES (?, ?) ON CONFLICT (event_id) DO NOTHING",
+                             (event_id, now))
             db.execute("DELETE FROM events WHERE seen_at < ?", (now - EVENT_RETENTION,))
             return cur.rowcount == 1
 
@@ -143,12 +111,10 @@ class Store:
                  state: PlanState = "pending") -> int:
         """A plan waiting for a button: Run / Cancel ("pending"), or an answer to its question ("asking")."""
         with self._db.transaction() as db:
-            cur = db.execute(
-                "INSERT INTO plans (channel, thread_ts, request_ts, user, plan, state, created_at) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (channel, thread_ts, request_ts, user, json.dumps(plan.to_json(kept=True)), state, time.time()),
-            )
-            return int(cur.lastrowid or 0)
+            return _inserted(db, 'INSERT INTO plans (channel, thread_ts, request_ts, "user", plan, state, created_at) '
+                             "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                             (channel, thread_ts, request_ts, user, json.dumps(plan.to_json(kept=True)), state,
+                              time.time()))
 
     def set_plan_message(self, plan_id: int, *, message_ts: str, thread_ts: str) -> None:
         with self._db.transaction() as db:
@@ -189,12 +155,10 @@ class Store:
         """Record a run about to be spawned (state "starting", no pid yet): a bot killed between the spawn and
         :meth:`started_run` finds the row on restart and adopts the build from its start record."""
         with self._db.transaction() as db:
-            cur = db.execute(
-                "INSERT INTO runs (host, build, jobs, pid, start, log, exit_file, boot_id, started_at, started_by, "
+            run_id = _inserted(
+                db, "INSERT INTO runs (host, build, jobs, pid, start, log, exit_file, boot_id, started_at, started_by, "
                 "channel, thread_ts, state) VALUES (?, ?, ?, 0, 0, ?, ?, ?, ?, ?, ?, ?, 'starting')",
-                (host, build, jobs, log, exit_file, boot_id, time.time(), started_by, channel, thread_ts),
-            )
-            run_id = int(cur.lastrowid or 0)
+                (host, build, jobs, log, exit_file, boot_id, time.time(), started_by, channel, thread_ts))
         run = self.run(run_id)
         assert run is not None
         return run
@@ -258,7 +222,7 @@ class Store:
               host: str | None = None, build: str | None = None, detail: dict[str, Any] | None = None) -> None:
         with self._db.transaction() as db:
             db.execute(
-                "INSERT INTO audit (at, user, channel, thread_ts, host, build, what, detail) "
+                'INSERT INTO audit (at, "user", channel, thread_ts, host, build, what, detail) '
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 (time.time(), user, channel, thread_ts, host, build, what,
                  json.dumps(detail) if detail is not None else None),
@@ -350,7 +314,8 @@ class Store:
 
     def save_run_memory(self, run_id: int, series: dict[str, Any]) -> None:
         with self._db.transaction() as db:
-            db.execute("INSERT OR REPLACE INTO run_memory (run_id, series) VALUES (?, ?)",
+            db.execute("INSERT INTO run_memory (run_id, series) VALUES (?, ?) "
+                       "ON CONFLICT (run_id) DO UPDATE SET series = excluded.series",
                        (run_id, json.dumps(series, separators=(",", ":"))))
 
     def run_memory(self, run_id: int) -> dict[str, Any] | None:
@@ -361,7 +326,7 @@ class Store:
         """The compilers of a run that rigops has stopped with SIGSTOP (none: all resumed)."""
         with self._db.transaction() as db:
             db.execute("DELETE FROM paused WHERE run_id = ?", (run_id,))
-            db.executemany("INSERT OR IGNORE INTO paused (run_id, pid, start) VALUES (?, ?, ?)",
+            db.executemany("INSERT INTO paused (run_id, pid, start) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
                            [(run_id, pid, start) for pid, start in targets])
 
     def paused(self, run_id: int) -> list[ProcId]:
@@ -375,5 +340,19 @@ def _job_record(text: str) -> tuple[list[int], str | None]:
     return [int(v) for v in data["rss"]], data["label"]
 
 
-def _run(r: sqlite3.Row) -> BuildRun:
-    return BuildRun(**{k: r[k] for k in r.keys()})  # noqa: SIM118 - sqlite3.Row has no __iter__ over keys
+def _run(r: Row) -> BuildRun:
+    return BuildRun(**{k: r[k] for k in r.keys()})  # noqa: SIM118 - a Row iterates over its values
+
+
+def _inserted(db: Connection, sql: str, args: tuple[Any, ...]) -> int:
+    """The id of the row one ``INSERT`` made (``RETURNING id``: both engines have it, not ``lastrowid``)."""
+    return int(db.execute(sql + " RETURNING id", args).fetchall()[0][0])
+
+
+def where(state_dir: Path, *, url: str | None) -> str:
+    """Where the state is, for people: the SQLite file, or the PostgreSQL database without its password."""
+    if url is None:
+        return f"SQLite {state_dir / DB_NAME}"
+    from bot.store.postgres import public_url
+
+    return f"PostgreSQL {public_url(url)}"

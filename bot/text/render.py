@@ -370,11 +370,12 @@ def build_card(run: BuildRun, progress: Progress, *, eta: float | None, peak_use
 
 
 def build_result(run: BuildRun, diagnosis: Diagnosis | None, *, interrupted: str | None = None,
-                 killed: Sequence[OomKill] = ()) -> Message:
+                 killed: Sequence[OomKill] = (), fits: int | None = None) -> Message:
     """The message that says how a build ended, with the first real error, its fix and what to do next; a
     build that was stopped says by whom, or (``interrupted``) what shows it was stopped, never an error;
     ``killed``: the build's processes the kernel's OOM killer killed, as the guard saw them (a log says only
-    "Killed": this says which process it was)."""
+    "Killed": this says which process it was); ``fits``: the -j the OOM guard found would fit, offered
+    instead of half the jobs when it is fewer."""
     who = f" <@{run.started_by}>" if run.started_by else ""
     took = duration((run.ended_at or time.time()) - run.started_at)
     if run.state == "succeeded":
@@ -403,7 +404,8 @@ def build_result(run: BuildRun, diagnosis: Diagnosis | None, *, interrupted: str
         text += f"\n*The kernel's OOM killer killed* {oom_victims(killed)} of this build."
     choices = [choice("Retry", "retry", run.id, style="primary")]
     if diagnosis is not None and diagnosis.category in MEMORY_CATEGORIES and (run.jobs or 0) > 1:
-        choices.append(choice(f"Retry at -j{half_jobs(run.jobs)}", "retry_half", run.id))
+        fewer = min(half_jobs(run.jobs), fits) if fits is not None and fits >= 1 else half_jobs(run.jobs)
+        choices.append(choice(f"Retry at -j{fewer}", "retry_half", f"{run.id}:{fewer}"))
     choices.append(choice("Show log", "show_log", run.id))
     return Message(_clip(text), choices=tuple(choices), group=f"run-{run.id}")
 

@@ -165,9 +165,26 @@ def test_sample_finds_the_limit_a_build_moved_into(agent: Agent, fake_bin: Path,
     wait_until(lambda: bool((cg / "cgroup.procs").read_text().split()), what="the compiler in its cgroup")
     [compiler] = [int(p) for p in (cg / "cgroup.procs").read_text().split()]
     wait_rss(compiler, 8)
-    found = agent.call("sample", roots=[root_of(build)])["cgroup"]
-    assert found["path"].endswith(cg.name) and found["limit"] == 256 * MIB and found["exclusive"] is True
+    sample = agent.call("sample", roots=[root_of(build)])
+    found = sample["cgroup"]
+    assert found["path"].endswith(cg.name), (sample["top_compilers"], Path(f"/proc/{compiler}/cgroup").read_text())
+    assert found["limit"] == 256 * MIB and found["exclusive"] is True
     assert 8 * MIB <= found["working_set"] <= found["current"] and found["peak"] >= found["current"]
+
+
+def test_a_compiler_says_which_compile_job_it_works_for(agent: Agent, fake_bin: Path, cleanup: Cleanup) -> None:
+    """nvcc → sh → cicc, and g++ → cc1plus, under the build's shell: cicc works for nvcc (through nvcc's shell),
+    cc1plus for g++; a compiler the build's shell runs itself is its own job."""
+    script = (f"{fake_bin}/nvcc 1 -- /bin/sh -c '{fake_bin}/cicc 6; :' & "
+              f"{fake_bin}/g++-12 1 -- {fake_bin}/cc1plus 5 & {fake_bin}/ptxas 4 & wait")
+    build = cleanup.popen(subprocess.Popen(["/bin/sh", "-c", script], start_new_session=True))
+    names = {"nvcc", "cicc", "g++", "cc1plus", "ptxas"}
+    wait_until(lambda: {c["name"] for c in agent.call("sample", roots=[root_of(build)], top=10)["top_compilers"]}
+               >= names, what="the compile jobs to start")
+    top = {c["name"]: c for c in agent.call("sample", roots=[root_of(build)], top=10)["top_compilers"]}
+    assert top["cicc"]["job"] == top["nvcc"]["pid"] == top["nvcc"]["job"]
+    assert top["cc1plus"]["job"] == top["g++"]["pid"] == top["g++"]["job"]
+    assert top["ptxas"]["job"] == top["ptxas"]["pid"]
 
 
 def test_cgroup_memory_reads_v2_files(tmp_path: Path) -> None:
@@ -422,3 +439,15 @@ async def test_host_sample_pause_resume(host: Host, fake_bin: Path, build_user: 
         fake.stop(build)
     later = await host.sample(roots=[root], user=build_user)
     assert later.stale_roots == (root,) and later.tree == 0
+
+
+def test_a_compiler_is_named_for_the_program_it_became() -> None:
+    """g++ forks, and its child is seen once before it execs cc1plus (same pid and start): its peak is
+    cc1plus's, never the driver's (the advisor and the guard learn per name)."""
+    watch = agent_module._Watch()
+    child = agent_module.Stat(4242, b"g++", b"R", 4241, 777, 2 * MIB)
+    assert agent_module._follow_peaks(watch, [child]) == []
+    grown = agent_module.Stat(4242, b"cc1plus", b"R", 4241, 777, 190 * MIB)
+    assert agent_module._follow_peaks(watch, [grown]) == []
+    assert agent_module._follow_peaks(watch, []) == [{"pid": 4242, "start": 777, "name": "cc1plus",
+                                                      "peak_rss": 190 * MIB}]

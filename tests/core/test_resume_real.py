@@ -1,0 +1,165 @@
+"""Resume, don't restart, on a real scikit-build-core project: tests/projects/skbuild (eight slow translation
+units and a module, ninja counting [n/9]) installed as the seed was, ``pip install . --no-build-isolation -v``,
+into a venv holding scikit-build-core, CMake and ninja from PyPI, started, killed and started again from chat.
+
+With scikit-build-core's default temporary build directory the second run counts from [1/9] again, and its
+card says so, with the last run's counter and scikit-build-core's fix. With ``-C build-dir=build/{wheel_tag}``
+the second run re-runs CMake's configure, then ninja counts only what is left ([1/5] after four objects), and
+the card says nothing of a restart.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from bot.config import Config
+from bot.slack.app import RigopsApp
+from bot.store import BuildRun
+from slackemu import SlackEmulator, text_of
+from tests.harness import OPS, make_config, running_app
+from tests.scenario import thread_text, wait_done
+from tests.waiting import eventually
+
+PROJECT = Path(__file__).resolve().parents[1] / "projects" / "skbuild"
+DEMO = Path(__file__).resolve().parents[2] / "examples" / "demo" / "src"
+STEPS = 9          # eight objects and the module
+KILL_FROM = 4      # the card shows at least [4/9]: past about half of the compile time, four units still to go
+INSTALL = "{pip} --python {python} install . --no-build-isolation -v"
+KEPT = " -C build-dir=build/{wheel_tag}"  # scikit-build-core's placeholder: rigops replaces only {jobs}
+RUNNING = " — running · "  # in a card's first line while the build runs
+COUNTER = re.compile(r"^\s*\[(\d+)/(\d+)\] ", re.M)
+
+pytestmark = [pytest.mark.skipif(shutil.which("g++") is None, reason="needs g++"),
+              pytest.mark.timeout(180)]  # a busy machine; ~35 s on an idle one
+
+
+@pytest.fixture(scope="module")
+def skbuild_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A fresh venv's python with scikit-build-core, CMake and ninja from PyPI (this venv's pip installs them, a
+    few seconds from pip's cache); skips when they cannot be installed."""
+    venv = tmp_path_factory.mktemp("skbuild") / "venv"
+    base = getattr(sys, "_base_executable", sys.executable)
+    subprocess.run([base, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=60)
+    python = venv / "bin" / "python"
+    install = [sys.executable, "-m", "pip", "--python", str(python), "install", "-q", "--disable-pip-version-check",
+               "--timeout", "15", "--retries", "1", "scikit-build-core", "cmake", "ninja"]
+    done = subprocess.run(install, capture_output=True, text=True, timeout=240, check=False)
+    if done.returncode != 0:
+        said = (done.stderr.strip().splitlines() or ["no output"])[-1]
+        pytest.skip(f"needs scikit-build-core, cmake and ninja from PyPI, which pip could not install here: {said}")
+    return python
+
+
+def config(tmp_path: Path, python: Path, *, keep_build_dir: bool) -> Config:
+    """b200 is this machine; its one build is a copy of the project, installed into ``python``'s venv."""
+    workdir = tmp_path / "skbuild"
+    shutil.copytree(PROJECT, workdir)
+    command = INSTALL.format(pip=f"{sys.executable} -m pip", python=python) + (KEPT if keep_build_dir else "")
+    env = {"SKBUILD_CMAKE_DEFINE": f"DEMO_SRC={DEMO}", "PIP_NO_INDEX": "1", "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
+    return make_config({"b200": {"address": "local", "builds": {"skheavy": {
+        "workdir": str(workdir), "command": command, "env": env,
+        "jobs": 2, "log_dir": str(tmp_path / "logs")}}}}, confirm=False)
+
+
+def card_of(emu: SlackEmulator, root: str, run: int) -> str:
+    return next((text_of(m) for m in emu.thread(OPS, root) if f"· run {run}" in text_of(m)), "")
+
+
+def told_or_past(card: str) -> str | None:
+    """The card once it says the build started again, or once the build is past its first steps without
+    having said so (the note comes with the first counter, so it is not coming any more)."""
+    m = re.search(r"\[(\d+)/\d+\]", card)
+    return card if "started again" in card or (m and int(m[1]) > 2) or "running" not in card else None
+
+
+def counters(log: str) -> list[tuple[int, int]]:
+    """The ninja counters of a build's log, in order: (done, total)."""
+    return [(int(m[1]), int(m[2])) for m in COUNTER.finditer(Path(log).read_text(errors="replace"))]
+
+
+async def run_in(app: RigopsApp, run_id: int, *, states: tuple[str, ...], timeout: float) -> BuildRun:
+    """Run ``run_id`` once it is in one of ``states``."""
+    store = app.core.store
+
+    def found() -> BuildRun | None:
+        run = store.run(run_id)
+        return run if run is not None and run.state in states else None
+
+    got: BuildRun = await eventually(found, timeout=timeout, what=f"run {run_id} {' or '.join(states)}")
+    return got
+
+
+async def kill(emu: SlackEmulator, root: str) -> None:
+    """Say "kill it" in the thread and wait until rigops is done stopping the build."""
+    said = await emu.send_message("kill it", channel=OPS, thread_ts=root)
+    assert await wait_done(emu, OPS, str(said["ts"]), timeout=60) == "white_check_mark", thread_text(emu, OPS, root)
+
+
+async def kill_halfway(emu: SlackEmulator, app: RigopsApp, root: str, run: int) -> BuildRun:
+    """Once run ``run``'s card shows [KILL_FROM/9] or further, "kill it" in the thread; the stopped run."""
+    def far_enough_or_ended() -> str | None:
+        card = card_of(emu, root, run)
+        m = re.search(rf"\[(\d+)/{STEPS}\]", card)
+        return card if (m and int(m[1]) >= KILL_FROM) or (card and RUNNING not in card) else None
+
+    if RUNNING not in await emu.wait_for(far_enough_or_ended, timeout=90):
+        ended = app.core.store.run(run)
+        log = Path(ended.log).read_text(errors="replace").splitlines() if ended else []
+        raise AssertionError(f"run {run} ended before the kill:\n{thread_text(emu, OPS, root)}\n--- its log's end ---\n"
+                             + "\n".join(log[-25:]))
+    await kill(emu, root)
+    stopped = await run_in(app, run, states=("stopped", "succeeded", "failed"), timeout=30)
+    assert stopped.state == "stopped", f"run {run} {stopped.state}:\n{thread_text(emu, OPS, root)}"
+    return stopped
+
+
+async def test_a_restart_of_a_real_pip_install_from_scratch_says_so_and_how_to_resume(
+        emulator: SlackEmulator, tmp_path: Path, state_dir: Path, skbuild_python: Path) -> None:
+    async with running_app(emulator, config(tmp_path, skbuild_python, keep_build_dir=False), state_dir) as app:
+        root = str((await emulator.send_message("rebuild -j2", channel=OPS))["ts"])
+        first = await kill_halfway(emulator, app, root, 1)
+        await emulator.send_message("rebuild -j2", channel=OPS, thread_ts=root)
+        card = await emulator.wait_for(lambda: told_or_past(card_of(emulator, root, 2)), timeout=90)
+        await kill(emulator, root)  # the card said what it says: no need to finish the build
+        second = await run_in(app, 2, states=("stopped", "succeeded", "failed"), timeout=30)
+
+    before, again = counters(first.log), counters(second.log)
+    print(f"\nrun 1 counted {before[0]} .. {before[-1]}; run 2 began {again[:2]}\n--- card ---\n{card}")
+    assert before[0] == (1, STEPS) and again[0] == (1, STEPS), (before, again)  # a fresh temporary build dir
+    reached = f"[{before[-1][0]}/{STEPS}]"
+    assert f":repeat: started again from [1/{STEPS}]; the last run reached {reached} — its build directory was " \
+           "not kept." in card, card
+    assert "`pip install . -C build-dir=build/{wheel_tag}`" in card and "[tool.scikit-build]" in card, card
+    assert "started again" not in card_of(emulator, root, 1)
+
+
+async def test_a_restart_of_a_real_pip_install_in_a_kept_build_dir_resumes_and_claims_no_restart(
+        emulator: SlackEmulator, tmp_path: Path, state_dir: Path, skbuild_python: Path) -> None:
+    async with running_app(emulator, config(tmp_path, skbuild_python, keep_build_dir=True), state_dir) as app:
+        root = str((await emulator.send_message("rebuild -j2", channel=OPS))["ts"])
+        first = await kill_halfway(emulator, app, root, 1)
+        built = sorted((tmp_path / "skbuild" / "build").glob("*/CMakeFiles/skheavy.dir/src/*.o"))
+        await emulator.send_message("rebuild -j2", channel=OPS, thread_ts=root)
+        second = await run_in(app, 2, states=("stopped", "succeeded", "failed"), timeout=90)
+        card = await emulator.wait_for(lambda: (c := card_of(emulator, root, 2)) and "succeeded" in c and c,
+                                       timeout=30)
+
+    before, after = counters(first.log), counters(second.log)
+    log = Path(second.log).read_text(errors="replace")
+    print(f"\nrun 1 counted {before[0]} .. {before[-1]}, leaving {len(built)} objects; run 2 counted {after}"
+          f"\n--- card ---\n{card}")
+    assert second.state == "succeeded", log
+    # Ninja counts only what is left: the module and the objects it had not recorded as built. It records an
+    # object before pip relays its counter line, and a compiler may finish just before the kill; so what is left
+    # is at most what run 1's log had not counted, and at least what is not on disk.
+    left = after[0][1]
+    assert after[0][0] == 1 and after[-1] == (left, left), after
+    assert STEPS - len(built) <= left <= STEPS - before[-1][0] < STEPS, (before, built, after)
+    assert "-- Configuring done" in log and "*** Building project with Ninja..." in log  # configure ran again
+    assert f"[{left}/{left}]" in card and "started again" not in card and "build directory" not in card, card
