@@ -18,6 +18,12 @@ slack-bolt ``AsyncApp`` + ``AsyncSocketModeHandler`` talk to it unchanged:
   wait and go out on the next connection; an ``events_api`` envelope that was delivered
   but not acked when its connection died is delivered again with ``retry_attempt`` + 1
   and ``retry_reason`` ``"timeout"`` (same envelope id, same event_id), as Slack retries.
+  Like Slack, it holds up to :data:`MAX_CONNECTIONS` (10) connections at once and gives
+  each envelope to ONE of them, never to all: round robin over the open ones (Slack
+  promises no order; bolt-python#448: "each event to only 1 random connection"). With
+  ``ack_timeout`` set (Slack's is :data:`SLACK_ACK_TIMEOUT`, 3 s), an ``events_api``
+  envelope not acked in time is retried too, on a connection that has not had it if
+  one is open; after :data:`MAX_RETRIES` retries it is given up (:attr:`abandoned`).
 * ``/upload/<file_id>`` (files_upload_v2's step 2), ``/files/<id>/<name>`` (url_private)
   and ``/response/<id>`` (``response_url`` of slash commands and clicks).
 
@@ -53,6 +59,9 @@ from slackemu.payloads import JSON, render_blocks
 from slackemu.tiers import RateTiers, Tier
 
 __all__ = [
+    "MAX_CONNECTIONS",
+    "MAX_RETRIES",
+    "SLACK_ACK_TIMEOUT",
     "Ack",
     "ApiCall",
     "Edit",
@@ -70,6 +79,23 @@ _HOST = "127.0.0.1"
 _MANIFEST = Path(__file__).resolve().parent.parent / "manifests" / "rigops.json"
 _FIRST_TS = 1_700_000_000
 _LIST_LIMIT = 1000  # conversations.list: the most one page holds
+
+# Socket Mode, as Slack documents or its SDK maintainers state it:
+# - an app holds at most 10 connections (slackapi/bolt-js#2225: "each Slack app ID is allowed a maximum of 10
+#   concurrent websocket (socket-mode) connections"). apps.connections.open lists no error for this (its docs:
+#   docs.slack.dev/reference/methods/apps.connections.open); Slack answers on the socket instead, with
+#   {"type": "disconnect", "reason": "too_many_websockets"} (the frame logged in slackapi/bolt-js#2238), and so
+#   does the emulator: the URL is handed out, the 11th socket gets that frame and is closed.
+# - each envelope goes to one open connection, not to all (bolt-python#448, #1071: "delivers to any of the active
+#   connections and does retries for Events API messages"); only events_api envelopes are retried. Slack does not
+#   retry a slash command or a click: the person sees a timeout error instead.
+# - an envelope must be acked within 3 seconds; a retry carries "retry_attempt": n and "retry_reason": "timeout"
+#   (java-slack-sdk EventContext: '"retry_reason": "timeout", in Socket Mode'), and Slack retries an event 3 times
+#   (the Events API's policy: "nearly immediately", after 1 minute, after 5 minutes). The emulator retries at once;
+#   it does not wait the minutes, so that a test of a retry need not.
+MAX_CONNECTIONS = 10
+SLACK_ACK_TIMEOUT = 3.0
+MAX_RETRIES = 3
 
 
 # --------------------------------------------------------------------------- records
@@ -112,6 +138,7 @@ class Envelope:
     delivered_at: float | None = None
     deliveries: int = 0
     context: dict[str, Any] = field(default_factory=dict)
+    connections: list[int] = field(default_factory=list)  # the connection (its number) of each delivery, in order
 
     def to_message(self) -> JSON:
         return P.envelope(
@@ -290,11 +317,15 @@ class SlackEmulator:
         scopes: tuple[str, ...] | None = None,
         escape_slash: bool | None = None,
         tiers: Mapping[str, Tier] | None = None,
+        ack_timeout: float | None = None,
     ) -> None:
         """``scopes`` (what ``x-oauth-scopes`` reports) and ``escape_slash`` (Slack's "escape channels, users,
         and links" of a slash command) default to what manifests/rigops.json says. ``tiers`` (e.g.
         :data:`slackemu.tiers.SLACK_TIERS`) makes it answer calls past a method's rate tier with 429; without,
-        every call is served, so that a test about something else does not depend on how fast it runs."""
+        every call is served, so that a test about something else does not depend on how fast it runs.
+        ``ack_timeout`` (e.g. :data:`SLACK_ACK_TIMEOUT`) retries an event not acked within that many seconds, as
+        Slack does; without, an event is retried only when its connection closes before acking it, so that a test
+        on a loaded machine does not see a retry it did not ask for."""
         manifest = _manifest()
         self.scopes = scopes if scopes is not None else _manifest_scopes(manifest)
         self.escape_slash = escape_slash  # None: per command, as the manifest says (off for others)
@@ -320,7 +351,10 @@ class SlackEmulator:
         self.files: dict[str, UploadedFile] = {}
         self.refused: list[str] = []  # the error of every message or view refused for its content or thread
         self.redeliver_unacked = True
+        self.ack_timeout = ack_timeout
         self.connections_opened = 0
+        self.refused_connections = 0  # sockets turned away with too_many_websockets
+        self.abandoned: list[str] = []  # envelope ids Slack would give up on: MAX_RETRIES retries, never acked
         self.pings = 0
         self.rate_tiers = RateTiers(tiers) if tiers is not None else None
 
@@ -337,6 +371,9 @@ class SlackEmulator:
         self._acked: dict[str, dict[str, Any]] = {}
         self._pending: deque[Envelope] = deque()
         self._conns: list[_Conn] = []
+        self._turns = itertools.count()  # round robin over the open connections
+        self._ack_timers: dict[str, asyncio.TimerHandle] = {}
+        self._timeouts: set[asyncio.Task[None]] = set()
         self._ts_counter = itertools.count(1)
         self._ids = itertools.count(1)
         self._cond = asyncio.Condition()
@@ -367,6 +404,11 @@ class SlackEmulator:
         self._started_at = time.monotonic()
 
     async def stop(self) -> None:
+        for timer in self._ack_timers.values():
+            timer.cancel()
+        self._ack_timers.clear()
+        for task in list(self._timeouts):
+            task.cancel()
         for conn in list(self._conns):
             conn.closed = True
             await conn.ws.close()
@@ -547,6 +589,15 @@ class SlackEmulator:
     def connection_count(self) -> int:
         return sum(1 for c in self._conns if not c.closed)
 
+    @property
+    def open_connections(self) -> list[int]:
+        """The numbers of the connections envelopes go to now (``hello``'s ``debug_info.host`` ends with it)."""
+        return [c.number for c in self._live_conns()]
+
+    def delivered_on(self, connection: int) -> list[str]:
+        """The envelope ids delivered on connection number ``connection``, retries included, oldest first."""
+        return [e.envelope_id for e in self.envelopes.values() for n in e.connections if n == connection]
+
     async def wait_for(self, predicate: Callable[[], object], timeout: float = 10.0) -> Any:
         """Wait until ``predicate()`` is truthy and return its value.
 
@@ -578,7 +629,7 @@ class SlackEmulator:
         )
         for env in list(self.envelopes.values())[-5:]:
             state = "acked" if env.envelope_id in self._acked else f"delivered x{env.deliveries}"
-            lines.append(f"  {env.type} {env.envelope_id} {state}")
+            lines.append(f"  {env.type} {env.envelope_id} {state} on connections {env.connections}")
         return "\n".join(lines)
 
     # ------------------------------------------------------------------ failure injection
@@ -1108,10 +1159,21 @@ class SlackEmulator:
     # ------------------------------------------------------------------ Socket Mode server
 
     def _live_conn(self) -> _Conn | None:
-        for conn in reversed(self._conns):
-            if not conn.closed and not conn.draining and not conn.ws.closed:
-                return conn
-        return None
+        live = self._live_conns()
+        return live[-1] if live else None
+
+    def _live_conns(self) -> list[_Conn]:
+        """The connections an envelope may go to: open, and not told to go (``disconnect``)."""
+        return [c for c in self._conns if not c.closed and not c.draining and not c.ws.closed]
+
+    def _choose_conn(self, env: Envelope) -> _Conn | None:
+        """One open connection for this envelope, in turn; a retry goes to one that has not had it, if any."""
+        live = self._live_conns()
+        fresh = [c for c in live if c.number not in env.connections]
+        candidates = fresh or live
+        if not candidates:
+            return None
+        return candidates[next(self._turns) % len(candidates)]
 
     async def _http_link(self, request: web.Request) -> web.StreamResponse:
         ticket = request.query.get("ticket", "")
@@ -1119,6 +1181,8 @@ class SlackEmulator:
             return web.Response(status=401, text="invalid ticket; call apps.connections.open")
         ws = web.WebSocketResponse(autoping=False)
         await ws.prepare(request)
+        if self.connection_count >= MAX_CONNECTIONS:
+            return await self._refuse_connection(ws)
         self.connections_opened += 1
         conn = _Conn(ws=ws, request=request, number=self.connections_opened)
         self._conns.append(conn)
@@ -1147,22 +1211,68 @@ class SlackEmulator:
             await self._connection_closed(conn)
         return ws
 
+    async def _refuse_connection(self, ws: web.WebSocketResponse) -> web.WebSocketResponse:
+        """Slack's answer to an 11th socket: a ``too_many_websockets`` disconnect, then the socket closes."""
+        self.refused_connections += 1
+        try:
+            await ws.send_str(json.dumps(P.disconnect(reason="too_many_websockets", host="emulator-link-refused")))
+            await ws.close()
+        except (ConnectionError, RuntimeError) as e:
+            log.debug("refused socket mode connection ended: %s", e)
+        await self._notify()
+        return ws
+
     async def _connection_closed(self, conn: _Conn) -> None:
         conn.closed = True
         if conn in self._conns:
             self._conns.remove(conn)
         if self.redeliver_unacked:
-            lost = [
-                self.envelopes[eid]
-                for eid in conn.delivered
-                if eid not in self._acked and self.envelopes[eid].type == "events_api"
-            ]
-            queued = {e.envelope_id for e in self._pending}
+            lost = [self.envelopes[eid] for eid in conn.delivered if self._outstanding_on(self.envelopes[eid], conn)]
             for env in sorted(lost, key=lambda e: e.queued_at, reverse=True):
-                if env.envelope_id not in queued:
-                    env.retry_attempt = (env.retry_attempt or 0) + 1
-                    env.retry_reason = "timeout"
-                    self._pending.appendleft(env)
+                self._retry(env)
+        await self._flush()
+        await self._notify()
+
+    def _outstanding_on(self, env: Envelope, conn: _Conn) -> bool:
+        """Delivered last on ``conn``, not acked, and an event (the only envelopes Slack retries)."""
+        return (
+            env.envelope_id not in self._acked
+            and env.type == "events_api"
+            and bool(env.connections)
+            and env.connections[-1] == conn.number
+            and env not in self._pending
+        )
+
+    def _retry(self, env: Envelope) -> None:
+        """Queue ``env`` again first, as Slack's next retry; or give it up after MAX_RETRIES."""
+        timer = self._ack_timers.pop(env.envelope_id, None)
+        if timer is not None:
+            timer.cancel()
+        if (env.retry_attempt or 0) >= MAX_RETRIES:
+            if env.envelope_id not in self.abandoned:
+                self.abandoned.append(env.envelope_id)
+            return
+        env.retry_attempt = (env.retry_attempt or 0) + 1
+        env.retry_reason = "timeout"
+        self._pending.appendleft(env)
+
+    def _start_ack_timer(self, env: Envelope, conn: _Conn) -> None:
+        if self.ack_timeout is None or env.type != "events_api" or env.envelope_id in self._acked:
+            return
+        loop = asyncio.get_running_loop()
+        self._ack_timers[env.envelope_id] = loop.call_later(self.ack_timeout, self._ack_timed_out, env, conn)
+
+    def _ack_timed_out(self, env: Envelope, conn: _Conn) -> None:
+        self._ack_timers.pop(env.envelope_id, None)
+        if not self._outstanding_on(env, conn):
+            return
+        conn.delivered.discard(env.envelope_id)
+        self._retry(env)
+        task = asyncio.ensure_future(self._flush_and_notify())
+        self._timeouts.add(task)
+        task.add_done_callback(self._timeouts.discard)
+
+    async def _flush_and_notify(self) -> None:
         await self._flush()
         await self._notify()
 
@@ -1178,6 +1288,9 @@ class SlackEmulator:
                 Ack(eid, payload if isinstance(payload, dict) else None, time.monotonic(), frame)
             )
             self._acked.setdefault(eid, frame)
+            timer = self._ack_timers.pop(eid, None)
+            if timer is not None:
+                timer.cancel()
             env = self.envelopes.get(eid)
             if env is not None and env.type == "slash_commands" and isinstance(payload, dict) and payload:
                 try:
@@ -1191,22 +1304,30 @@ class SlackEmulator:
     async def _flush(self) -> None:
         async with self._deliver_lock:
             while self._pending:
-                conn = self._live_conn()
-                if conn is None:
-                    return
                 env = self._pending[0]
                 if env.envelope_id in self._acked:
                     self._pending.popleft()
                     continue
+                conn = self._choose_conn(env)
+                if conn is None:
+                    return
+                # recorded before the send: a close noticed meanwhile must see this envelope to retry it
+                self._pending.popleft()
+                env.deliveries += 1
+                env.delivered_at = time.monotonic()
+                env.connections.append(conn.number)
+                conn.delivered.add(env.envelope_id)
                 try:
                     await conn.ws.send_str(json.dumps(env.to_message()))
                 except (ConnectionError, RuntimeError):
                     conn.closed = True
+                    conn.delivered.discard(env.envelope_id)
+                    if env not in self._pending:  # never sent, and its connection's close did not queue it again
+                        env.deliveries -= 1
+                        env.connections.pop()
+                        self._pending.appendleft(env)
                     continue
-                self._pending.popleft()
-                env.deliveries += 1
-                env.delivered_at = time.monotonic()
-                conn.delivered.add(env.envelope_id)
+                self._start_ack_timer(env, conn)
 
     async def _dispatch(self, env: Envelope) -> str:
         env.queued_at = time.monotonic()

@@ -347,7 +347,12 @@ async def test_two_bots_on_one_state_dir_post_once(emulator: SlackEmulator, stat
                  f"print(SchedulerLock(Path({str(state_dir / LOCK_NAME)!r})).acquire())"],
                 capture_output=True, text=True, timeout=60, cwd=Path(__file__).parents[2])
             assert other_process.stdout.strip() == "False", other_process.stderr
-            await schedule(emulator, second, 'add "every 30m" b200 <#C0DIGEST>')
+            # each command goes to one of the two connections, as Slack does: whichever bot gets it adds it
+            done = (first.core.activity.finished, second.core.activity.finished)
+            await emulator.send_slash('schedule add "every 30m" b200 <#C0DIGEST>', channel=OPS, user=ADMIN)
+            await eventually(lambda: (first.core.activity.finished, second.core.activity.finished) != done,
+                             timeout=20, what="one bot to add the schedule")
+            await eventually(lambda: len(runner(first).list()) == 1, timeout=20, what="the schedule in the state")
             fire(first, "1")
             await eventually(lambda: runner(first).runs == 1, timeout=20, what="the first bot's run")
             await runner(second).tick()  # the paused one tries the lock again, and still does not run
