@@ -74,7 +74,9 @@ async def test_a_real_build_in_a_memory_limit_is_told_in_that_limit(
         assert "of its 560Mi memory limit" in text_of(card), text_of(card)
         await emulator.wait_for(lambda: store.job_memory_runs("b200", "hello"), timeout=20)  # kept after the post
         peaks = store.job_memory("b200", "hello")
-        assert len(peaks) == 2 * UNITS and sorted(peaks)[UNITS] > 100 * MIB > sorted(peaks)[UNITS - 1], peaks
+        # a cc1plus per unit; the rest are g++ drivers (and a g++ child seen before it exec'd its assembler)
+        assert len([p for p in peaks if p > 100 * MIB]) == UNITS, peaks
+        assert all(p < 20 * MIB for p in peaks if p <= 100 * MIB), peaks
         kinds = store.job_memory_by_name("b200", "hello")
         assert kinds.keys() == {"g++", "cc1plus"} and kinds["g++"] < 20 * MIB < 100 * MIB < kinds["cc1plus"]
         assert store.job_memory_limit("b200", "hello") == LIMIT
