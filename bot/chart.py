@@ -79,6 +79,11 @@ class MemorySeries:
         return len(self.points)
 
     @property
+    def total(self) -> int:
+        """The memory the build lives in, as the last point saw it: its limit, or the host's (0 before any)."""
+        return self.points[-1].total if self.points else 0
+
+    @property
     def peak_used(self) -> int:
         """The most memory in use (total - available) at any point, in bytes."""
         return max((p.total - p.available for p in self.points), default=0)

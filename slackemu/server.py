@@ -686,11 +686,15 @@ class SlackEmulator:
     def _thread_root(self, channel: str, thread_ts: str | None) -> str | None:
         if not thread_ts:
             return None
+        parent = self._message_or_none(channel, str(thread_ts))
+        return str(thread_ts) if parent is None else parent.thread_ts or parent.ts
+
+    def _message_or_none(self, channel: str, ts: str) -> _Stored | None:
+        """The channel's message at ``ts`` (not an ephemeral one), or None when there is none."""
         try:
-            parent = self._find(channel, str(thread_ts), ephemeral=False)
+            return self._find(channel, ts, ephemeral=False)
         except _ApiError:
-            return str(thread_ts)
-        return parent.thread_ts or parent.ts
+            return None
 
     def _thread_parent(self, channel: str, thread_ts: Any) -> str | None:
         """The thread a bot's post goes in. Slack threads only under top-level messages, and its docs say never
@@ -698,9 +702,8 @@ class SlackEmulator:
         reply is deleted): the emulator refuses it (``invalid_thread_ts``) so that such a bug shows."""
         if not thread_ts:
             return None
-        try:
-            parent = self._find(channel, str(thread_ts), ephemeral=False)
-        except _ApiError:
+        parent = self._message_or_none(channel, str(thread_ts))
+        if parent is None:
             return str(thread_ts)
         if parent.thread_ts is not None and parent.thread_ts != parent.ts:
             self._refuse("invalid_thread_ts")

@@ -287,11 +287,11 @@ class Follower:
             return
         guard = self.guards.get(state.run.id)  # its samples hold the memory the card shows
         run = self.services.store.run(state.run.id) if final else state.run  # a stop says who asked for it
-        memory = guard.frame if guard else None
-        text = render.build_card(run or state.run, progress, eta=eta, peak_used=guard.peak_used if guard else 0,
+        series = guard.series if guard else None  # in the build's memory limit once a sample showed one
+        text = render.build_card(run or state.run, progress, eta=eta, peak_used=series.peak_used if series else 0,
                                  peak_tools=guard.peak_tools if guard else 0,
-                                 total_memory=memory.total if memory else 0, final=final,
-                                 limited=memory is not None and memory.scope == "cgroup",
+                                 total_memory=series.total if series else 0, final=final,
+                                 limited=series is not None and series.limited,
                                  memory_note=self.guards.note(state.run.id), others=self.guards.others(state.run.id),
                                  unreachable_since=state.lost_at, last_seen=state.seen_at or None,
                                  restarted=state.restarted)

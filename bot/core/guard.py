@@ -23,7 +23,7 @@ from bot.chart import MemorySeries, render_memory_chart
 from bot.core.talk import Conversation
 from bot.errors import HostError, RigopsError
 from bot.hosts.models import ProcId, Sample
-from bot.oom import Alert, BuildUsage, Frame, OomKill, OomWatch, Thresholds, frame, headroom
+from bot.oom import Alert, BuildUsage, OomKill, OomWatch, Thresholds, headroom
 from bot.plan import Plan, Step
 from bot.services import Services
 from bot.store import BuildRun
@@ -51,9 +51,7 @@ class Guard:
     peaks: JobMemory = field(default_factory=JobMemory)
     series: MemorySeries = field(default_factory=MemorySeries)
     last: Sample | None = None
-    frame: Frame | None = None  # the memory the build lives in: its cgroup's limit, or the host's, as last seen
-    peak_used: int = 0  # the most memory in use in that frame, and by the build's tools, in any sample
-    peak_tools: int = 0
+    peak_tools: int = 0  # the most memory the build's tools held in any sample (the series has the rest)
     alert: Alert | None = None
     alert_ts: str | None = None
     ignored_by: str | None = None
@@ -153,7 +151,7 @@ class Guards:
             await self._resume(guard, why=guard_text.BUILD_ENDED, post=False)
         with contextlib.suppress(RigopsError):  # the state or the host failing must not lose the result
             if run.state in ("succeeded", "failed"):  # a stopped build's compilers died before their peaks
-                limit = guard.frame.total if guard.frame is not None and guard.frame.scope == "cgroup" else None
+                limit = guard.series.total if guard.series.limited else None
                 self.services.store.record_job_memory(run.host, run.build, guard.peaks.values,
                                                       label=guard.peaks.label, limit=limit,
                                                       by_name=guard.peaks.by_name)
@@ -218,14 +216,6 @@ class Guards:
     async def _feed(self, guard: Guard, sample: Sample) -> None:
         found = guard.watch.feed(sample)
         guard.last = sample
-        seen = frame(sample)
-        if guard.frame is not None and guard.frame.scope != seen.scope:
-            if seen.scope == "host":  # the limit unread (the build's root just ended): still the build's frame
-                seen = guard.frame
-            else:  # the build's limit came into view: its peak is of the limit, not the host
-                guard.peak_used = 0
-        guard.frame = seen
-        guard.peak_used = max(guard.peak_used, seen.used)
         guard.peak_tools = max(guard.peak_tools, sample.drivers.rss + sample.compilers.rss + sample.linkers.rss)
         guard.peaks.add(sample)
         guard.series.add(sample)

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import re
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
@@ -22,6 +21,7 @@ from bot.config import Config
 from bot.slack.app import RigopsApp
 from bot.store import BuildRun
 from slackemu import SlackEmulator, text_of
+from tests.fakes.venvs import venv_with
 from tests.harness import OPS, make_config, running_app
 from tests.scenario import thread_text, wait_done
 from tests.waiting import eventually
@@ -43,16 +43,7 @@ pytestmark = [pytest.mark.skipif(shutil.which("g++") is None, reason="needs g++"
 def skbuild_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A fresh venv's python with scikit-build-core, CMake and ninja from PyPI (this venv's pip installs them, a
     few seconds from pip's cache); skips when they cannot be installed."""
-    venv = tmp_path_factory.mktemp("skbuild") / "venv"
-    base = getattr(sys, "_base_executable", sys.executable)
-    subprocess.run([base, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=60)
-    python = venv / "bin" / "python"
-    install = [sys.executable, "-m", "pip", "--python", str(python), "install", "-q", "--disable-pip-version-check",
-               "--timeout", "15", "--retries", "1", "scikit-build-core", "cmake", "ninja"]
-    done = subprocess.run(install, capture_output=True, text=True, timeout=240, check=False)
-    if done.returncode != 0:
-        said = (done.stderr.strip().splitlines() or ["no output"])[-1]
-        pytest.skip(f"needs scikit-build-core, cmake and ninja from PyPI, which pip could not install here: {said}")
+    python = venv_with(tmp_path_factory.mktemp("skbuild"), "scikit-build-core", "cmake", "ninja")
     return python
 
 

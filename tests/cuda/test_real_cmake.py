@@ -16,6 +16,7 @@ import pytest
 
 from bot.diagnose import diagnose
 from tests.cuda.test_real_nvcc import ENV, only_line, run
+from tests.fakes.venvs import venv_with
 
 PYPROJECT = """[build-system]
 requires = ["scikit-build-core"]
@@ -37,17 +38,8 @@ POLICY_REMOVED = re.compile(r"^ +Compatibility with CMake < (?P<version>[\d.]+) 
 def cmake4_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A fresh venv's python with scikit-build-core and CMake >= 4 from PyPI (this venv's pip installs them,
     which takes a few seconds from pip's cache); skips when the index cannot be reached."""
-    venv = tmp_path_factory.mktemp("cmake4") / "venv"
-    base = getattr(sys, "_base_executable", sys.executable)
-    subprocess.run([base, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=60)
-    python = venv / "bin" / "python"
-    install = [sys.executable, "-m", "pip", "--python", str(python), "install", "-q", "--disable-pip-version-check",
-               "--timeout", "15", "--retries", "1", "scikit-build-core", "cmake>=4"]
-    done = subprocess.run(install, capture_output=True, text=True, timeout=240, check=False)
-    if done.returncode != 0:
-        said = (done.stderr.strip().splitlines() or ["no output"])[-1]
-        pytest.skip(f"needs scikit-build-core and CMake >= 4 from PyPI, which pip could not install here: {said}")
-    version = subprocess.run([str(venv / "bin" / "cmake"), "--version"], capture_output=True, text=True,
+    python = venv_with(tmp_path_factory.mktemp("cmake4"), "scikit-build-core", "cmake>=4")
+    version = subprocess.run([str(python.parent / "cmake"), "--version"], capture_output=True, text=True,
                              timeout=30, check=True).stdout
     assert re.match(r"cmake version [4-9]\.", version), version
     return python
