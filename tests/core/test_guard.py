@@ -211,7 +211,7 @@ async def test_resume_now_lets_paused_compilers_go_on_while_memory_is_still_tigh
         await emulator.click(alert.ts, PAUSE_ACTION, user=OPERATOR, value=str(run.id))
         paused = await wait_text(emulator, root, "paused the 1 heaviest compiler")
         assert action_ids(paused) == [RESUME_ACTION]
-        stopped = [p for p in members(build_cg) if state_of(p) == "T"]
+        stopped = await emulator.wait_for(lambda: [p for p in members(build_cg) if state_of(p) == "T"], timeout=10)
         assert len(stopped) == 1
 
         await emulator.click(paused.ts, RESUME_ACTION, user=VIEWER, value=str(run.id))
@@ -347,7 +347,7 @@ async def test_compilers_left_paused_by_a_dead_bot_are_resumed_when_it_comes_bac
         state.set_paused(run.id, compilers)
     finally:
         state.close()
-    assert all(state_of(pid) == "T" for pid, _ in compilers)
+    await emulator.wait_for(lambda: all(state_of(pid) == "T" for pid, _ in compilers), timeout=10)
     async with running_app(emulator, cfg, state_dir) as app:
         told = await wait_text(emulator, root, "Resumed 2 paused compilers")
         assert "paused by a rigops that stopped" in told.text
