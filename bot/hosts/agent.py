@@ -70,7 +70,8 @@ pause / resume {targets: [[pid, start]...], user=null (= the agent's user)} -> S
 sample {roots=[] ([pid, start] of the build's trees), spare=[] (roots of other builds' trees), user=null (the
     build user), cgroup=true} -> time, mem_total, mem_available, swap_total, swap_free, psi
     ({some,full}_{avg10,avg60,total} from /proc/pressure/memory) | null, classes {driver|compiler|linker:
-    {count, rss, max_rss}} over the processes in the trees or owned by user, never those in a spare root's
+    {count, rss, max_rss}} over the processes in the trees or owned by user (the user's outside the trees: those a
+    full /proc scan at most FULL_SCAN_EVERY=10 s old found, as they are now), never those in a spare root's
     tree (drivers: ninja make gmake cmake; linkers: ld ld.gold ld.lld collect2;
     compilers: COMPILER_NAMES), top_compilers (`top`=5 by RSS) [{pid, ppid, name, user, rss, start, job (pid
     of the compile job's driver: its outermost compiler ancestor, through shells; itself when none)}],
@@ -83,8 +84,9 @@ sample {roots=[] ([pid, start] of the build's trees), spare=[] (roots of other b
     in_tree (victim was in the trees at this or the last sample), spared_by ([pid, start] of the spare root
     whose tree held the victim then, else null), line}] (OOM kills logged since this build's last sample; []
     on its first) | null (neither /dev/kmsg nor dmesg readable), tree (process count), stale_roots, others
-    [{root, tools, compilers, rss}] (the build tools in each spare root's tree, where it has any). Per-build
-    state is kept for the last 32 (roots, user) pairs.
+    [{root, tools, compilers, rss}] (the build tools in each spare root's tree, where it has any), scan_age
+    (seconds since that full scan began; 0 when this sample made it: a build's first sample always does).
+    Per-build state is kept for the last 32 (roots, user) pairs.
 """
 
 from __future__ import annotations
@@ -104,6 +106,7 @@ import sys
 import threading
 import time
 import traceback
+from collections.abc import Callable
 from stat import S_ISREG as stat_is_reg
 from typing import Any
 
@@ -758,13 +761,14 @@ def _proc_entry(st: Stat, name: str, uid: int | None) -> dict[str, Any]:
 JOB_DEPTH = 8  # how far up a compiler's parents the driver of its compile job is looked for
 
 
-def job_of(st: Stat, by_pid: dict[int, Stat]) -> int:
+def job_of(st: Stat, lookup: Callable[[int], Stat | None]) -> int:
     """The compile job a compiler process works for: its outermost compiler ancestor (nvcc above the sh above
     its cicc, g++ above its cc1plus), through shells, up to a build driver (ninja, make) or the tree's top; the
-    process itself when it has none. A job's steps run one after the other, so a job grows as its heaviest."""
+    process itself when it has none. A job's steps run one after the other, so a job grows as its heaviest.
+    ``lookup``: a process by pid (None when gone)."""
     job, cur = st.pid, st
     for _ in range(JOB_DEPTH):
-        parent = by_pid.get(cur.ppid)
+        parent = lookup(cur.ppid)
         if parent is None or parent.pid in (0, 1):
             break
         kind = TOOL_CLASS.get(stat_tool_name(parent))
@@ -1608,10 +1612,7 @@ def cgroup_memory(version: int, path: str, mount: str, tree: set[int]) -> dict[s
         oom = counters.get("oom")
     if current is None:
         return None
-    exclusive = False
-    if path != "/":  # the root holds everything: never read its process list
-        procs = (_read(base + "/cgroup.procs", 1 << 20) or b"").split()
-        exclusive = bool(procs) and all(int(p) in tree for p in procs)
+    exclusive = path != "/" and _exclusive(version, path, base, tree)  # the root holds everything: never listed
     return {
         "version": version,
         "path": path,
@@ -1623,6 +1624,33 @@ def cgroup_memory(version: int, path: str, mount: str, tree: set[int]) -> dict[s
         "oom_kill": counters.get("oom_kill"),
         "exclusive": exclusive,
     }
+
+
+# (version, path) of a memory cgroup -> (pid, start) of a process in it outside the build's trees, found by the
+# last look at its process list. While that process is alive and still in it, the cgroup is not the build's alone,
+# and the list (every process of a container that holds everything: milliseconds to produce at 5,000) is not read.
+_outsiders: dict[tuple[int, str], tuple[int, int]] = {}
+
+
+def _exclusive(version: int, path: str, base: str, tree: set[int]) -> bool:
+    """Whether the cgroup ``path`` (its directory: ``base``) has processes and every one is in ``tree``."""
+    key = (version, path)
+    known = _outsiders.get(key)
+    if known is not None and known[0] not in tree and memory_cgroup(known[0]) == key:
+        st = read_stat(known[0])  # after the cgroup: the same start means that was this process's cgroup
+        if st is not None and st.start == known[1] and not st.dead:
+            return False
+    procs = (_read(base + "/cgroup.procs", 1 << 20) or b"").split()
+    for word in procs:
+        pid = int(word)
+        if pid not in tree:
+            st = read_stat(pid)
+            if st is not None and not st.dead:
+                if len(_outsiders) >= 64:
+                    _outsiders.clear()
+                _outsiders[key] = (pid, st.start)
+            return False
+    return bool(procs)
 
 
 def _file_cache(stat: dict[str, int], active: str, inactive: str, mapped: str) -> int:
@@ -1821,30 +1849,160 @@ def _watch_for(key: tuple[Any, ...]) -> _Watch:
     return watch
 
 
-def tree_pids(procs: list[Stat], roots: list[tuple[int, int]]) -> tuple[set[int], list[Stat], list[list[int]]]:
-    """Every process in the trees of ``roots`` (pid, start); also the live roots and the stale ones."""
-    by_pid = {st.pid: st for st in procs}
-    live = []
-    stale = []
-    for pid, start in roots:
-        st = by_pid.get(pid)
-        if st is None or st.start != start or st.dead:
-            stale.append([pid, start])
-        else:
-            live.append(st)
-    tree: set[int] = set()
-    if not live:
-        return tree, live, stale
-    children: dict[int, list[int]] = {}
-    for st in procs:
-        children.setdefault(st.ppid, []).append(st.pid)
-    stack = [st.pid for st in live]
-    while stack:
-        pid = stack.pop()
-        if pid not in tree:
-            tree.add(pid)
-            stack.extend(children.get(pid, ()))
-    return tree, live, stale
+# What a sample looks at. Each sample walks the trees it needs (the build's roots, and the spare roots: other
+# builds) from the roots down, through /proc/<pid>/task/<tid>/children (CONFIG_PROC_CHILDREN), reading the stat of
+# those processes alone: a build's turnover (compilers come and go every ~100 ms) is counted afresh each second,
+# at a cost that grows with the build, not with the host. Only the build user's tools outside every tree (started
+# by hand, by a compiler daemon such as sccache's, or left behind by a parent that died) need the whole of /proc:
+# a full scan finds every tool process, on a build's first sample and then at most FULL_SCAN_EVERY seconds
+# apart, and the samples in between re-read the ones it found (their RSS is current, the gone ones drop out), so
+# such a process is counted from at most FULL_SCAN_EVERY seconds after it starts (the answer's scan_age says how
+# old the scan is). The same scan prunes the caches above. Where the kernel has no children files, every sample
+# scans /proc in full and takes the trees from it.
+FULL_SCAN_EVERY = 10.0  # seconds; a full scan of 5,000 processes costs ~30 ms: 0.3% of a core at this period
+HAVE_CHILDREN_FILES = os.path.exists(f"/proc/{MY_PID}/task/{MY_PID}/children")
+_last_full_scan: float | None = None  # time.monotonic() when the last full scan of a sample began
+_tool_procs: dict[int, Stat] = {}  # pid -> every tool process that scan found, and those seen in a tree since
+
+
+def _read_stat_threads(pid: int) -> tuple[Stat | None, int]:
+    """A process's Stat and its number of threads; (None, 0) when it is gone."""
+    data = _read(f"/proc/{pid}/stat", 2048)
+    right = data.rfind(b")") if data else -1
+    if not data or right < 0:
+        return None, 0
+    f = data[right + 2 :].split(None, 22)
+    if len(f) < 22:
+        return None, 0
+    return Stat(pid, data[data.find(b"(") + 1 : right], f[0], int(f[1]), int(f[19]), int(f[21]) * PAGE_SIZE), int(f[17])
+
+
+def read_children(pid: int, threads: int) -> list[int]:
+    """The pids of a process's children: each of its threads lists those it forked in its own children file."""
+    if threads == 1:
+        tids = [str(pid)]
+    else:
+        try:
+            tids = os.listdir(f"/proc/{pid}/task")
+        except OSError:
+            return []
+    out: list[int] = []
+    for tid in tids:
+        try:
+            data = _read_all(f"/proc/{pid}/task/{tid}/children")
+        except OSError:  # that thread or the process is gone (a thread's children go to another of its threads)
+            continue
+        out.extend(int(word) for word in data.split())
+    return out
+
+
+class _Walk:
+    """Processes read one by one during one sample (each at most once), children from the children files."""
+
+    def __init__(self) -> None:
+        self.seen: dict[int, tuple[Stat | None, int]] = {}
+        self.kids: dict[int, list[Stat]] = {}
+
+    def stat(self, pid: int) -> Stat | None:
+        found = self.seen.get(pid)
+        if found is None:
+            found = self.seen[pid] = _read_stat_threads(pid)
+        return found[0]
+
+    def children(self, st: Stat) -> list[Stat]:
+        kids = self.kids.get(st.pid)
+        if kids is None:
+            kids = self.kids[st.pid] = []
+            for pid in read_children(st.pid, self.seen[st.pid][1]):
+                child = self.stat(pid)
+                if child is not None and child.ppid == st.pid:  # not a pid reused since the list was read
+                    kids.append(child)
+        return kids
+
+
+def walk_trees(
+    roots: list[tuple[int, int]], stat_of: Callable[[int], Stat | None], children: Callable[[Stat], list[Stat]]
+) -> tuple[dict[int, tuple[int, int]], dict[int, Stat], list[Stat], list[list[int]]]:
+    """The trees of ``roots`` (pid, start): pid -> the root whose tree holds it (the first root wins where trees
+    nest), pid -> its Stat, the live roots and the stale ones (gone, a zombie, or the pid of another process)."""
+    owners: dict[int, tuple[int, int]] = {}
+    stats: dict[int, Stat] = {}
+    live: list[Stat] = []
+    stale: list[list[int]] = []
+    for root in roots:
+        st = stat_of(root[0])
+        if st is None or st.start != root[1] or st.dead:
+            stale.append([root[0], root[1]])
+            continue
+        live.append(st)
+        stack = [st]
+        while stack:
+            st = stack.pop()
+            if st.pid in owners:
+                continue
+            owners[st.pid] = root
+            stats[st.pid] = st
+            stack.extend(children(st))
+    return owners, stats, live, stale
+
+
+def _sample_processes(
+    roots: list[tuple[int, int]], spare: list[tuple[int, int]], want_uid: int | None, first: bool
+) -> tuple[set[int], dict[int, tuple[int, int]], list[Stat], list[list[int]], list[Stat],
+           Callable[[int], Stat | None], float]:
+    """What a sample counts: the build's tree (pids), the spared processes (pid -> their root), the live and the
+    stale roots, the candidates (every process of the trees, and the tool processes of ``want_uid`` outside
+    them), a lookup of processes by pid, and the age of the full scan behind the candidates outside the trees.
+    A full scan when one is due (see FULL_SCAN_EVERY; ``first``: a build's first sample)."""
+    global _last_full_scan, _tool_procs
+    now = time.monotonic()
+    full = (not HAVE_CHILDREN_FILES or first or _last_full_scan is None
+            or now - _last_full_scan >= FULL_SCAN_EVERY)
+    lookup: Callable[[int], Stat | None]
+    if full:
+        procs = scan()
+        _last_full_scan = now
+        _tool_procs = {st.pid: st for st in procs if not st.dead and stat_tool_name(st) in TOOL_CLASS}
+        _prune_caches(procs)
+    if HAVE_CHILDREN_FILES:
+        walk = _Walk()
+        stat_of, children, lookup = walk.stat, walk.children, walk.stat
+    else:  # every sample made a full scan
+        by_pid = {st.pid: st for st in procs}
+        kids = children_of(procs)
+
+        def stat_of(pid: int) -> Stat | None:
+            return by_pid.get(pid)
+
+        def children(st: Stat) -> list[Stat]:
+            return kids.get(st.pid, [])
+
+        lookup = stat_of
+
+    owners, members, live, stale = walk_trees(roots, stat_of, children)
+    spared, spared_members, _, _ = walk_trees(spare, stat_of, children) if spare else ({}, {}, [], [])
+    candidates: dict[int, Stat] = {}
+    if want_uid is not None:
+        for pid, st in list(_tool_procs.items()):
+            if pid in owners or pid in spared:
+                continue
+            if not full:  # the scan's figures are up to FULL_SCAN_EVERY old: read again what may count
+                uid = _meta_of(st, False)[0]
+                if uid is not None and uid != want_uid:
+                    continue  # another user's: never counted here
+                fresh = read_stat(pid) if uid is not None else None
+                if fresh is None or fresh.start != st.start or fresh.dead:
+                    del _tool_procs[pid]
+                    continue
+                _tool_procs[pid] = st = fresh
+            candidates[pid] = st
+    candidates.update(spared_members)
+    candidates.update(members)
+    for pid, st in candidates.items():  # followed after they leave their tree (a parent that died): strays then
+        if pid not in _tool_procs and not st.dead and stat_tool_name(st) in TOOL_CLASS:
+            _tool_procs[pid] = st
+    return (set(owners), spared, live, stale, list(candidates.values()), lookup,
+            0.0 if full else now - (_last_full_scan or now))
 
 
 def op_sample(req: dict[str, Any]) -> dict[str, Any]:
@@ -1858,13 +2016,13 @@ def op_sample(req: dict[str, Any]) -> dict[str, Any]:
     top_n = arg_int(req, "top", TOP_COMPILERS, 0, 256)
     with _sample_lock:
         now = time.time()
-        procs = scan()
+        key = (tuple(sorted(roots)), want_uid)
+        first = key not in _watches
+        watch = _watch_for(key)
+        tree, spared, live_roots, stale, procs, lookup, scan_age = _sample_processes(roots, spare, want_uid, first)
         meminfo = read_meminfo()
         oom_kill = read_vmstat_oom_kill()  # counters before the log: a kill's line follows its count
         psi = read_psi()
-        tree, live_roots, stale = tree_pids(procs, roots)
-        spared = tree_owners({st.pid: st for st in procs}, children_of(procs), spare) if spare else {}
-        watch = _watch_for((tuple(sorted(roots)), want_uid))
         classes: dict[str, list[int]] = {"driver": [0, 0, 0], "compiler": [0, 0, 0], "linker": [0, 0, 0]}
         others: dict[tuple[int, int], list[int]] = {root: [0, 0, 0] for root in spare}  # tools, compilers, rss
         compilers: list[Stat] = []
@@ -1886,11 +2044,10 @@ def op_sample(req: dict[str, Any]) -> dict[str, Any]:
             counts[2] = max(counts[2], st.rss)
             if cls == "compiler":
                 compilers.append(st)
-        by_pid = {st.pid: st for st in procs}
         top = []
         for st in heapq.nlargest(top_n, compilers, key=_rss_key):
             entry = _proc_entry(st, stat_tool_name(st), _meta_of(st, False)[0])
-            entry["job"] = job_of(st, by_pid)
+            entry["job"] = job_of(st, lookup)
             top.append(entry)
         ended = _follow_peaks(watch, compilers)
         heaviest = next((p["pid"] for p in top if p["pid"] in tree), None)  # of the build's own, not the user's
@@ -1898,7 +2055,6 @@ def op_sample(req: dict[str, Any]) -> dict[str, Any]:
         kernel = _kernel_events(watch, oom_kill, tree, ended, spared)
         watch.tree = tree
         watch.spared = spared
-        _prune_caches(procs)
     return {
         "time": now,
         "mem_total": meminfo.get("MemTotal", 0),
@@ -1916,6 +2072,7 @@ def op_sample(req: dict[str, Any]) -> dict[str, Any]:
         "stale_roots": stale,
         "others": [{"root": list(root), "tools": v[0], "compilers": v[1], "rss": v[2]} for root, v in others.items()
                    if v[0]],
+        "scan_age": scan_age,
     }
 
 

@@ -404,6 +404,9 @@ def test_sample_and_pause_run_on_python38(start_agent: Callable[..., Agent], fak
     wait_build_ready(build.pid, 2, 4)
     s = agent.call("sample", roots=[root_of(build)])
     assert s["classes"]["compiler"]["count"] == 2 and s["mem_total"] > 0
+    again = agent.call("sample", roots=[root_of(build)], user=user or ME)  # the user's strays between full scans
+    assert again["classes"]["compiler"]["count"] >= 2 and again["tree"] == s["tree"] == 4
+    assert agent.call("sample", roots=[root_of(build)], user=user or ME)["classes"]["compiler"]["count"] >= 2
     top = s["top_compilers"][0]
     assert agent.call("pause", targets=[[top["pid"], top["start"]]], user=user)["signalled"]
     assert agent.call("resume", targets=[[top["pid"], top["start"]]], user=user)["signalled"]
