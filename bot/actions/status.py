@@ -29,6 +29,14 @@ class StatusReport:
     snapshot: Snapshot
     others: tuple[BuildRun, ...] = ()
 
+    @property
+    def failing(self) -> tuple[str, ...]:
+        """The builds whose latest run (of the recent runs, newest first) failed."""
+        latest: dict[str, BuildRun] = {}
+        for view in self.runs:
+            latest.setdefault(view.run.build, view.run)
+        return tuple(build for build, run in latest.items() if run.state == "failed")
+
 
 def finished_state(status: RunStatus) -> RunState:
     """How a run the host says has ended is recorded: a signal that stops builds means it was stopped."""

@@ -2,6 +2,8 @@
 fits, else one line per host up top and every host in detail in the thread (messages, or one file). Pure.
 
 A host needs attention when it is down, low on memory, had OOM kills or a failed build.
+
+A step asked of many hosts (``status all``) is laid out the same way: :func:`fleet_posts`.
 """
 
 from __future__ import annotations
@@ -12,11 +14,14 @@ from zoneinfo import ZoneInfo
 
 from bot.core.talk import MESSAGE_SECTIONS, MESSAGE_TEXT, Message
 from bot.digest import Digest, HostDigest, gpu_busy, memory_level
+from bot.fleet import HostResult
 from bot.memory import human
+from bot.plan import Step
 from bot.scheduler import Schedule
+from bot.text import render
 from bot.text.digest import SECTION_TEXT, SHOWN_PROCESSES, clock, host_text, when
 
-DETAIL_POSTS = 3  # thread messages for every host in detail; a fleet that needs more gets one file instead
+DETAIL_POSTS = 3  # thread messages for every host in detail, or a fleet's rows; more than that go in one file
 NAMED_IN_SUMMARY = 5  # hosts the notification text names
 MORE_ROOM = 120  # characters kept for a "… and N more" line
 
@@ -32,7 +37,8 @@ class Attachment:
 
 @dataclass(frozen=True)
 class DigestPosts:
-    """A digest as rigops posts it: ``first`` in the channel; ``thread``, then ``attachment``, in its thread."""
+    """A digest (or a fleet's answer) as rigops posts it: ``first`` in the channel (or the request's thread);
+    ``thread``, then ``attachment``, in its thread."""
 
     first: Message
     thread: tuple[Message, ...] = ()
@@ -158,7 +164,43 @@ def digest_posts(digest: Digest, *, tz: ZoneInfo, schedule: Schedule) -> DigestP
     return DigestPosts(first, thread=tuple(thread), attachment=file)
 
 
+def fleet_posts(where: str, step: Step, results: Sequence[HostResult]) -> DigestPosts:
+    """A step's answer from many hosts: the one message it always was when that is within TEXT_LIMIT; else how
+    many answered and what needs a look, then a row per host, problems first (no answer, then failing builds and
+    low memory), as many as fit, and the rest in the thread: messages, or one file when they would take more than
+    DETAIL_POSTS messages. Each message's text is all it shows, for a front end that shows only text (an answer
+    only the asker sees)."""
+    one = render.fleet_text(where, step, results)
+    if len(one) <= render.TEXT_LIMIT:
+        return DigestPosts(Message(one))
+    rows = [render.fleet_row(r, step) for r in sorted(results, key=_fleet_rank)]
+    head = render.fleet_summary(where, step, results)
+    wrap = render.fleet_fences(step)
+    room = MESSAGE_TEXT - len(head) - MORE_ROOM
+    room -= len("".join(wrap)) * (room // (SECTION_TEXT // 2) + 1)  # each section's fences (rows fill half at least)
+    shown, rest = _fill(rows, room)
+    thread = _messages(_sections(rest, wrap=wrap))
+    file = _fleet_file(where, step, head, rows) if len(thread) > DETAIL_POSTS else None
+    more = [f"… and {_plural(len(rest), 'more host')}: "
+            + ("every host is in the file below" if file else "continued below")] if rest else []
+    first = [head, *_sections(shown, wrap=wrap), *more]
+    return DigestPosts(Message("\n".join(first), sections=tuple(first)), thread=() if file else tuple(thread),
+                       attachment=file)
+
+
+def _fleet_file(where: str, step: Step, head: str, rows: Sequence[str]) -> Attachment:
+    lines = [head.translate(_MARKUP), "", *render.fleet_columns(step), *rows]
+    return Attachment(filename=f"rigops-{step.action}-{where}.txt", title=f"{step.action} on {where}",
+                      content="\n".join(lines) + "\n")
+
+
 _MARKUP = str.maketrans("", "", "*`")  # bold and code marks mean nothing in a text file
+
+
+def _fleet_rank(result: HostResult) -> int:
+    """Where a host's row goes: first the hosts that did not answer, then those that need a look, then the rest."""
+    troubles = render.fleet_troubles(result)
+    return 0 if render.NO_ANSWER in troubles else 1 if troubles else 2
 
 
 def _fill(lines: Sequence[str], room: int) -> tuple[list[str], list[str]]:
@@ -171,19 +213,23 @@ def _fill(lines: Sequence[str], room: int) -> tuple[list[str], list[str]]:
     return list(lines), []
 
 
-def _sections(lines: Iterable[str]) -> list[str]:
-    """Lines packed into sections of at most SECTION_TEXT characters."""
+def _sections(lines: Iterable[str], *, wrap: tuple[str, str] = ("", "")) -> list[str]:
+    """Lines packed into sections of at most SECTION_TEXT characters, each between ``wrap``'s two parts (a code
+    block's fences)."""
+    start, end = wrap
+    room = SECTION_TEXT - len(start) - len(end)
     out: list[str] = []
     for line in lines:
-        if out and len(out[-1]) + 1 + len(line) <= SECTION_TEXT:
+        if out and len(out[-1]) + 1 + len(line) <= room:
             out[-1] += "\n" + line
         else:
             out.append(line)
-    return out
+    return [start + section + end for section in out]
 
 
-def _messages(sections: Sequence[str], *, text: str) -> list[Message]:
-    """Sections spread over as few messages as hold them, each within what one message may hold."""
+def _messages(sections: Sequence[str], *, text: str | None = None) -> list[Message]:
+    """Sections spread over as few messages as hold them, each within what one message may hold; ``text``: what
+    each says in notifications (None: its sections, whole)."""
     out: list[list[str]] = []
     size = 0
     for section in sections:
@@ -192,4 +238,4 @@ def _messages(sections: Sequence[str], *, text: str) -> list[Message]:
             size = 0
         out[-1].append(section)
         size += len(section)
-    return [Message(text, sections=tuple(chunk)) for chunk in out]
+    return [Message("\n".join(chunk) if text is None else text, sections=tuple(chunk)) for chunk in out]

@@ -16,6 +16,7 @@ from bot.commands import describe_step as describe
 from bot.config import Config
 from bot.core.talk import Choice, ChoiceKind, Message
 from bot.diagnose import Diagnosis
+from bot.digest import memory_level
 from bot.fleet import HostResult
 from bot.hosts.agent import COMPILER_NAMES
 from bot.hosts.models import GpuReport, Proc, Snapshot
@@ -424,19 +425,60 @@ def choice(label: str, kind: ChoiceKind, value: str | int, *, style: Literal["pr
     return Choice(label=label, kind=kind, value=str(value), style=style)
 
 
+FLEET_COLUMNS = f"{'host':<16}{'total':>8}{'used':>8}{'avail':>8}{'swap':>8}{'load':>7}  build tools"
+NO_ANSWER, FAILING, LOW_MEMORY = "no answer", "build failing", "memory low"  # what puts a host's row first
+
+
 def fleet_text(where: str, step: Step, results: Sequence[HostResult]) -> str:
-    """One message for a step run across many hosts: a row per host, failures included."""
+    """A step run across many hosts as one message: a row per host, failures included. (A fleet whose rows do not
+    fit in one message is laid out over its thread: bot.text.digest_layout.fleet_posts.)"""
+    return fleet_head(where, step, results) + "\n" + fleet_table(step, [fleet_row(r, step) for r in results])
+
+
+def fleet_head(where: str, step: Step, results: Sequence[HostResult]) -> str:
+    """"*status on all* — 31 of 32 hosts answered"."""
     ok = sum(1 for r in results if r.error is None)
-    head = f"*{step.action} on {where}* — {ok} of {len(results)} hosts answered"
-    rows: list[str] = []
-    if step.action == "mem":
-        rows.append(f"{'host':<16}{'total':>8}{'used':>8}{'avail':>8}{'swap':>8}{'load':>7}  build tools")
-    for r in results:
-        rows.append(_fleet_row(r, step))
-    return _clip(head + "\n```\n" + "\n".join(rows) + "\n```")
+    return f"*{step.action} on {where}* — {ok} of {len(results)} hosts answered"
 
 
-def _fleet_row(r: HostResult, step: Step) -> str:
+def fleet_summary(where: str, step: Step, results: Sequence[HostResult]) -> str:
+    """The head of a fleet's answer whose rows come problems first: how many answered, and what needs a look."""
+    counts = Counter(t for r in results for t in fleet_troubles(r))
+    problems = [f"{counts[NO_ANSWER]} did not answer"] if counts[NO_ANSWER] else []
+    problems += [f"{counts[FAILING]} with a failing build"] if counts[FAILING] else []
+    problems += [f"{counts[LOW_MEMORY]} low on memory"] if counts[LOW_MEMORY] else []
+    look = f"; needs a look: {', '.join(problems)} (their rows come first)" if problems else "; nothing needs a look"
+    return fleet_head(where, step, results) + look
+
+
+def fleet_troubles(r: HostResult) -> tuple[str, ...]:
+    """What puts a host's row first: NO_ANSWER, or FAILING (its build's latest run failed) and LOW_MEMORY
+    (less than a tenth available, as in the digest); () when nothing does."""
+    if r.error is not None or r.result is None:
+        return (NO_ANSWER,)
+    result = r.result
+    snap = result.snapshot if isinstance(result, StatusReport) else result if isinstance(result, Snapshot) else None
+    failing = (FAILING,) if isinstance(result, StatusReport) and result.failing else ()
+    return failing + ((LOW_MEMORY,) if snap is not None and memory_level(snap) == "low" else ())
+
+
+def fleet_columns(step: Step) -> tuple[str, ...]:
+    """The line naming the columns of a fleet's rows, where they have columns."""
+    return (FLEET_COLUMNS,) if step.action == "mem" else ()
+
+
+def fleet_fences(step: Step) -> tuple[str, str]:
+    """What goes before and after a block of a fleet's rows: a code block's fences, and the columns' names."""
+    return "```\n" + "".join(f"{line}\n" for line in fleet_columns(step)), "\n```"
+
+
+def fleet_table(step: Step, rows: Sequence[str]) -> str:
+    start, end = fleet_fences(step)
+    return start + "\n".join(rows) + end
+
+
+def fleet_row(r: HostResult, step: Step) -> str:
+    """One host's line of a fleet's answer."""
     if r.error is not None or r.result is None:
         return f"{r.host:<16}unavailable: {r.error}"
     result = r.result
@@ -451,7 +493,11 @@ def _fleet_row(r: HostResult, step: Step) -> str:
         parts = [", ".join(f"{run.build} -j{run.jobs} running" for run in running) or "no rigops build running"]
         if last is not None:
             parts.append(f"last: {last.build} {last.state}")
+        parts += [f"{build} failed" for build in result.failing if last is None or build != last.build]
         parts.append(f"{len(result.snapshot.tools)} build processes")
+        if LOW_MEMORY in fleet_troubles(r):
+            mem = result.snapshot.memory
+            parts.append(f"memory low: {human(mem.available)} available of {human(mem.total)}")
         return f"{r.host:<16}" + "; ".join(parts)
     if isinstance(result, GpuReport):
         if not result.available:
