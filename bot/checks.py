@@ -1,14 +1,17 @@
 """``rigops check``: reach every configured host and say, one line each, whether it works; a line about the
-shared state when it is on PostgreSQL; then one line about rigops itself, from psutil: its own footprint, and the
-free space its SQLite state needs."""
+shared state when it is on PostgreSQL; one about the rigops running on the state (the replicas, and which leads);
+then one line about rigops itself, from psutil: its own footprint, and the free space its SQLite state needs."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import platform
+import sqlite3
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import psutil
 
@@ -122,6 +125,46 @@ def check_state(url: str) -> tuple[bool, str]:
     return True, f"ok   {about}, {f'schema version {version} of {known}' if version else 'no rigops state yet'}"
 
 
+def check_replicas(state_dir: Path, url: str | None) -> str:
+    """One line on the rigops sharing the state: which are alive, which leads (posts the scheduled digests), how
+    many builds each follows; read without changing the state."""
+    from bot.core.follow import REPLICA_TIMEOUT
+    from bot.store import BUSY_TIMEOUT, DB_NAME
+
+    try:
+        if url is not None:
+            from bot.store.postgres import replica_rows
+
+            rows = replica_rows(url, timeout=BUSY_TIMEOUT)
+        else:
+            rows = _sqlite_replicas(state_dir / DB_NAME)
+    except (StateError, sqlite3.Error) as exc:
+        return f"FAIL replicas: {exc}"
+    now = time.time()
+    alive = sorted((r for r in rows if r["seen_at"] >= now - REPLICA_TIMEOUT), key=lambda r: (-r["leader"], r["id"]))
+    silent = [r for r in rows if r["seen_at"] < now - REPLICA_TIMEOUT]
+    if not alive:
+        about = "no rigops running on this state"
+    else:
+        about = f"{len(alive)} rigops running: " + "; ".join(
+            f"{r['id']} (pid {r['pid']} on {r['name']}{', leader' if r['leader'] else ''}, follows "
+            f"{_count(int(r['following']), 'build')}, heard {max(now - r['seen_at'], 0):.0f} s ago)" for r in alive)
+    if silent:
+        about += "; silent: " + ", ".join(
+            f"{r['id']} (since {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime(r['seen_at']))})" for r in silent)
+    return f"ok   replicas: {about}"
+
+
+def _sqlite_replicas(path: Path) -> list[dict[str, Any]]:
+    if not path.exists():
+        return []
+    with contextlib.closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5)) as db:
+        db.row_factory = sqlite3.Row
+        if not db.execute("SELECT 1 FROM sqlite_master WHERE name = 'replicas'").fetchall():
+            return []
+        return [dict(r) for r in db.execute("SELECT * FROM replicas")]
+
+
 def _count(n: int, noun: str) -> str:
     return f"{n} {noun}{'s' if n != 1 else ''}"
 
@@ -134,5 +177,6 @@ async def run_checks(config: Config, *, state_dir: Path) -> int:
         reached, line = await asyncio.to_thread(check_state, config.state)
         print(line)
         status = status if reached else 1
+    print(await asyncio.to_thread(check_replicas, state_dir, config.state))
     print(check_rigops(state_dir))
     return status

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import logging
 import os
+import resource
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -101,11 +103,24 @@ def _run(args: argparse.Namespace) -> int:
         raise RigopsError("SLACK_APP_TOKEN is not set: Socket Mode needs an app-level token (connections:write)")
     if args.http is not None and not os.environ.get("SLACK_SIGNING_SECRET"):
         raise RigopsError("SLACK_SIGNING_SECRET is not set: HTTP mode verifies every request with it")
-    asyncio.run(run_bot(cfg, config_mod.state_dir(args.state_dir), bot_token=bot_token,
-                        app_token=os.environ.get("SLACK_APP_TOKEN"), http_port=args.http,
-                        signing_secret=os.environ.get("SLACK_SIGNING_SECRET"), http_bind=args.bind,
-                        api_url=os.environ.get("SLACK_API_URL")))
+    _raise_open_files()
+    try:
+        asyncio.run(run_bot(cfg, config_mod.state_dir(args.state_dir), bot_token=bot_token,
+                            app_token=os.environ.get("SLACK_APP_TOKEN"), http_port=args.http,
+                            signing_secret=os.environ.get("SLACK_SIGNING_SECRET"), http_bind=args.bind,
+                            api_url=os.environ.get("SLACK_API_URL")))
+    except asyncio.CancelledError:  # SIGTERM: asked to stop, and stopped cleanly
+        logging.getLogger(__name__).info("stopped")
     return 0
+
+
+def _raise_open_files() -> None:
+    """Each connected host holds a file descriptor or more: take the hard limit on open files, not the soft one
+    (1024 under systemd), so a fleet of a thousand hosts does not run out."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft != resource.RLIM_INFINITY and hard != resource.RLIM_INFINITY and soft < hard:
+        with contextlib.suppress(ValueError, OSError):
+            resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
 
 
 def _console(args: argparse.Namespace) -> int:

@@ -18,6 +18,7 @@ from typing import Any, TypeVar
 
 from bot.aio import within
 from bot.errors import HostError
+from bot.fleet import FANOUT_LIMIT, GRACE
 from bot.hosts import Host
 from bot.hosts.models import GpuReport, Snapshot
 from bot.progress import Progress
@@ -73,13 +74,24 @@ Progresses = Mapping[int, tuple[Progress, float | None]]
 
 
 async def collect(services: Services, hosts: Sequence[str] | None, *, since: float | None,
-                  progress: Progresses | None = None, timeout: float = PROBE_TIMEOUT) -> Digest:
-    """The digest of ``hosts`` (None: every configured host), all probed at once; ``progress``: of the builds
-    being followed, (progress, ETA) by run id."""
+                  progress: Progresses | None = None, timeout: float | None = None,
+                  limit: int = FANOUT_LIMIT) -> Digest:
+    """The digest of ``hosts`` (None: every configured host), ``limit`` probed at once (a fleet whose connections
+    went idle is reached afresh: hundreds of logins at once would all miss their deadline together); ``timeout``:
+    seconds per host from its turn (default: its connect timeout, PROBE_TIMEOUT, and a grace); ``progress``: of
+    the builds being followed, (progress, ETA) by run id."""
     names = list(services.config.hosts) if hosts is None else list(hosts)
     taken_at = time.time()
-    rows = await asyncio.gather(*(_host_digest(services, name, since=since, timeout=timeout, progress=progress or {})
-                                  for name in names))
+    gate = asyncio.Semaphore(limit)
+
+    async def one(name: str) -> HostDigest:
+        async with gate:
+            host = services.config.hosts.get(name)
+            budget = timeout if timeout is not None else (
+                (host.connect_timeout if host else 0.0) + PROBE_TIMEOUT + GRACE)
+            return await _host_digest(services, name, since=since, timeout=budget, progress=progress or {})
+
+    rows = await asyncio.gather(*(one(name) for name in names))
     return Digest(taken_at=taken_at, since=since, hosts=tuple(rows))
 
 

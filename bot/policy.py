@@ -6,6 +6,7 @@ Without a ``[policy]`` table everyone in Slack is a viewer; the console's own us
 
 from __future__ import annotations
 
+import math
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable
@@ -39,6 +40,7 @@ class Policy:
         self.members = members
         self.console_admin = console_admin if config.policy is None else None
         self._recent: dict[str, deque[float]] = {}
+        self._share = 1
 
     async def _matches(self, user: str, principals: frozenset[str]) -> bool:
         if user in principals:
@@ -96,10 +98,16 @@ class Policy:
     def requests_in_window(self, user: str) -> int:
         return len(self._recent.get(user, ()))
 
+    def set_share(self, rigops: int) -> None:
+        """``rigops`` processes share the state (replicas): Slack spreads a person's requests over them, so each
+        holds the person to its part of the limit."""
+        self._share = max(1, rigops)
+
     def over_rate_limit(self, user: str, *, now: float | None = None) -> bool:
-        """Count a request; True when the user made more than the limit in the last minute."""
+        """Count a request; True when the user made more than the limit in the last minute (with replicas, more
+        than this rigops' part of it)."""
         now = time.monotonic() if now is None else now
-        limit = self.rules.rate_limit if self.rules else 30
+        limit = math.ceil((self.rules.rate_limit if self.rules else 30) / self._share)
         recent = self._recent.setdefault(user, deque())
         while recent and recent[0] < now - RATE_WINDOW:
             recent.popleft()

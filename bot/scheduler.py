@@ -1,14 +1,20 @@
-"""Scheduled status posts on APScheduler 3: an AsyncIOScheduler whose jobs persist in the state dir.
+"""Scheduled status posts on APScheduler 3: an AsyncIOScheduler whose jobs persist with the state.
 
-Every schedule is a row of ``schedules.sqlite3`` (what to post, where) plus an APScheduler job in the same
-file's SQLAlchemyJobStore that calls ``bot.scheduler:run_schedule(schedule_id)``. Only the process holding
-``scheduler.lock`` runs jobs; another rigops on the same state dir keeps its scheduler paused (it may still
-add and remove schedules) and takes over when the lock frees, so nothing is posted twice. Runs missed while
-no rigops was up are coalesced into one post; a run missed by more than MISFIRE_GRACE is skipped.
+Every schedule is a row of the schedules table (what to post, where) plus an APScheduler job in a
+SQLAlchemyJobStore beside it that calls ``bot.scheduler:run_schedule(schedule_id)``: in ``schedules.sqlite3`` in
+the state dir, or in the state's PostgreSQL database when rigops replicas share one. Only the leader runs jobs:
+the process holding ``scheduler.lock`` in the state dir, or, on PostgreSQL, a session advisory lock (PostgreSQL
+frees it when the leader's connection ends, kill -9 included). Every other rigops keeps its scheduler paused (it
+may still add and remove schedules), tries the lock every few seconds and takes over when it frees.
 
-The rigops tables of that file have their own schema versions (``bot.store.migrations.SCHEDULE_MIGRATIONS``,
-applied by ``bot.store.sqlite``); APScheduler's ``apscheduler_jobs`` table is APScheduler's alone. A locked
-database never stops the processing of jobs: ``bot.store.jobstore.RetryingJobStore`` says how.
+Each run of a schedule is claimed in the table before its digest goes out and marked done after: a leader never
+posts a run another already claimed, and one taking over from a leader that died mid-post makes that run up.
+Runs missed while no rigops led are coalesced into one post; a run missed by more than MISFIRE_GRACE is skipped.
+
+The rigops tables have their own schema versions (``bot.store.migrations.SCHEDULE_MIGRATIONS``, and
+``POSTGRES_SCHEDULE_MIGRATIONS``); APScheduler's ``apscheduler_jobs`` table is APScheduler's (on PostgreSQL it is
+created by the first migration, under the migration lock, so that replicas starting together do not race). A
+locked database never stops the processing of jobs: ``bot.store.jobstore.RetryingJobStore`` says how.
 """
 
 from __future__ import annotations
@@ -20,12 +26,12 @@ import hashlib
 import json
 import logging
 import os
-import sqlite3
+import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from apscheduler.events import (  # type: ignore[import-untyped]
     EVENT_JOB_ERROR,
@@ -42,19 +48,21 @@ from sqlalchemy.exc import SQLAlchemyError
 from bot.config import ScheduleConfig
 from bot.errors import PlanError, StateError
 from bot.schedule_text import parse_when
+from bot.store.engine import Database, Row
 from bot.store.jobstore import RetryingJobStore
-from bot.store.migrations import SCHEDULE_MIGRATIONS
-from bot.store.sqlite import Database
+from bot.store.migrations import POSTGRES_SCHEDULE_MIGRATIONS, SCHEDULE_MIGRATIONS
+from bot.store.sqlite import Database as SqliteDatabase
 
 log = logging.getLogger(__name__)
 DB_NAME = "schedules.sqlite3"
 LOCK_NAME = "scheduler.lock"
 JOB_FUNC = "bot.scheduler:run_schedule"
 MISFIRE_GRACE = 6 * 3600  # seconds a missed run may be late and still be posted (once) on start
-REFRESH_INTERVAL = 30.0  # how often a paused rigops tries the lock, and the running one looks for new jobs
+REFRESH_INTERVAL = 2.0  # how often a paused rigops tries the lock, and the running one looks for new jobs
 JOBSTORE_RETRY = 10.0  # after the job store failed (the database locked), try again this much later
 SHUTDOWN_TIMEOUT = 5.0
 DB_TIMEOUT = 1.0  # seconds SQLite waits for another process's write; the event loop waits with it
+CLAIMS_KEPT = 7 * 24 * 3600  # seconds a schedule run's claim is kept
 
 
 def config_id(schedule: ScheduleConfig) -> str:
@@ -102,14 +110,23 @@ class Posted:
 
 
 class ScheduleTable:
-    """The schedules' rows, beside APScheduler's own table in the same SQLite file. Raises StateError."""
+    """The schedules' rows, beside APScheduler's own table (in the same SQLite file, or the same PostgreSQL
+    database). Raises StateError."""
 
     def __init__(self, db: Database) -> None:
         self._db = db
 
     @classmethod
     def open(cls, path: Path, *, timeout: float) -> ScheduleTable:
-        return cls(Database.open(path, what="schedules", migrations=SCHEDULE_MIGRATIONS, timeout=timeout))
+        return cls(SqliteDatabase.open(path, what="schedules", migrations=SCHEDULE_MIGRATIONS, timeout=timeout))
+
+    @classmethod
+    def open_shared(cls, url: str, *, timeout: float) -> ScheduleTable:
+        """The schedules in the state's PostgreSQL database."""
+        from bot.store.postgres import PostgresDatabase
+
+        return cls(PostgresDatabase.open(url, what="schedules", migrations=POSTGRES_SCHEDULE_MIGRATIONS,
+                                         timeout=timeout))
 
     def close(self) -> None:
         self._db.close()
@@ -117,7 +134,40 @@ class ScheduleTable:
     def new_id(self) -> str:
         """The next number for a schedule added from Slack; numbers are never reused."""
         with self._db.transaction() as db:
-            return str(db.execute("INSERT INTO rigops_schedule_ids DEFAULT VALUES").lastrowid)
+            return str(db.execute("INSERT INTO rigops_schedule_ids DEFAULT VALUES RETURNING n").fetchall()[0][0])
+
+    def claim(self, schedule_id: str, due_at: float, *, replica: str) -> bool:
+        """Claim one run of a schedule before posting it; False when it was claimed already (posted, or being
+        posted, by another leader)."""
+        now = time.time()
+        with self._db.transaction() as db:
+            db.execute("DELETE FROM rigops_schedule_runs WHERE claimed_at < ?", (now - CLAIMS_KEPT,))
+            cur = db.execute("INSERT INTO rigops_schedule_runs (schedule_id, due_at, replica, claimed_at) "
+                             "VALUES (?, ?, ?, ?) ON CONFLICT (schedule_id, due_at) DO NOTHING",
+                             (schedule_id, due_at, replica, now))
+            return cur.rowcount == 1
+
+    def done(self, schedule_id: str, due_at: float) -> None:
+        with self._db.transaction() as db:
+            db.execute("UPDATE rigops_schedule_runs SET done_at = ? WHERE schedule_id = ? AND due_at = ?",
+                       (time.time(), schedule_id, due_at))
+
+    def retake(self, *, replica: str, since: float, busy: set[tuple[str, float]]) -> list[tuple[str, float]]:
+        """Take over the runs claimed since ``since`` and never finished (their leader died mid-post), but for the
+        ``busy`` ones this process is posting now."""
+        with self._db.transaction() as db:
+            rows = db.execute("SELECT schedule_id, due_at, replica FROM rigops_schedule_runs WHERE done_at IS NULL "
+                              "AND claimed_at >= ?", (since,)).fetchall()
+            taken = []
+            for schedule_id, due_at, before in rows:
+                if (str(schedule_id), float(due_at)) in busy:
+                    continue
+                cur = db.execute("UPDATE rigops_schedule_runs SET replica = ?, claimed_at = ? WHERE schedule_id = ? "
+                                 "AND due_at = ? AND replica = ? AND done_at IS NULL",
+                                 (replica, time.time(), schedule_id, due_at, before))
+                if cur.rowcount == 1:
+                    taken.append((str(schedule_id), float(due_at)))
+            return taken
 
     def insert(self, s: Schedule) -> None:
         with self._db.transaction() as db:
@@ -149,7 +199,7 @@ class ScheduleTable:
         return [_schedule(r) for r in rows]
 
 
-def _schedule(r: sqlite3.Row) -> Schedule:
+def _schedule(r: Row) -> Schedule:
     hosts = json.loads(r["hosts"]) if r["hosts"] is not None else None
     return Schedule(id=r["id"], when=r["when_text"], channel=r["channel"],
                     hosts=tuple(hosts) if hosts is not None else None, timezone=r["timezone"],
@@ -157,6 +207,31 @@ def _schedule(r: sqlite3.Row) -> Schedule:
                     created_at=r["created_at"], last_post_at=r["last_post_at"],
                     last_fingerprint=r["last_fingerprint"], last_error=r["last_error"],
                     last_error_at=r["last_error_at"])
+
+
+class LeaderLock(Protocol):
+    """What makes one rigops the leader: held by one process at a time, freed when it dies."""
+
+    @property
+    def path(self) -> str | Path:
+        """Where the lock is, for people."""
+        ...
+
+    @property
+    def held(self) -> bool: ...
+
+    def acquire(self) -> bool:
+        """Take the lock if it is free; never waits."""
+        ...
+
+    def alive(self) -> bool:
+        """Whether the lock held is still held (a lost database session loses it)."""
+        ...
+
+    def release(self) -> None: ...
+
+
+LEADER_LOCK = 0x72696730  # "rig0": the PostgreSQL advisory lock's first key (the second: the schema)
 
 
 class SchedulerLock:
@@ -185,6 +260,9 @@ class SchedulerLock:
         self._fd = fd
         return True
 
+    def alive(self) -> bool:
+        return self._fd is not None  # a flock lasts as long as the process
+
     def release(self) -> None:
         if self._fd is not None:
             fcntl.flock(self._fd, fcntl.LOCK_UN)
@@ -212,22 +290,37 @@ async def run_schedule(schedule_id: str) -> None:
 
 
 class ScheduleRunner:
-    """This process's side of the schedules: the table, the job store, the lock and the scheduler."""
+    """This process's side of the schedules: the table, the job store, the lock and the scheduler.
 
-    def __init__(self, state_dir: Path, *, post: Poster, refresh: float = REFRESH_INTERVAL,
-                 retry: float = JOBSTORE_RETRY) -> None:
+    ``url``: the state's PostgreSQL database (None: SQLite files in ``state_dir``); ``replica``: this rigops' id,
+    written on the runs it claims."""
+
+    def __init__(self, state_dir: Path, *, post: Poster, url: str | None = None, replica: str = "",
+                 refresh: float = REFRESH_INTERVAL, retry: float = JOBSTORE_RETRY) -> None:
         state_dir.mkdir(parents=True, exist_ok=True)
-        self.table = ScheduleTable.open(state_dir / DB_NAME, timeout=DB_TIMEOUT)
-        self.lock = SchedulerLock(state_dir / LOCK_NAME)
+        self.lock: LeaderLock
+        if url is None:
+            self.table = ScheduleTable.open(state_dir / DB_NAME, timeout=DB_TIMEOUT)
+            self.lock = SchedulerLock(state_dir / LOCK_NAME)
+            engine = create_engine(f"sqlite:///{state_dir / DB_NAME}", connect_args={"timeout": DB_TIMEOUT})
+        else:
+            from bot.store.postgres import AdvisoryLock, parse_url
+
+            self.table = ScheduleTable.open_shared(url, timeout=SHUTDOWN_TIMEOUT)
+            self.lock = AdvisoryLock(url, key=LEADER_LOCK, timeout=SHUTDOWN_TIMEOUT)
+            engine = create_engine(parse_url(url), pool_pre_ping=True)
+        self.replica = replica or f"pid-{os.getpid()}"
         self.post = post
         self.refresh = refresh
         self.runs = 0  # schedule runs this process finished (tests check that only one process runs them)
-        engine = create_engine(f"sqlite:///{state_dir / DB_NAME}", connect_args={"timeout": DB_TIMEOUT})
+        self._due: dict[str, float] = {}  # schedule id -> the run time of the job just submitted
         self.jobstore = RetryingJobStore(engine=engine)
         self.scheduler = AsyncIOScheduler(jobstores={"default": self.jobstore}, timezone=UTC,
                                           jobstore_retry_interval=retry)
         self._configured: Sequence[ScheduleConfig] = ()
         self._ticker: asyncio.Task[None] | None = None
+        self._made_up: set[asyncio.Task[None]] = set()
+        self._posting: set[tuple[str, float]] = set()  # (schedule id, due) being posted by this process
         self._stopped = asyncio.Event()
 
     @property
@@ -245,7 +338,12 @@ class ScheduleRunner:
         self._ticker = asyncio.create_task(self._tick_forever(), name="rigops-scheduler-refresh")
 
     async def tick(self) -> None:
-        """Take the lock when it is free (then sync the config and run); look for jobs others added."""
+        """Take the lock when it is free (then sync the config, make up the runs a leader before died posting,
+        and run); look for jobs others added. A lock lost (its database session gone) pauses the jobs."""
+        if self.lock.held and not self.lock.alive():
+            log.warning("this rigops lost the schedules' lock (%s); another may run them now", self.lock.path)
+            self.scheduler.pause()
+            self.lock.release()
         if not self.lock.held:
             if not self.lock.acquire():
                 return
@@ -255,6 +353,7 @@ class ScheduleRunner:
             except (SQLAlchemyError, StateError, PlanError):
                 log.exception("could not bring the schedules in line with the config; running what is stored")
             self.scheduler.resume()
+            self._make_up()
         try:
             _RUNNERS.update((s.id, self) for s in self.table.all())
         except StateError as exc:
@@ -270,10 +369,11 @@ class ScheduleRunner:
                 log.exception("scheduler refresh failed; trying again in %g s", self.refresh)
 
     async def close(self) -> None:
-        if self._ticker is not None:
-            self._ticker.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._ticker
+        for task in [self._ticker, *self._made_up]:
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
         if self.scheduler.running:
             self.scheduler.shutdown(wait=False)  # runs on the loop soon; we wait for its event
             try:
@@ -291,6 +391,8 @@ class ScheduleRunner:
             self._stopped.set()
         elif code == EVENT_JOB_SUBMITTED:
             _RUNNERS[event.job_id] = self  # before the job's coroutine takes its first step
+            if event.scheduled_run_times:
+                self._due[event.job_id] = max(event.scheduled_run_times).timestamp()
         elif code == EVENT_JOB_ERROR:
             log.error("schedule %s raised: %s\n%s", event.job_id, event.exception, event.traceback)
         elif code == EVENT_JOB_MISSED:
@@ -299,19 +401,47 @@ class ScheduleRunner:
         elif code == EVENT_JOB_MAX_INSTANCES:
             log.warning("schedule %s is still posting its last digest; skipped this run", event.job_id)
 
-    async def run(self, schedule_id: str) -> None:
-        """Post one schedule's digest now and remember when (the job's body)."""
+    async def run(self, schedule_id: str, *, due_at: float | None = None, claimed: bool = False) -> None:
+        """Post one schedule's digest now and remember when (the job's body): the run due at ``due_at`` (by
+        default the one the scheduler just submitted), claimed first unless ``claimed``."""
         schedule = self.table.get(schedule_id)
         if schedule is None:
             log.warning("schedule %s has a job but no row; removing the job", schedule_id)
             self._remove_job(schedule_id)
             return
+        due = due_at if due_at is not None else self._due.pop(schedule_id, None)
+        due = due if due is not None else time.time()
+        try:
+            if not claimed and not self.table.claim(schedule_id, due, replica=self.replica):
+                log.info("schedule %s's run due at %s was claimed by another rigops; not posted twice", schedule_id,
+                         datetime.fromtimestamp(due, UTC).isoformat())
+                return
+        except StateError as exc:  # the leader's lock already keeps others from posting: post, unclaimed
+            log.warning("cannot claim schedule %s's run (posting it all the same): %s", schedule_id, exc)
+        self._posting.add((schedule_id, due))
         try:
             posted = await self.post(schedule)
+            self.table.done(schedule_id, due)
             if posted is not None:
                 self.table.record_post(schedule_id, posted)
         finally:
+            self._posting.discard((schedule_id, due))
             self.runs += 1
+
+    def _make_up(self) -> None:
+        """Post the runs a leader before this one claimed and died before posting (each once)."""
+        try:
+            taken = self.table.retake(replica=self.replica, since=time.time() - MISFIRE_GRACE, busy=self._posting)
+        except StateError as exc:
+            log.warning("cannot look for schedule runs left half done: %s", exc)
+            return
+        for schedule_id, due in taken:
+            log.info("schedule %s's run due at %s was left unposted by a leader that stopped; posting it now",
+                     schedule_id, datetime.fromtimestamp(due, UTC).isoformat())
+            _RUNNERS[schedule_id] = self
+            task = asyncio.create_task(self.run(schedule_id, due_at=due, claimed=True), name=f"make-up-{schedule_id}")
+            self._made_up.add(task)
+            task.add_done_callback(self._made_up.discard)
 
     # -- what users change ----------------------------------------------------------------------------
     def add(self, *, when: str, channel: str, hosts: tuple[str, ...] | None, timezone: str, only_changes: bool,

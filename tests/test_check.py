@@ -37,9 +37,10 @@ def test_check_ends_with_a_line_about_rigops_itself(tmp_path: Path, state_dir: P
     lines = out.stdout.splitlines()
     assert lines[0] == f"config {config}: ok, 1 host(s)"
     assert lines[1].startswith("ok   local: this machine; agent up")
-    found = RIGOPS_LINE.fullmatch(lines[2])
-    assert found, lines[2]
-    assert len(lines) == 3
+    assert lines[2] == "ok   replicas: no rigops running on this state"
+    found = RIGOPS_LINE.fullmatch(lines[3])
+    assert found, lines[3]
+    assert len(lines) == 4
 
     assert int(found["pid"]) not in (0, os.getpid())
     assert found["python"] == platform.python_version()

@@ -194,3 +194,13 @@ async def test_a_locked_state_is_reported_and_nothing_runs(emulator: SlackEmulat
         again = await say(emulator, core, "kill the build on b200", user=OPERATOR)
         wait_until(lambda: len(actions(core)) == 1, what="the kill once the state is back")
         assert "stop" in thread_text(emulator, OPS, again)
+
+
+def test_rigops_sharing_a_state_hold_a_person_to_their_part_of_the_rate_limit() -> None:
+    from bot.config import parse
+    from bot.policy import Policy
+
+    policy = Policy(parse({"hosts": {"b200": {"address": "local"}}, "policy": {"rate_limit": 10}}))
+    assert [policy.over_rate_limit("U1", now=0.0) for _ in range(11)] == [False] * 10 + [True]
+    policy.set_share(3)  # Slack spreads the person's requests over three rigops: each allows a third
+    assert [policy.over_rate_limit("U2", now=0.0) for _ in range(5)] == [False] * 4 + [True]

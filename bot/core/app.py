@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from pathlib import Path
 
 from bot.actions import Requester
@@ -17,6 +18,7 @@ from bot.config import Config
 from bot.core.execute import Executor
 from bot.core.follow import CARD_INTERVAL, POLL_INTERVAL, Follower
 from bot.core.guard import SAMPLE_INTERVAL, Guards
+from bot.core.replicas import HEARTBEAT, Heartbeat
 from bot.core.requests import Activity, Requests, Said, SlashCommand
 from bot.core.schedules import Schedules
 from bot.core.talk import Conversation, Pressed, Reply
@@ -33,7 +35,8 @@ IDLE_CHECK = 60.0
 
 class Core:
     def __init__(self, services: Services, reply: Reply, *, poll: float = POLL_INTERVAL,
-                 card_interval: float = CARD_INTERVAL, sample_interval: float = SAMPLE_INTERVAL) -> None:
+                 card_interval: float = CARD_INTERVAL, sample_interval: float = SAMPLE_INTERVAL,
+                 heartbeat: float = HEARTBEAT, sharing: Callable[[int], None] | None = None) -> None:
         self.services = services
         self.guards = Guards(services, restart=self._restart, interval=sample_interval)
         self.follower = Follower(services, reply, guards=self.guards, poll=poll, card_interval=card_interval)
@@ -41,17 +44,21 @@ class Core:
         self.schedules = Schedules(services, reply, progress=self.follower.progress)
         self.requests = Requests(services, reply, executor=self.executor, guards=self.guards,
                                  schedules=self.schedules)
+        self.heartbeat = Heartbeat(services, follower=self.follower, leading=self.schedules.leading,
+                                   pressed=self.requests.pressed, sharing=sharing, interval=heartbeat)
         self.activity = Activity()
         self._reaper: asyncio.Task[None] | None = None
 
     @classmethod
     def open(cls, config: Config, state_dir: Path, reply: Reply, *, members: GroupMembers = no_groups,
              console_admin: str | None = None, poll: float = POLL_INTERVAL, card_interval: float = CARD_INTERVAL,
-             sample_interval: float = SAMPLE_INTERVAL) -> Core:
+             sample_interval: float = SAMPLE_INTERVAL, sharing: Callable[[int], None] | None = None) -> Core:
         """The core on a state dir; ``members`` answers who is in a user group; the intervals say how often a
-        followed build is polled, its card edited and its memory sampled."""
+        followed build is polled, its card edited and its memory sampled; ``sharing`` hears how many rigops run on
+        the state (the front end shares its rate budget with them)."""
         services = Services.open(config, state_dir, members=members, console_admin=console_admin)
-        return cls(services, reply, poll=poll, card_interval=card_interval, sample_interval=sample_interval)
+        return cls(services, reply, poll=poll, card_interval=card_interval, sample_interval=sample_interval,
+                   sharing=sharing)
 
     @property
     def config(self) -> Config:
@@ -75,18 +82,22 @@ class Core:
         await self.requests.pressed(press)
 
     async def start(self) -> None:
-        """Pick up the builds rigops left running (after a restart), start the schedules."""
-        await self.follower.resume()
+        """Say this rigops is here, pick up the builds nobody follows (left running by this rigops before a
+        restart, or by another that stopped), start the schedules."""
+        await self.heartbeat.start()
         self._reaper = asyncio.create_task(self._close_idle_hosts(), name="close-idle-hosts")
         self._reaper.add_done_callback(log_end)
         await self.schedules.start()
+        await self.heartbeat.beat()  # the others see at once whether this one leads
 
     async def close(self) -> None:
         """Stop what the core started (nothing stays paused behind it), then the hosts and the state."""
         await cancel(self._reaper)
+        await self.heartbeat.stop()
         await self.schedules.close()
         await self.follower.close()
         await self.guards.close()
+        self.heartbeat.leave()  # after the guards: nothing of this rigops stays paused
         await self.services.close()
 
     async def _restart(self, conv: Conversation, plan: Plan, requester: Requester, note: str) -> None:

@@ -27,6 +27,7 @@ from bot.plan import Plan
 from bot.services import Services
 from bot.store import BuildRun
 from bot.text import messages, render
+from bot.text.digest_layout import DigestPosts, fleet_posts
 from bot.text.render import StepLine
 
 log = logging.getLogger(__name__)
@@ -113,7 +114,8 @@ class Executor:
                     break
             self._holders.pop(key, None)
         await show()
-        await conv.react(request_ts, "white_check_mark" if ok else "x")
+        # done, failed, or done but the answer never reached the thread (the front end could not post it)
+        await conv.react(request_ts, "x" if not ok else "warning" if conv.lost else "white_check_mark")
 
     async def _run_one(self, conv: Conversation, plan: Plan, index: int, requester: Requester) -> str:
         step = plan.steps[index]
@@ -126,7 +128,7 @@ class Executor:
             return ""
         if plan.host is not None and services.config.is_group(plan.host):
             results = await fan_out(services, plan, step, requester)
-            await conv.post(render.fleet_text(plan.host, step, results))
+            await _show_result(conv, fleet_posts(plan.host, step, results))
             failed = sum(1 for r in results if r.error is not None)
             return f"{len(results) - failed} of {len(results)} hosts answered"
         result = await run_step(services.context(plan, requester, memory=self.memory), step)
@@ -135,9 +137,22 @@ class Executor:
         return await _show_result(conv, result)
 
 
-async def _show_result(conv: Conversation, result: StepResult) -> str:
-    """Post what deserves its own message; return the one-line summary for the status message."""
+async def post_thread(conv: Conversation, posts: DigestPosts) -> None:
+    """What did not fit in a fleet's first post (a digest, a status of many hosts): in the thread, then the file."""
+    for message in posts.thread:
+        await conv.post(message)
+    if posts.attachment is not None:
+        await conv.upload(posts.attachment.content, filename=posts.attachment.filename, title=posts.attachment.title)
+
+
+async def _show_result(conv: Conversation, result: StepResult | DigestPosts) -> str:
+    """Post what deserves its own message (a fleet's answer, laid out as posts: the rest of its rows go on in the
+    thread); return the one-line summary for the status message."""
     match result:
+        case DigestPosts():
+            await conv.post(result.first)
+            await post_thread(conv, result)
+            return ""
         case Stopped():
             return render.kill_summary(result)
         case Snapshot():

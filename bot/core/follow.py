@@ -2,7 +2,9 @@
 
 One task per run. It polls the host's agent (status, the new log bytes, memory) every few seconds, edits
 one card at most every few seconds (backing off when Slack rate-limits), and on the end posts success or
-the first real error with its known fix and buttons. On start the bot resumes every run it left running.
+the first real error with its known fix and buttons. Each run is followed by the rigops that owns it
+(``bot.store.replicas``): the one that started it, or the one that adopted it when that one stopped (its card
+carries on; its end is told once).
 A host that stops answering shows on the card as unreachable (since when), and one line tells its return and
 what the build did meanwhile; a retry that began again from nothing, where the run before it in the thread had
 got far, says so on its card with the fix for its build system.
@@ -40,6 +42,7 @@ LOG_TAIL = 16 << 20
 ADOPT_TRIES = 3
 ADOPT_WAIT = 1.0
 REACHED_KEPT = 1000  # runs whose furthest progress is remembered, for a restart in their thread to compare with
+REPLICA_TIMEOUT = 10.0  # seconds a rigops may miss its heartbeat before its runs are adopted by another
 PREVIOUS_TAIL_LINES = 2000  # lines of an earlier run's log read for where it got to (after a restart of rigops)
 
 
@@ -100,8 +103,9 @@ class Follower:
     """Follows builds in their threads; its Guards watch their memory."""
 
     def __init__(self, services: Services, reply: Reply, *, guards: Guards, poll: float = POLL_INTERVAL,
-                 card_interval: float = CARD_INTERVAL) -> None:
+                 card_interval: float = CARD_INTERVAL, replica_timeout: float = REPLICA_TIMEOUT) -> None:
         self.services = services
+        self.replica_timeout = replica_timeout  # seconds without a heartbeat before another rigops adopts a run
         self.reply = reply
         self.guards = guards
         self.poll = poll
@@ -115,19 +119,41 @@ class Follower:
         """(progress, ETA in seconds) of the runs being followed, by run id (the digest shows them)."""
         return self._progress
 
+    @property
+    def following(self) -> list[int]:
+        """The ids of the runs this rigops follows now."""
+        return [run_id for run_id, task in self._tasks.items() if not task.done()]
+
     def follow(self, run: BuildRun) -> None:
-        """Start following a run (once; a second call for the same run does nothing)."""
+        """Start following a run this rigops owns (once; a second call for the same run does nothing)."""
         if run.id in self._tasks and not self._tasks[run.id].done():
+            return
+        if not self.services.store.replicas.claim(run.id, timeout=self.replica_timeout):
+            log.info("run %d is followed by another rigops", run.id)
             return
         task = asyncio.create_task(self._follow(run), name=f"follow-run-{run.id}")
         task.add_done_callback(log_end)
         self._tasks[run.id] = task
 
-    async def resume(self) -> None:
-        """Follow every run the state says is still running (after a restart of the bot)."""
-        for run in self.services.store.runs(live=True, limit=1000):
-            if run.host in self.services.config.hosts:
-                self.follow(run)
+    async def adopt(self) -> None:
+        """Follow the runs nobody alive follows (their rigops died or stopped, this one too before a restart),
+        and the ones this rigops still owns; let go of the ones another rigops took over. Raises StateError."""
+        replicas = self.services.store.replicas
+        for run_id in sorted(replicas.owned() | set(replicas.orphans(timeout=self.replica_timeout))):
+            run = self.services.store.run(run_id)
+            if run is None or run.host not in self.services.config.hosts or run_id in self.following:
+                continue
+            if run.owner not in (None, replicas.me):
+                log.info("adopting run %d of %s on %s from %s, which stopped answering", run.id, run.build, run.host,
+                         run.owner)
+            self.follow(run)
+        for run_id in self.following:
+            run = self.services.store.run(run_id)
+            if run is not None and run.owner != replicas.me:
+                log.warning("run %d is followed by %s now; this rigops lets it go", run_id, run.owner)
+                await cancel(self._tasks.pop(run_id))
+                await self.guards.let_go(run_id)
+                self._progress.pop(run_id, None)
 
     async def close(self) -> None:
         for task in list(self._tasks.values()):
@@ -135,7 +161,7 @@ class Follower:
 
     async def _follow(self, run: BuildRun) -> None:
         thread = Conversation(self.reply, run.channel, run.thread_ts) if run.channel else None
-        state = Following(run=run, thread=thread, card_interval=self.card_interval)
+        state = Following(run=run, thread=thread, card_interval=self.card_interval, card_ts=run.card_ts)
         failures = 0
         while True:
             try:
@@ -259,6 +285,7 @@ class Follower:
         self.services.store.finish_run(run.id, state="lost", exit_status=None)
         if state.thread is not None:
             await state.thread.post(messages.never_started(run.build, run.host))
+        self.services.store.replicas.reported(run.id)
         return False
 
     async def _read_log(self, state: Following) -> None:
@@ -299,6 +326,8 @@ class Follower:
         if state.card_ts is None:
             state.card_ts = await state.thread.post(text)
             ok = state.card_ts is not None
+            if state.card_ts is not None:  # whoever follows the run next edits this card
+                self.services.store.replicas.set_card(state.run.id, state.card_ts)
         else:
             ok = await state.thread.update(state.card_ts, text)
         # Slack rate-limits chat.update; when an edit fails even after retries, edit less often
@@ -323,6 +352,7 @@ class Follower:
         await self._card(state, final=final.state)
         killed = await self.guards.settle(final)  # the OOM kills the last samples saw are told before the result
         if state.thread is None:
+            store.replicas.reported(run.id)
             await self.guards.finish(final, post_chart=False)
             return
         diagnosis: Diagnosis | None = None
@@ -330,4 +360,5 @@ class Follower:
             diagnosis = await asyncio.to_thread(diagnose, state.keeper.text())
         await state.thread.post(render.build_result(final, diagnosis, interrupted=interrupted, killed=killed,
                                                     fits=self.guards.suggested(run.id)))
+        store.replicas.reported(run.id)  # from here on no other rigops tells this end again
         await self.guards.finish(final, post_chart=final.state != "stopped")

@@ -160,6 +160,14 @@ class Guards:
         if post_chart and guard.thread is not None and len(guard.series) >= MIN_CHART_POINTS:
             await self._post_chart(guard, title=guard_text.chart_title(run, "memory over the build"))
 
+    async def let_go(self, run_id: int) -> None:
+        """Another rigops follows the run now: stop guarding it here. What is paused stays paused, in the state,
+        for the new follower's guard (it resumes what it inherits)."""
+        guard = self._guards.pop(run_id, None)
+        self._series.pop(run_id, None)
+        if guard is not None:
+            await cancel(guard.task)
+
     async def close(self) -> None:
         """rigops is stopping: nothing may stay paused behind it."""
         for guard in list(self._guards.values()):

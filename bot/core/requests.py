@@ -358,6 +358,10 @@ class Requests:
             return
         conv = Conversation(self.reply, run.channel, run.thread_ts)
         guard = self.guards.get(run.id)
+        replicas = self.services.store.replicas
+        if guard is None and run.state in ("starting", "running") and run.owner not in (None, replicas.me):
+            replicas.hand_over(run.owner, run.id, press.to_json())  # another rigops follows it: that one acts
+            return
         if guard is None:
             await conv.private(press.user, messages.NO_LONGER_RUNNING)
             return

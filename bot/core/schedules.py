@@ -1,6 +1,6 @@
 """Scheduled status posts: ``/rigops schedule add|list|remove``, and the digest each run posts in its channel.
 
-start() starts the scheduler (it runs the jobs only in the rigops that holds the state dir's scheduler lock);
+start() starts the scheduler (it runs the jobs only in the rigops that leads: ``bot.scheduler`` says how);
 close() stops it. :meth:`Schedules.dashboard` gives a front end the same picture, probed fresh (Slack's Home tab).
 """
 
@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from bot.config import CHANNEL_RE as CHANNEL_ID_RE
 from bot.config import DEFAULT_TIMEZONE, Config
+from bot.core.execute import post_thread
 from bot.core.talk import Conversation, Reply
 from bot.digest import Digest, Progresses, collect, fingerprint
 from bot.errors import PlanError, RigopsError
@@ -21,7 +22,7 @@ from bot.scheduler import Posted, Schedule, ScheduleRunner
 from bot.services import Services
 from bot.text import messages
 from bot.text import schedules as text
-from bot.text.digest_layout import DigestPosts, digest_posts
+from bot.text.digest_layout import digest_posts
 
 log = logging.getLogger(__name__)
 HOME_LOOKBACK = 24 * 3600  # the Home tab lists builds finished in the last day
@@ -113,8 +114,13 @@ class Schedules:
         self.runner: ScheduleRunner | None = None
 
     async def start(self) -> None:
-        self.runner = ScheduleRunner(self.services.store.state_dir, post=self.post_digest)
+        store = self.services.store
+        self.runner = ScheduleRunner(store.state_dir, url=store.url, replica=store.replicas.me, post=self.post_digest)
         await self.runner.start(self.services.config.schedules)
+
+    def leading(self) -> bool:
+        """Whether this rigops runs the schedules (of the rigops sharing a state, one does)."""
+        return self.runner is not None and self.runner.running
 
     async def close(self) -> None:
         if self.runner is not None:
@@ -203,7 +209,7 @@ class Schedules:
         posts = digest_posts(digest, tz=zone(schedule.timezone), schedule=schedule)
         conv = Conversation(self.reply, schedule.channel, None)
         if await conv.can_post() and await conv.post(posts.first) is not None:
-            await self._post_thread(conv, posts)
+            await post_thread(conv, posts)  # a failure there is logged by the front end; the digest went out
             return Posted(at=digest.taken_at, fingerprint=mark)
         # a refused post may be the first sign that rigops was removed from the channel: ask again
         error = messages.POST_REFUSED if await conv.can_post() else \
@@ -211,16 +217,6 @@ class Schedules:
         if error != schedule.last_error:  # told once, not at every run
             await self._tell_creator(schedule, error)
         return Posted(at=digest.taken_at, fingerprint=mark, error=error)
-
-    @staticmethod
-    async def _post_thread(conv: Conversation, posts: DigestPosts) -> None:
-        """What did not fit in the digest's first post, in its thread (a failure there is logged by the front
-        end; the digest itself went out)."""
-        for message in posts.thread:
-            await conv.post(message)
-        if posts.attachment is not None:
-            await conv.upload(posts.attachment.content, filename=posts.attachment.filename,
-                              title=posts.attachment.title)
 
     async def _tell_creator(self, schedule: Schedule, error: str) -> None:
         """Whoever added a schedule hears, in a DM, that its post failed (the config's schedules have nobody)."""

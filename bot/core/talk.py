@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
 from bot.redact import redact
 from bot.text import messages
@@ -106,6 +106,18 @@ class Pressed:
     place: Place
     message: str | None = None
 
+    def to_json(self) -> dict[str, Any]:
+        """As JSON, to hand to another rigops (the one following the run the press is about)."""
+        return {"kind": self.kind, "value": self.value, "user": self.user, "message": self.message,
+                "place": {"channel": self.place.channel, "thread": self.place.thread,
+                          "private_route": self.place.private_route}}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Pressed:
+        place = data["place"]
+        return cls(kind=data["kind"], value=str(data["value"]), user=str(data["user"]), message=data["message"],
+                   place=Place(str(place["channel"]), place["thread"], place["private_route"]))
+
 
 class Reply(Protocol):
     """A front end's side of the conversation. Failures of the front end (Slack refused a post) are logged and
@@ -148,6 +160,7 @@ class Conversation:
         self.thread = thread
         self.private_route = private_route
         self.private_to = private_to
+        self.lost = 0  # posts the front end could not deliver (Slack refused them, even after its retries)
 
     @property
     def place(self) -> Place:
@@ -159,7 +172,9 @@ class Conversation:
             await self.reply.private(self.place, self.private_to, message.redacted().text)
             return None
         ts = await self.reply.post(self.place, message.redacted())
-        if ts is not None and self.thread is None:
+        if ts is None:
+            self.lost += 1
+        elif self.thread is None:
             self.thread = ts
         return ts
 

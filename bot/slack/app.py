@@ -64,7 +64,8 @@ def create_app(config: Config, state_dir: Path, *, bot_token: str, api_url: str 
                    request_verification_enabled=False)
     reply = SlackReply(client, tiers=tiers)
     core = Core.open(config, state_dir, reply, members=SlackGroups(client).members,
-                     poll=poll, card_interval=card_interval, sample_interval=sample_interval)
+                     poll=poll, card_interval=card_interval, sample_interval=sample_interval,
+                     sharing=reply.budget.set_share)
     register(app, core)
     app.event("app_home_opened")(Home(core).on_opened)
     return RigopsApp(bolt=app, core=core, reply=reply, session=session)

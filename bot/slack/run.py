@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+import signal
 from pathlib import Path
 
 from aiohttp import web
@@ -19,7 +21,12 @@ log = logging.getLogger(__name__)
 async def run_bot(config: Config, state_dir: Path, *, bot_token: str, app_token: str | None,
                   http_port: int | None, signing_secret: str | None, http_bind: str = "127.0.0.1",
                   api_url: str | None = None) -> None:
-    """Serve until cancelled (Ctrl-C)."""
+    """Serve until cancelled: Ctrl-C, or SIGTERM (systemd's stop, docker stop), which stops as cleanly: paused
+    compilers resumed, and the builds this rigops followed left to the others at once."""
+    main = asyncio.current_task()
+    if main is not None:
+        with contextlib.suppress(NotImplementedError, RuntimeError):  # not on the main thread, or no signals here
+            asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, main.cancel)
     if http_port is None:
         assert app_token
         app = create_app(config, state_dir, bot_token=bot_token, api_url=api_url)

@@ -4,7 +4,8 @@ channel), shared by every build, host and schedule, so that Slack never needs to
 Slack allows each method so many calls a minute per app per workspace (https://api.slack.com/docs/rate-limits:
 Tier 2 20+/min, Tier 3 50+/min, Tier 4 100+/min; posting about one message a second per channel, short bursts
 allowed; each method's page names its tier). The floor of each tier is kept; a burst of posts is held to ten in
-ten seconds per channel, as Slack does not say how long a tolerated burst may be.
+ten seconds per channel, as Slack does not say how long a tolerated burst may be. Several rigops on one state
+(replicas) split each tier between them: the limits are the app's, whichever connection a call comes from.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import time
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager, suppress
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from bot.aio import cancel
 from bot.core.talk import Message, Place
@@ -106,7 +107,15 @@ class Budget:
                  clock: Callable[[], float] = time.monotonic) -> None:
         self.tiers = dict(tiers)
         self.clock = clock
+        self.share = 1  # how many rigops share the app's budget (replicas on one state)
         self._windows: dict[tuple[str, str | None], Window] = {}
+
+    def set_share(self, rigops: int) -> None:
+        """``rigops`` processes of the app are running (replicas, each with its own connection): Slack's limits
+        are the app's, so each keeps to its part of every tier (at least one call per window)."""
+        self.share = max(1, rigops)
+        for (method, _), window in self._windows.items():
+            window.tier = self._part(self.tiers[method])
 
     def window(self, method: str, channel: str | None = None) -> Window | None:
         tier = self.tiers.get(method)
@@ -114,8 +123,11 @@ class Budget:
             return None
         key = (method, channel if tier.per_channel else None)
         if key not in self._windows:
-            self._windows[key] = Window(tier, clock=self.clock)
+            self._windows[key] = Window(self._part(tier), clock=self.clock)
         return self._windows[key]
+
+    def _part(self, tier: Tier) -> Tier:
+        return replace(tier, calls=max(1, tier.calls // self.share))
 
     @asynccontextmanager
     async def call(self, *methods: str, channel: str | None = None) -> AsyncIterator[None]:

@@ -26,6 +26,7 @@ from bot.plan import Plan, ThreadContext
 from bot.store.engine import Connection, Database, Row
 from bot.store.migrations import POSTGRES_STATE_MIGRATIONS, STATE_MIGRATIONS
 from bot.store.models import BuildRun, PendingPlan, PlanState, RunState
+from bot.store.replicas import Identity, Replicas
 from bot.store.sqlite import Database as SqliteDatabase
 
 __all__ = ["DB_NAME", "BuildRun", "PendingPlan", "PlanState", "RunState", "Store"]
@@ -48,6 +49,9 @@ class Store:
         self.state_dir = state_dir  # logs, local files and (for now) the schedules, whatever holds the state
         self.path = state_dir / DB_NAME  # the SQLite file (on PostgreSQL, where it would be)
         self.where = where(state_dir, url=url)  # for people: never the password
+        self.url = url  # None: SQLite
+        self._identity = Identity.of(state_dir)
+        self.replicas = Replicas(db, self._identity.id)  # this rigops among the others sharing the state
 
     @classmethod
     def open(cls, state_dir: Path, *, url: str | None = None) -> Store:
@@ -69,6 +73,7 @@ class Store:
 
     def close(self) -> None:
         self._db.close()
+        self._identity.close()
 
     @contextmanager
     def batch(self) -> Iterator[None]:
@@ -153,12 +158,14 @@ class Store:
                   boot_id: str | None, started_by: str | None, channel: str | None,
                   thread_ts: str | None) -> BuildRun:
         """Record a run about to be spawned (state "starting", no pid yet): a bot killed between the spawn and
-        :meth:`started_run` finds the row on restart and adopts the build from its start record."""
+        :meth:`started_run` finds the row on restart and adopts the build from its start record. This rigops
+        owns the run (follows it) from the start."""
         with self._db.transaction() as db:
             run_id = _inserted(
                 db, "INSERT INTO runs (host, build, jobs, pid, start, log, exit_file, boot_id, started_at, started_by, "
-                "channel, thread_ts, state) VALUES (?, ?, ?, 0, 0, ?, ?, ?, ?, ?, ?, ?, 'starting')",
-                (host, build, jobs, log, exit_file, boot_id, time.time(), started_by, channel, thread_ts))
+                "channel, thread_ts, state, owner) VALUES (?, ?, ?, 0, 0, ?, ?, ?, ?, ?, ?, ?, 'starting', ?)",
+                (host, build, jobs, log, exit_file, boot_id, time.time(), started_by, channel, thread_ts,
+                 self.replicas.me))
         run = self.run(run_id)
         assert run is not None
         return run

@@ -34,6 +34,9 @@ class BuildRun:
     exit_status: int | None
     ended_at: float | None
     stopped_by: str | None = None  # who asked rigops to stop it (state "stopped"); None: not rigops
+    owner: str | None = None  # the rigops (replica id) following it; None: nobody yet
+    card_ts: str | None = None  # its status card in the thread, edited by whoever follows it
+    reported: int = 0  # 1 once its end was told in its thread
 
     @property
     def proc_id(self) -> ProcId:

@@ -12,6 +12,8 @@ advisory lock (two rigops starting together migrate once), and refuses a databas
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import math
 import threading
 from collections.abc import Iterable, Iterator, Sequence
@@ -28,10 +30,12 @@ from sqlalchemy.pool import NullPool
 from bot.errors import StateError
 from bot.store.engine import Migration
 
+log = logging.getLogger(__name__)
 SCHEMES = ("postgresql", "postgres", "postgresql+psycopg")
 DRIVER = "postgresql+psycopg"
 SCHEMA_LOCK = 0x7269676F7073  # "rigops": the advisory lock held while a schema is read or migrated
 APPLICATION = "rigops"
+KEEPALIVES = ("-c tcp_keepalives_idle=10", "-c tcp_keepalives_interval=5", "-c tcp_keepalives_count=3")
 
 
 class Row:
@@ -279,6 +283,21 @@ def _binds(parameters: Sequence[Any]) -> dict[str, Any]:
     return {f"p{i}": v for i, v in enumerate(parameters)}
 
 
+def replica_rows(url: str, *, timeout: float) -> list[dict[str, Any]]:
+    """The rows of the replicas table, read without changing anything (none before rigops made it)."""
+    parsed = parse_url(url)
+    engine = create_engine(parsed, poolclass=NullPool, connect_args={"connect_timeout": max(2, math.ceil(timeout))})
+    try:
+        with engine.connect() as conn:
+            if conn.exec_driver_sql("SELECT to_regclass('replicas')").scalar() is None:
+                return []
+            return [dict(r._mapping) for r in conn.execute(text("SELECT * FROM replicas"))]
+    except SQLAlchemyError as exc:
+        raise StateError(f"cannot reach the state database {public_url(parsed)}: {_reason(exc, parsed)}") from exc
+    finally:
+        engine.dispose()
+
+
 def probe(url: str, *, timeout: float) -> tuple[str, int]:
     """The server's version and how many state migrations the database has (0: no rigops opened it yet), read
     without changing anything. Raises StateError."""
@@ -295,3 +314,75 @@ def probe(url: str, *, timeout: float) -> tuple[str, int]:
         raise StateError(f"cannot reach the state database {public_url(parsed)}: {_reason(exc, parsed)}") from exc
     finally:
         engine.dispose()
+
+
+class AdvisoryLock:
+    """A session advisory lock on a connection of its own, held while this rigops leads. PostgreSQL frees it when
+    the session ends: a clean close, or the server noticing the connection is gone (kill -9 of the process closes
+    its socket at once; a machine that vanishes is noticed by TCP keepalives, set on both sides, in about 25 s).
+
+    The lock is one per schema (``search_path``), so rigops deployments in different schemas of one database each
+    have their own leader. Raises nothing: a failure means "not held"."""
+
+    def __init__(self, url: str, *, key: int, timeout: float) -> None:
+        self._url = parse_url(url)
+        self._key = key
+        self._timeout = timeout
+        self._conn: SaConnection | None = None
+        self.path = f"advisory lock {key:#x} on {public_url(self._url)}"  # for people, as a lock file's path
+
+    @property
+    def held(self) -> bool:
+        return self._conn is not None
+
+    def acquire(self) -> bool:
+        """Take the lock if no other session holds it; never waits."""
+        if self._conn is not None:
+            return True
+        engine = create_engine(self._url, poolclass=NullPool, connect_args={
+            "connect_timeout": max(2, math.ceil(self._timeout)), "application_name": f"{APPLICATION} leader",
+            "keepalives_idle": 10, "keepalives_interval": 5, "keepalives_count": 3,
+            # the server's side too: the session, and with it the lock, ends ~25 s after the leader's machine vanished
+            "options": " ".join((f"-c statement_timeout={int(self._timeout * 1000)}", *KEEPALIVES,
+                                 *_query(self._url, "options")))})
+        try:
+            conn = engine.connect().execution_options(isolation_level="AUTOCOMMIT")
+        except SQLAlchemyError as exc:
+            log.warning("cannot reach the database for the leader lock: %s", _reason(exc, self._url))
+            return False
+        try:
+            got = conn.execute(text("SELECT pg_try_advisory_lock(:k, hashtext(current_schema()))"),
+                               {"k": self._key}).scalar()
+        except SQLAlchemyError as exc:
+            log.warning("cannot take the leader lock: %s", _reason(exc, self._url))
+            got = False
+        if not got:
+            conn.close()
+            return False
+        self._conn = conn
+        return True
+
+    def alive(self) -> bool:
+        """Whether the session holding the lock is still there (when it is not, the lock is gone with it)."""
+        if self._conn is None:
+            return False
+        try:
+            self._conn.execute(text("SELECT 1"))
+            return True
+        except SQLAlchemyError as exc:
+            log.warning("lost the leader lock's session: %s", _reason(exc, self._url))
+            self._drop()
+            return False
+
+    def release(self) -> None:
+        if self._conn is not None:
+            with contextlib.suppress(SQLAlchemyError):
+                self._conn.execute(text("SELECT pg_advisory_unlock(:k, hashtext(current_schema()))"),
+                                   {"k": self._key})
+            self._drop()
+
+    def _drop(self) -> None:
+        if self._conn is not None:
+            with contextlib.suppress(SQLAlchemyError):
+                self._conn.close()
+            self._conn = None

@@ -12,18 +12,22 @@ import re
 import signal
 import struct
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from bot.config import Config
+from bot.core.talk import Place, Pressed
 from bot.slack.app import RigopsApp
 from bot.store import BuildRun, Store
 from slackemu import Message, SlackEmulator, text_of
 from tests.fakes.cgroups import Cgroups, in_cgroup
+from tests.fakes.replicas import process_of, query, rigops_processes, write_toml
 from tests.harness import OPS, make_config, running_app
 from tests.scenario import IGNORE_ACTION, PAUSE_ACTION, RESTART_ACTION, RESUME_ACTION, has_buttons, thread_text
+from tests.store.pgserver import PostgresServer
 
 MIB = 1 << 20
 PNG = b"\x89PNG\r\n\x1a\n"
@@ -31,11 +35,15 @@ VIEWER = "U0VIEWER"
 OPERATOR = "U0HUMAN"
 
 
-def config(workdir: Path, cg: Path, script: str, **host: Any) -> Config:
+def hosts(workdir: Path, cg: Path, script: str, **host: Any) -> dict[str, Any]:
     """One local host whose build moves itself into ``cg`` and runs ``script``."""
     command = f"echo $$ > {cg}/cgroup.procs || exit 99\n{script}"
-    return make_config({"b200": {"address": "local", "memory_alert_pct": 20, **host, "builds": {"hello": {
-        "workdir": str(workdir), "command": command, "jobs": 4, "log_dir": str(workdir / "logs")}}}}, confirm=False)
+    return {"b200": {"address": "local", "memory_alert_pct": 20, **host, "builds": {"hello": {
+        "workdir": str(workdir), "command": command, "jobs": 4, "log_dir": str(workdir / "logs")}}}}
+
+
+def config(workdir: Path, cg: Path, script: str, **host: Any) -> Config:
+    return make_config(hosts(workdir, cg, script, **host), confirm=False)
 
 
 def members(cg: Path) -> list[int]:
@@ -226,6 +234,67 @@ async def test_resume_now_lets_paused_compilers_go_on_while_memory_is_still_tigh
         assert ("resume", OPERATOR) in [(e["what"], e["user"]) for e in app.core.store.audit_entries(50)]
         await end_build(emulator, build_cg, run.pid)
         await wait_text(emulator, root, "succeeded in")
+
+
+@pytest.mark.postgres
+async def test_a_pause_pressed_on_another_rigops_is_handed_to_the_one_following_the_build(
+        emulator: SlackEmulator, tmp_path: Path, build_cg: Path, fake_bin: Path, public_tmp: Path,
+        postgres: PostgresServer) -> None:
+    hog_pid = public_tmp / "hog.pid"
+    cfg = replace(config(tmp_path, build_cg, tight_build(fake_bin, hog_pid)), state=postgres.fresh_state())
+    async with (running_app(emulator, cfg, tmp_path / "one") as one,
+                running_app(emulator, cfg, tmp_path / "two") as two):
+        root, run = await start(emulator, one)
+        owner, other = (one, two) if run.owner == one.core.store.replicas.me else (two, one)
+        alert = await alert_message(emulator, root)
+        assert other.core.guards.get(run.id) is None  # only the rigops following the build guards it
+
+        await other.core.pressed(Pressed(kind="oom_pause", value=str(run.id), user=OPERATOR,
+                                         place=Place(OPS, root), message=alert.ts))
+        await wait_text(emulator, root, "paused the 1 heaviest compiler")
+        stopped = await emulator.wait_for(lambda: [p for p in members(build_cg) if state_of(p) == "T"], timeout=10)
+        assert [name_of(p) for p in stopped] == ["cc1plus"]
+        guard = owner.core.guards.get(run.id)
+        assert guard is not None and [pid for pid, _ in guard.paused] == stopped
+        assert not emulator.ephemerals(OPS, user=OPERATOR)  # not "no longer running"
+
+        os.kill(int(hog_pid.read_text()), signal.SIGKILL)
+        await wait_text(emulator, root, "Resumed 1 paused compiler")
+        await end_build(emulator, build_cg, run.pid)
+        await wait_text(emulator, root, "succeeded in")
+
+
+@pytest.mark.postgres
+async def test_compilers_paused_by_a_rigops_that_is_killed_are_resumed_by_the_one_that_adopts_the_build(
+        emulator: SlackEmulator, tmp_path: Path, build_cg: Path, fake_bin: Path, public_tmp: Path,
+        postgres: PostgresServer) -> None:
+    """Two real rigops processes; Pause is pressed (on whichever Slack gives it to: the other hands it over), and
+    the rigops that paused is killed with SIGKILL: the survivor adopts the build and resumes what it left
+    stopped."""
+    hog_pid, url = public_tmp / "hog.pid", postgres.fresh_state()
+    toml = write_toml(tmp_path / "rigops.toml", {
+        "confirm": False, "state": url, "slack": {"ops_channels": [OPS]}, "policy": {"operators": [OPERATOR]},
+        "hosts": hosts(tmp_path, build_cg, tight_build(fake_bin, hog_pid))})
+    with rigops_processes(emulator, toml, tmp_path, 2) as procs:
+        await emulator.wait_for(lambda: len(emulator.open_connections) == 2, timeout=60)
+        root = str((await emulator.send_message("rebuild -j4", channel=OPS))["ts"])
+        alert = await alert_message(emulator, root, timeout=60)
+        (run_id,), = query(url, "SELECT id FROM runs")
+        await emulator.click(alert.ts, PAUSE_ACTION, user=OPERATOR, value=str(run_id))
+        await wait_text(emulator, root, "paused the 1 heaviest compiler")
+        stopped = await emulator.wait_for(lambda: [p for p in members(build_cg) if state_of(p) == "T"], timeout=10)
+        assert query(url, "SELECT pid FROM paused") == [(stopped[0],)]
+
+        (owner,), = query(url, "SELECT owner FROM runs")
+        process_of(url, owner, procs).send_signal(signal.SIGKILL)  # it can resume nothing now
+        resumed = await wait_text(emulator, root, "Resumed 1 paused compiler", timeout=60)
+        assert "paused by a rigops that stopped" in resumed.text
+        assert state_of(stopped[0]) not in ("T", "gone") and query(url, "SELECT pid FROM paused") == []
+        assert query(url, "SELECT owner FROM runs") != [(owner,)]
+
+        os.kill(int(hog_pid.read_text()), signal.SIGKILL)
+        await end_build(emulator, build_cg, int(query(url, "SELECT pid FROM runs")[0][0]))  # type: ignore[arg-type]
+        await wait_text(emulator, root, "succeeded in", timeout=60)
 
 
 @pytest.mark.parametrize("how", ["button", "policy"])

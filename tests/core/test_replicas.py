@@ -29,6 +29,10 @@ async def test_two_rigops_on_one_database_act_on_each_request_once(
     async with (running_app(emulator, config, tmp_path / "one") as one,
                 running_app(emulator, config, tmp_path / "two") as two):
         await emulator.wait_for(lambda: len(emulator.open_connections) == 2, timeout=10)
+        # each heard from the other's heartbeat: Slack's limits are the app's, so each takes half of them
+        await eventually(lambda: one.reply.budget.share == 2 == two.reply.budget.share, timeout=10,
+                         what="both rigops to share the rate budget")
+        assert one.core.heartbeat.rigops == 2 == two.core.heartbeat.rigops
         roots = [str((await emulator.send_message("free -h on b200", channel=OPS))["ts"]) for _ in range(MESSAGES)]
         await eventually(lambda: all("Memory on b200" in thread_text(emulator, OPS, r) for r in roots),
                          timeout=60, what="every message answered")

@@ -208,6 +208,19 @@ async def test_slack_rate_limits_are_retried(emulator: SlackEmulator, tmp_path: 
         assert statuses[:2] == [429, 200]
 
 
+async def test_an_answer_slack_would_not_take_is_not_marked_done(
+        emulator: SlackEmulator, tmp_path: Path, state_dir: Path) -> None:
+    emulator.fail_next("chat.postMessage", status=200, error="fatal_error")  # refused, not to be retried
+    async with running_bot(emulator, config_with_build(tmp_path, confirm=False), state_dir) as core:
+        event = await say(emulator, core, "how's memory on b200?")
+        await emulator.wait_for(lambda: emulator.message(OPS, str(event["ts"])).reactions, timeout=10)
+        assert "Memory on b200" not in thread_text(emulator, OPS, str(event["ts"]))
+        assert set(emulator.message(OPS, str(event["ts"])).reactions) == {"warning"}  # done, but not told: no ✓
+        event = await say(emulator, core, "how's memory on b200?")  # the next one goes through
+        await emulator.wait_for(lambda: "white_check_mark" in emulator.message(OPS, str(event["ts"])).reactions,
+                                timeout=10)
+
+
 async def test_rebuild_stops_the_running_build_first_and_warns_above_the_core_count(
         emulator: SlackEmulator, tmp_path: Path, state_dir: Path) -> None:
     import os

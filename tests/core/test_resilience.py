@@ -18,6 +18,7 @@ from bot.config import Config
 from bot.hosts import make_host
 from bot.store import Store
 from slackemu import SlackEmulator
+from tests.fakes.replicas import write_toml
 from tests.harness import HUMAN, OPS, make_config, running_bot
 from tests.scenario import thread_text, wait_done
 from tests.waiting import wait_until
@@ -41,19 +42,9 @@ async def test_a_dropped_socket_reconnects_and_nothing_is_lost_or_doubled(
 
 
 def write_config(path: Path, workdir: Path, command: str) -> Path:
-    path.write_text(f"""confirm = false
-[slack]
-ops_channels = ["{OPS}"]
-[policy]
-operators = ["{HUMAN}"]
-[hosts.b200]
-address = "local"
-[hosts.b200.builds.app]
-workdir = "{workdir}"
-command = "{command}"
-log_dir = "{workdir}/logs"
-""")
-    return path
+    return write_toml(path, {"confirm": False, "slack": {"ops_channels": [OPS]}, "policy": {"operators": [HUMAN]},
+                             "hosts": {"b200": {"address": "local", "builds": {"app": {
+                                 "workdir": str(workdir), "command": command, "log_dir": f"{workdir}/logs"}}}}})
 
 
 def start_bot(emu: SlackEmulator, config: Path, state: Path) -> subprocess.Popen[bytes]:

@@ -28,6 +28,7 @@ from bot.slack.app import RigopsApp
 from slackemu import Message, SlackEmulator
 from tests.fakes.nvidia_smi import install_nvidia_smi, path_with
 from tests.harness import ADMIN, OPS, make_config, record_run, running_app
+from tests.store.pgserver import PostgresServer
 from tests.waiting import eventually
 
 DIGEST = "C0DIGEST"
@@ -363,6 +364,40 @@ async def test_two_bots_on_one_state_dir_post_once(emulator: SlackEmulator, stat
             fire(second, "1")
             await eventually(lambda: runner(second).runs == 1, timeout=20, what="the second bot's run")
             assert len(digests(emulator)) == 2
+
+
+@pytest.mark.postgres
+async def test_rigops_on_one_database_post_each_run_once_and_a_new_leader_makes_up_a_lost_one(
+        emulator: SlackEmulator, tmp_path: Path, postgres: PostgresServer) -> None:
+    config = two_hosts(state=postgres.fresh_state())
+    stacks = [AsyncExitStack(), AsyncExitStack()]
+    apps = [await stack.enter_async_context(running_app(emulator, config, tmp_path / f"rigops-{i}"))
+            for i, stack in enumerate(stacks)]
+    try:
+        leading = [runner(app).running for app in apps]
+        assert sorted(leading) == [False, True]  # one leader, by the database's advisory lock
+        lead = leading.index(True)
+        leader, other = apps[lead], apps[1 - lead]
+        await emulator.send_slash('schedule add "every 30m" b200 <#C0DIGEST>', channel=OPS, user=ADMIN)
+        await eventually(lambda: all(len(runner(app).list()) == 1 for app in apps), timeout=20,
+                         what="the schedule seen by both")  # added by either, in the database for both
+        fire(leader, "1")
+        await eventually(lambda: runner(leader).runs == 1, timeout=20, what="the leader's run")
+        await runner(other).tick()
+        assert (runner(other).runs, len(digests(emulator))) == (0, 1)
+        assert runner(other).table.claim("1", 1.0e9, replica="gone-1")  # a run claimed by a leader that then died
+
+        await stacks[lead].aclose()  # the leader stops: the other takes the lock on its next tick
+        await runner(other).tick()
+        assert runner(other).running
+        await eventually(lambda: len(digests(emulator)) == 2, timeout=20, what="the lost run, made up")
+        fire(other, "1")
+        await eventually(lambda: len(digests(emulator)) == 3, timeout=20, what="the next run, by the new leader")
+        await eventually(lambda: runner(other).runs == 2, timeout=20, what="both runs to be counted")
+        assert not runner(other).table.claim("1", 1.0e9, replica="late-1")  # done: never posted again
+    finally:
+        for stack in stacks:
+            await stack.aclose()
 
 
 async def test_a_locked_database_is_logged_and_the_scheduler_goes_on(

@@ -115,3 +115,40 @@ async def test_posts_never_wait_behind_edits_and_slack_never_says_429(
     updates = emu.calls_to("chat.update")
     assert [c.status for c in emu.calls].count(429) == 0
     assert len(updates) <= 5  # each card's newest text once, and the first two edits
+
+
+@pytest.mark.parametrize("shared", [True, False])
+async def test_rigops_sharing_one_app_split_its_budget_and_slack_never_says_429(
+        shared: bool, client: tuple[SlackEmulator, AsyncWebClient]) -> None:
+    """Two rigops (replicas) post in one channel at once; the limit is the app's. Told they are two, each keeps to
+    half of it and Slack never answers 429; not told (the control), they overrun it together."""
+    emu, web = client
+    tiers = {"chat.postMessage": Tier(4, 2.0, per_channel=True)}
+    replies = [SlackReply(web, tiers=tiers) for _ in range(2)]
+    if shared:
+        for reply in replies:
+            reply.budget.set_share(2)
+
+    async def post_all(reply: SlackReply, name: str) -> list[str | None]:
+        return [await reply.post(Place(OPS), Message(f"{name} {n}")) for n in range(4)]
+
+    posted = await asyncio.gather(*(post_all(r, name) for r, name in zip(replies, "ab", strict=True)))
+    for reply in replies:
+        await reply.close()
+    statuses = [c.status for c in emu.calls_to("chat.postMessage")]
+    if shared:
+        assert all(ts is not None for ts in posted[0] + posted[1]) and statuses.count(429) == 0
+    else:
+        assert statuses.count(429) > 0
+
+
+def test_a_shared_budget_keeps_at_least_one_call_per_window() -> None:
+    budget = Budget({"chat.update": Tier(50), "conversations.list": Tier(20)})
+    update = budget.window("chat.update")
+    assert update is not None and update.tier.calls == 50
+    budget.set_share(3)
+    assert update.tier.calls == 16 and budget.window("conversations.list").tier.calls == 6  # type: ignore[union-attr]
+    budget.set_share(100)
+    assert update.tier.calls == 1
+    budget.set_share(1)
+    assert update.tier.calls == 50
