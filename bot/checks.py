@@ -130,6 +130,7 @@ def check_replicas(state_dir: Path, url: str | None) -> str:
     many builds each follows; read without changing the state."""
     from bot.core.follow import REPLICA_TIMEOUT
     from bot.store import BUSY_TIMEOUT, DB_NAME
+    from bot.store.replicas import seen
 
     try:
         if url is not None:
@@ -140,18 +141,18 @@ def check_replicas(state_dir: Path, url: str | None) -> str:
             rows = _sqlite_replicas(state_dir / DB_NAME)
     except (StateError, sqlite3.Error) as exc:
         return f"FAIL replicas: {exc}"
+    found = seen(rows, timeout=REPLICA_TIMEOUT)
+    alive, silent = [r for r, up in found if up], [r for r, up in found if not up]
     now = time.time()
-    alive = sorted((r for r in rows if r["seen_at"] >= now - REPLICA_TIMEOUT), key=lambda r: (-r["leader"], r["id"]))
-    silent = [r for r in rows if r["seen_at"] < now - REPLICA_TIMEOUT]
     if not alive:
         about = "no rigops running on this state"
     else:
         about = f"{len(alive)} rigops running: " + "; ".join(
-            f"{r['id']} (pid {r['pid']} on {r['name']}{', leader' if r['leader'] else ''}, follows "
-            f"{_count(int(r['following']), 'build')}, heard {max(now - r['seen_at'], 0):.0f} s ago)" for r in alive)
+            f"{r.id} (pid {r.pid} on {r.name}{', leader' if r.leader else ''}, follows "
+            f"{_count(r.following, 'build')}, heard {max(now - r.seen_at, 0):.0f} s ago)" for r in alive)
     if silent:
         about += "; silent: " + ", ".join(
-            f"{r['id']} (since {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime(r['seen_at']))})" for r in silent)
+            f"{r.id} (since {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime(r.seen_at))})" for r in silent)
     return f"ok   replicas: {about}"
 
 

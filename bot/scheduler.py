@@ -45,6 +45,7 @@ from apscheduler.schedulers.asyncio import AsyncIOScheduler  # type: ignore[impo
 from sqlalchemy import create_engine
 from sqlalchemy.exc import SQLAlchemyError
 
+from bot.aio import Tasks, cancel
 from bot.config import ScheduleConfig
 from bot.errors import PlanError, StateError
 from bot.schedule_text import parse_when
@@ -319,7 +320,7 @@ class ScheduleRunner:
                                           jobstore_retry_interval=retry)
         self._configured: Sequence[ScheduleConfig] = ()
         self._ticker: asyncio.Task[None] | None = None
-        self._made_up: set[asyncio.Task[None]] = set()
+        self._made_up = Tasks()  # runs a leader before this one left unposted
         self._posting: set[tuple[str, float]] = set()  # (schedule id, due) being posted by this process
         self._stopped = asyncio.Event()
 
@@ -369,11 +370,8 @@ class ScheduleRunner:
                 log.exception("scheduler refresh failed; trying again in %g s", self.refresh)
 
     async def close(self) -> None:
-        for task in [self._ticker, *self._made_up]:
-            if task is not None:
-                task.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await task
+        await cancel(self._ticker)
+        await self._made_up.close()
         if self.scheduler.running:
             self.scheduler.shutdown(wait=False)  # runs on the loop soon; we wait for its event
             try:
@@ -438,10 +436,7 @@ class ScheduleRunner:
         for schedule_id, due in taken:
             log.info("schedule %s's run due at %s was left unposted by a leader that stopped; posting it now",
                      schedule_id, datetime.fromtimestamp(due, UTC).isoformat())
-            _RUNNERS[schedule_id] = self
-            task = asyncio.create_task(self.run(schedule_id, due_at=due, claimed=True), name=f"make-up-{schedule_id}")
-            self._made_up.add(task)
-            task.add_done_callback(self._made_up.discard)
+            self._made_up.start(self.run(schedule_id, due_at=due, claimed=True), name=f"make-up-{schedule_id}")
 
     # -- what users change ----------------------------------------------------------------------------
     def add(self, *, when: str, channel: str, hosts: tuple[str, ...] | None, timezone: str, only_changes: bool,

@@ -139,21 +139,20 @@ class Follower:
         """Follow the runs nobody alive follows (their rigops died or stopped, this one too before a restart),
         and the ones this rigops still owns; let go of the ones another rigops took over. Raises StateError."""
         replicas = self.services.store.replicas
-        for run_id in sorted(replicas.owned() | set(replicas.orphans(timeout=self.replica_timeout))):
+        following = set(self.following)
+        for run_id in sorted((replicas.owned() | set(replicas.orphans(timeout=self.replica_timeout))) - following):
             run = self.services.store.run(run_id)
-            if run is None or run.host not in self.services.config.hosts or run_id in self.following:
+            if run is None or run.host not in self.services.config.hosts:
                 continue
             if run.owner not in (None, replicas.me):
                 log.info("adopting run %d of %s on %s from %s, which stopped answering", run.id, run.build, run.host,
                          run.owner)
             self.follow(run)
-        for run_id in self.following:
-            run = self.services.store.run(run_id)
-            if run is not None and run.owner != replicas.me:
-                log.warning("run %d is followed by %s now; this rigops lets it go", run_id, run.owner)
-                await cancel(self._tasks.pop(run_id))
-                await self.guards.let_go(run_id)
-                self._progress.pop(run_id, None)
+        for run_id in replicas.taken(following):
+            log.warning("run %d is followed by another rigops now; this one lets it go", run_id)
+            await cancel(self._tasks.pop(run_id))
+            await self.guards.let_go(run_id)
+            self._progress.pop(run_id, None)
 
     async def close(self) -> None:
         for task in list(self._tasks.values()):

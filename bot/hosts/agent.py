@@ -912,19 +912,7 @@ def tree_owners(
     """pid -> the root (pid, start) whose tree holds the process, for every process in the trees of ``roots``
     (the first root wins where trees nest). A root counts only while its identity is alive: a reused pid is
     never taken for it."""
-    out: dict[int, tuple[int, int]] = {}
-    for root in roots:
-        st = by_pid.get(root[0])
-        if st is None or st.start != root[1] or st.dead:
-            continue
-        stack = [st]
-        while stack:
-            st = stack.pop()
-            if st.pid in out:
-                continue
-            out[st.pid] = root
-            stack.extend(children.get(st.pid, ()))
-    return out
+    return walk_trees(roots, by_pid.get, lambda st: children.get(st.pid, []))[0]
 
 
 class _Collector:

@@ -283,37 +283,37 @@ def _binds(parameters: Sequence[Any]) -> dict[str, Any]:
     return {f"p{i}": v for i, v in enumerate(parameters)}
 
 
-def replica_rows(url: str, *, timeout: float) -> list[dict[str, Any]]:
-    """The rows of the replicas table, read without changing anything (none before rigops made it)."""
+@contextmanager
+def _peek(url: str, *, timeout: float) -> Iterator[SaConnection]:
+    """A connection of its own, to read without changing anything (``rigops check``). Raises StateError."""
     parsed = parse_url(url)
     engine = create_engine(parsed, poolclass=NullPool, connect_args={"connect_timeout": max(2, math.ceil(timeout))})
     try:
         with engine.connect() as conn:
-            if conn.exec_driver_sql("SELECT to_regclass('replicas')").scalar() is None:
-                return []
-            return [dict(r._mapping) for r in conn.execute(text("SELECT * FROM replicas"))]
+            yield conn
     except SQLAlchemyError as exc:
         raise StateError(f"cannot reach the state database {public_url(parsed)}: {_reason(exc, parsed)}") from exc
     finally:
         engine.dispose()
+
+
+def replica_rows(url: str, *, timeout: float) -> list[dict[str, Any]]:
+    """The rows of the replicas table, read without changing anything (none before rigops made it)."""
+    with _peek(url, timeout=timeout) as conn:
+        if conn.exec_driver_sql("SELECT to_regclass('replicas')").scalar() is None:
+            return []
+        return [dict(r._mapping) for r in conn.execute(text("SELECT * FROM replicas"))]
 
 
 def probe(url: str, *, timeout: float) -> tuple[str, int]:
     """The server's version and how many state migrations the database has (0: no rigops opened it yet), read
     without changing anything. Raises StateError."""
-    parsed = parse_url(url)
-    engine = create_engine(parsed, poolclass=NullPool, connect_args={"connect_timeout": max(2, math.ceil(timeout))})
-    try:
-        with engine.connect() as conn:
-            server = str(conn.exec_driver_sql("SHOW server_version").scalar())
-            if conn.exec_driver_sql("SELECT to_regclass('rigops_schema')").scalar() is None:
-                return server, 0
-            version = conn.execute(text("SELECT version FROM rigops_schema WHERE what = 'state'")).scalar()
-            return server, int(version or 0)
-    except SQLAlchemyError as exc:
-        raise StateError(f"cannot reach the state database {public_url(parsed)}: {_reason(exc, parsed)}") from exc
-    finally:
-        engine.dispose()
+    with _peek(url, timeout=timeout) as conn:
+        server = str(conn.exec_driver_sql("SHOW server_version").scalar())
+        if conn.exec_driver_sql("SELECT to_regclass('rigops_schema')").scalar() is None:
+            return server, 0
+        version = conn.execute(text("SELECT version FROM rigops_schema WHERE what = 'state'")).scalar()
+        return server, int(version or 0)
 
 
 class AdvisoryLock:

@@ -23,11 +23,12 @@ import os
 import secrets
 import socket
 import time
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bot.store.engine import Database
+from bot.store.engine import Database, Row
 
 ID_FILE = "replica"
 RECENT_END = 24 * 3600  # an unreported end older than this is not told any more
@@ -45,6 +46,17 @@ class Replica:
     seen_at: float
     leader: bool  # it posts the scheduled digests
     following: int  # how many runs it follows
+
+
+def seen(rows: Iterable[Row | Mapping[str, Any]], *, timeout: float,
+         now: float | None = None) -> list[tuple[Replica, bool]]:
+    """Replicas' rows, each with whether it is alive (heard within ``timeout``): the living first, the leader
+    first among them, then the most recently heard."""
+    now = now or time.time()
+    found = [(Replica(id=r["id"], name=r["name"], pid=int(r["pid"]), started_at=r["started_at"],
+                      seen_at=r["seen_at"], leader=bool(r["leader"]), following=int(r["following"])),
+              r["seen_at"] >= now - timeout) for r in rows]
+    return sorted(found, key=lambda f: (not f[1], not f[0].leader, -f[0].seen_at))
 
 
 class Identity:
@@ -110,12 +122,7 @@ class Replicas:
 
     def all(self, *, timeout: float, now: float | None = None) -> list[tuple[Replica, bool]]:
         """Every replica that has not left, with whether it is alive; the living first."""
-        now = now or time.time()
-        rows = self._db.query("SELECT * FROM replicas ORDER BY seen_at DESC")
-        found = [(Replica(id=r["id"], name=r["name"], pid=int(r["pid"]), started_at=r["started_at"],
-                          seen_at=r["seen_at"], leader=bool(r["leader"]), following=int(r["following"])),
-                  r["seen_at"] >= now - timeout) for r in rows]
-        return sorted(found, key=lambda f: not f[1])
+        return seen(self._db.query("SELECT * FROM replicas"), timeout=timeout, now=now)
 
     def forget_dead(self, *, older_than: float, now: float | None = None) -> None:
         """Drop the rows of replicas silent for longer than ``older_than`` seconds (after a kill -9)."""
@@ -157,6 +164,15 @@ class Replicas:
             "AND (owner IS NULL OR (owner <> ? AND owner NOT IN (SELECT id FROM replicas WHERE seen_at >= ?))) "
             "ORDER BY id", (now - RECENT_END, self.me, now - timeout))
         return [int(r["id"]) for r in rows]
+
+    def taken(self, run_ids: Iterable[int]) -> set[int]:
+        """Which of ``run_ids`` this replica no longer owns (another adopted them while it was cut off)."""
+        ids = list(run_ids)
+        if not ids:
+            return set()
+        rows = self._db.query(f"SELECT id FROM runs WHERE id IN ({', '.join('?' * len(ids))}) "
+                              "AND (owner IS NULL OR owner <> ?)", (*ids, self.me))
+        return {int(r["id"]) for r in rows}
 
     def owned(self) -> set[int]:
         """The runs this replica owns that are live or not yet reported."""
