@@ -33,6 +33,8 @@ from bot.diagnose_rules import CATEGORIES, Rule, Rules, load_rules
 __all__ = ["CATEGORIES", "Diagnosis", "Rule", "Rules", "diagnose", "diagnose_file", "load_rules"]
 
 _BLOCK_LINES = 200        # how far below a block header its message is looked for
+_WRAP_WIDTH = 60          # a line this long may be one a console wrapped
+_MESSAGE_ENDS = set(".)]}!?\"';:>`|")   # ... unless it ends like this (a wrapped one ends anywhere)
 _WINDOW = 1 << 20         # characters pre-filtered at a time, so an early error returns early
 _COMMON = " etaoinsr-lcd/._hmup\tf0b1g2x3C=4M5y6k7\"w8v9ADEFIBULSNOTRP'GH,:;()[]"   # in build logs, roughly
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)")
@@ -47,9 +49,20 @@ _PREFIX = re.compile(r"""(?:              # each eats one separating space: the 
   | \[\s*\d+\.\d+\]\ ?                                                           # dmesg [12345.678901]
   | [A-Z][a-z]{2}\ [\ \d]\d\ \d\d:\d\d:\d\d\ \S+\ [\w./-]+(?:\[\d+\])?:\ ?    # Jun  1 12:00:00 host kernel:
   | \#\d+\ \d+(?:\.\d+)?\ ?                                                       # Docker BuildKit: #12 34.5
+  | Step\ \#\d+(?:\ -\ "[^"\n]{0,80}")?:\ ?                                      # Cloud Build: Step #18 - "x":
   | \[[A-Za-z][\w.-]*\]\                                                        # [build]
   | (?:DEBUG|TRACE)\ (?=\S)                                                      # uv -v
 )+""", re.X)
+
+
+# A line a logging library marked as a warning or a notice (glog/absl "W0501 12:00:00.1 123 file.cc:12] ", TF's
+# "...: W tensorflow/x.cc:12] "): what it says is not the build failing, even when it quotes "ptxas fatal".
+_NOT_AN_ERROR = re.compile(r"^(?::\s*)?(?:[WI]\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+\s+|[WI]\s+)[\w./+-]+\.\w+:\d+\]\s")
+# Full-width punctuation (Chinese and Japanese compilers' messages) read as ASCII: the same length, so lines and
+# offsets stay those of the log as written.
+_WIDE = str.maketrans({"\uff1a": ":", "\uff08": "(", "\uff09": ")", "\uff0c": ",", "\uff1b": ";", "\uff3b": "[",
+                       "\uff3d": "]", "\uff02": '"', "\uff07": "'", "\u3000": " "})
+_WIDE_CHARS = "\uff1a\uff08\uff09\uff0c\uff1b\uff3b\uff3d\uff02\uff07\u3000"
 
 
 @dataclass(frozen=True)
@@ -87,13 +100,32 @@ class _Log:
     def __init__(self, text: str, rules: Rules) -> None:
         self.raw, self.rules = text, rules
         self.text = _ANSI.sub("", text) if "\x1b" in text else text     # same lines, same count
+        if any(char in self.text for char in _WIDE_CHARS):
+            self.text = self.text.translate(_WIDE)                        # same characters, same count
 
     def diagnosis(self) -> Diagnosis:
+        found = self._first_error()
+        if found.category != "unknown" and (done := self._succeeded()) is not None:
+            # the build went on past what looked like an error (a configure check's, a retried step's)
+            return Diagnosis("unknown", "", self.rules.unknown["succeeded_despite"].format(
+                last=done, seen=found.line.strip()[:200]))
+        return found
+
+    def _succeeded(self) -> str | None:
+        """The last line, when the log ends the way a successful build ends (pip's "Successfully installed",
+        ninja's [N/N], CMake's "Built target" ...)."""
+        tail = [_strip_prefix(line).strip() for line in self.text[-3000:].split("\n")[-12:] if line.strip()]
+        if tail and any(done.search(line) for done in self.rules.success for line in tail[-4:]):
+            return tail[-1]
+        return None
+
+    def _first_error(self) -> Diagnosis:
         follow_ons: list[_Hit] = []
         found: _Hit | None = None      # the first real error, while it waits for stronger evidence
         for start, triggers in self._candidates():
             line = self._line_at(start)[0]
-            hit = self._match(line, start, self._rules_for(line, triggers))
+            rules = self._rules_for(line, triggers)
+            hit = self._match(line, start, rules) or (self._joined(start, rules) if rules else None)
             if hit is None:
                 continue
             if found is not None:
@@ -101,7 +133,7 @@ class _Log:
                     return self._diagnosis(hit)
                 follow_ons.append(hit)
             elif not hit.rule.follow_on:
-                found = self._sharper(self._in_block(hit) if hit.rule.block else hit)
+                found = self._unwrapped(self._sharper(self._in_block(hit) if hit.rule.block else hit))
                 if not found.rule.yields_to:
                     return self._diagnosis(found)
             else:
@@ -137,12 +169,12 @@ class _Log:
 
     def _match(self, line: str, start: int, rules: Sequence[Rule]) -> _Hit | None:
         body = _strip_prefix(line).lstrip()
-        if _QUOTED_SOURCE.match(body) or self._after_traceback_frame(start):
+        if _QUOTED_SOURCE.match(body) or _NOT_AN_ERROR.match(body) or self._after_traceback_frame(start):
             return None
         for rule in rules:
             for pattern in rule.patterns:
                 match = pattern.search(body)
-                if match is None:
+                if match is None or _in_code_span(body, match):
                     continue
                 if rule.near is None:
                     return _Hit(rule, match, start)
@@ -174,6 +206,36 @@ class _Log:
                 return self._in_block(better) if better.rule.block else better
             pos = following
         return hit
+
+    def _unwrapped(self, hit: _Hit) -> _Hit:
+        """`hit`, or a sharper rule's match on the lines around it joined (see :meth:`_joined`)."""
+        if hit.rule.category != "compile_error" or hit.rule.block:
+            return hit
+        rules = [rule for rule in self.rules.rules if rule.priority > hit.rule.priority]
+        return self._joined(hit.start, rules) or hit
+
+    def _joined(self, start: int, rules: Sequence[Rule]) -> _Hit | None:
+        """A match of one of `rules` on the line at `start` joined with the lines around it: a console that
+        wraps at a fixed width (MSVC's, a CI's) splits one message over several lines — nvcc's host_config.h
+        check then reads as a plain compile error, or as nothing. Reported at the message's first line."""
+        line, following = self._line_at(start)
+        before = self.text.rfind("\n", 0, max(start - 1, 0)) + 1 if start else start
+        previous = self.text[before:max(start - 1, before)].rstrip("\r")
+        if not (_cut(line) or _cut(previous)):
+            return None
+        parts = [_strip_prefix(previous), _strip_prefix(line),
+                 _strip_prefix(self._line_at(following)[0]) if following < len(self.text) else ""]
+        if _QUOTED_SOURCE.match(parts[1].lstrip()):
+            return None
+        joined = "".join(part.rstrip("\r") for part in parts)
+        for rule in rules:
+            if rule.follow_on or rule.block or rule.near is not None:
+                continue
+            if any(keyword in joined for keyword in rule.keywords):
+                match = next((m for p in rule.patterns if (m := p.search(joined)) is not None), None)
+                if match is not None and match.end() > len(parts[0]) and not _in_code_span(joined, match):
+                    return _Hit(rule, match, before if _cut(parts[0]) else start)
+        return None
 
     def _near(self, start: int, near: re.Pattern[str], within: int) -> re.Match[str] | None:
         """Where `near` matches in the line at `start` or the `within` lines before or after it: the match
@@ -234,11 +296,12 @@ class _Log:
         tail = [_strip_prefix(line).strip() for line in self.text[-3000:].split("\n")[-12:] if line.strip()]
         if not head or not tail:
             return texts["empty"]
-        if _CONTINUED.match(head[0]) or _progress(head[0].lstrip(), started=True):
+        done = fallback is None and any(done.search(line) for done in self.rules.success for line in tail)
+        if not done and (_CONTINUED.match(head[0]) or _progress(head[0].lstrip(), started=True)):
             said.append(texts["starts_late"].format(first=head[0].strip()))
         if _progress(tail[-1], started=False):
             said.append(texts["still_building"].format(last=tail[-1]))
-        elif fallback is None and any(done.search(line) for done in self.rules.success for line in tail):
+        elif done:
             said.append(texts["succeeded"].format(last=tail[-1]))
         elif fallback is None and (warnings := self.text.lower().count("warning")):
             said.append(texts["only_warnings"].format(warnings=warnings))
@@ -267,6 +330,22 @@ def _find_all(text: str, trigger: str, finder: re.Pattern[str], begin: int, end:
         while at >= 0:
             yield at
             at = text.find(trigger, at + 1, end)
+
+
+def _cut(line: str) -> bool:
+    """Does the line look cut by a console's wrap: long, and not ending the way a message ends?"""
+    return len(line) >= _WRAP_WIDTH and line.rstrip("\r")[-1:] not in _MESSAGE_ENDS
+
+
+def _in_code_span(body: str, match: re.Match[str]) -> bool:
+    """Is the match inside Markdown backticks within prose, a person quoting an error ("anyone seen `No space left
+    on device` here?")? Old make and ld quote `like this' themselves: a span holding a ' is theirs, not Markdown."""
+    if "`" not in body:
+        return False
+    left, right = body.rfind("`", 0, match.start()), body.find("`", match.end())
+    if left < 0 or right < 0 or "'" in body[left:right]:
+        return False
+    return bool(body[:left].strip() or body[right + 1:].strip())  # a whole line in backticks is a pasted log line
 
 
 def _strip_prefix(line: str) -> str:

@@ -22,8 +22,8 @@ CATEGORIES = frozenset({
 BUILTIN_RULES = "bot/rules/diagnose.toml"
 _RULE_KEYS = {"name", "category", "patterns", "fix", "keywords", "priority", "follow_on", "block", "near",
               "within", "defer", "yields_to"}
-_UNKNOWN_TEXTS = {"empty", "starts_late", "still_building", "succeeded", "only_warnings", "no_error",
-                  "success"}
+_UNKNOWN_TEXTS = {"empty", "starts_late", "still_building", "succeeded", "succeeded_despite", "only_warnings",
+                  "no_error", "success"}
 _KINDS = {list: "a list of non-empty strings", dict: "a table of strings", int: "a whole number",
           bool: "true or false"}
 
@@ -154,7 +154,7 @@ def _parse_file(text: str, label: str) -> _RuleFile:
         fail(f"unknown key(s) {sorted(extra)}; expected {sorted(_UNKNOWN_TEXTS)}", "unknown")
     for key in unknown:
         _get(unknown, key, "", str, partial(fail, key="unknown"))
-        fields = {"first": "x", "last": "x", "warnings": "1"}
+        fields = {"first": "x", "last": "x", "warnings": "1", "seen": "x"}
         _check_template(unknown[key], fields, partial(fail, key=f"unknown.{key}"))
     triggers = tuple(_get(doc, "triggers", [], list, fail))
     return _RuleFile(rules, triggers, _get(doc, "packages", {}, dict, fail), unknown, success)

@@ -64,9 +64,19 @@ CODE_JOBS_RE = re.compile(
 )
 
 
+# Inline code that is a command people would type ("can you run `free -h`", "`tail -n 80` the log") is read as
+# words: Slack users put commands in backticks. Other inline code (a path, a compiler's words) is dropped.
+CODE_COMMAND_RE = re.compile(
+    r"\s*(?:free|nvidia-?smi|smi|top|htop|btop|nvtop|uptime|vmstat|tail|journalctl|kill|pkill|killall|status|mem"
+    r"|memory|gpu|gpus|log|logs|rebuild|restart|retry|stop|abort|cancel|rigops|/rigops)"
+    r"(?:\s+[-\w=./]{1,24}){0,3}\s*",
+    re.I,
+)
+
+
 def _inline_code(m: re.Match[str]) -> str:
     inner = m.group(1)
-    return f" {inner} " if CODE_JOBS_RE.fullmatch(inner) else " "
+    return f" {inner} " if CODE_JOBS_RE.fullmatch(inner) or CODE_COMMAND_RE.fullmatch(inner) else " "
 
 
 def normalise(text: str) -> str:
@@ -131,7 +141,7 @@ NARRATIVE_RE = re.compile(
     r"\b(?:yesterday|ago|earlier|the other day|used to|back then|back when|usually|always|normally"
     r"|typically|fixed|resolved|solved|no longer|anymore|tomorrow|later|tonight|next (?:week|time)"
     r"|last (?:night|week|time|month|year|run|friday|monday|tuesday|wednesday|thursday|saturday|sunday)"
-    r"|i'll|we'll|i will|we will|gonna|going to|let me"
+    r"|i'll|we'll|i will|we will|gonna|going to|let me|ran(?! out)|i've run|we've run|is what (?:i|we) (?:ran|did|used)"
     r"|in (?:a few|\d+) (?:min|mins|minutes|hours?|h|secs?|seconds))\b"
 )
 # Negated destructive requests ("don't kill it", "no need to rebuild").

@@ -204,6 +204,53 @@ def app_mention_event(
     return event
 
 
+def message_changed_event(
+    *,
+    channel: str,
+    channel_type: str,
+    edited: Mapping[str, Any],
+    previous: Mapping[str, Any],
+    event_ts: str,
+) -> JSON:
+    """The ``message`` event with subtype ``message_changed`` that an edit sends (hidden; the message as it is now
+    under ``message``, as it was under ``previous_message``)."""
+    return {
+        "type": "message",
+        "subtype": "message_changed",
+        "message": dict(edited),
+        "previous_message": dict(previous),
+        "channel": channel,
+        "hidden": True,
+        "ts": event_ts,
+        "event_ts": event_ts,
+        "channel_type": channel_type,
+    }
+
+
+def reaction_added_event(*, user: str, name: str, channel: str, ts: str, item_user: str | None, event_ts: str) -> JSON:
+    event: JSON = {
+        "type": "reaction_added",
+        "user": user,
+        "reaction": name,
+        "item": {"type": "message", "channel": channel, "ts": ts},
+        "event_ts": event_ts,
+    }
+    if item_user is not None:
+        event["item_user"] = item_user
+    return event
+
+
+def app_rate_limited(*, team_id: str, api_app_id: str, minute: int) -> JSON:
+    """Slack's notice that events were dropped: a top-level type, no inner event (docs: app_rate_limited)."""
+    return {
+        "token": VERIFICATION_TOKEN,
+        "type": "app_rate_limited",
+        "team_id": team_id,
+        "minute_rate_limited": minute - minute % 60,
+        "api_app_id": api_app_id,
+    }
+
+
 def event_callback(
     event: Mapping[str, Any],
     *,

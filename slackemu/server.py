@@ -51,8 +51,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 from aiohttp import BodyPartReader, WSMsgType, web
 
+from slackemu import http as H
 from slackemu import payloads as P
 from slackemu.limits import TALLY, message_refusal, view_refusal
 from slackemu.payloads import JSON, render_blocks
@@ -94,6 +96,10 @@ _LIST_LIMIT = 1000  # conversations.list: the most one page holds
 #   (the Events API's policy: "nearly immediately", after 1 minute, after 5 minutes). The emulator retries at once;
 #   it does not wait the minutes, so that a test of a retry need not.
 MAX_CONNECTIONS = 10
+# A response_url takes up to 5 messages within 30 minutes (Slack's docs on handling slash commands and
+# interactions); later ones are refused.
+RESPONSE_URL_USES = 5
+RESPONSE_URL_SECONDS = 30 * 60
 SLACK_ACK_TIMEOUT = 3.0
 MAX_RETRIES = 3
 
@@ -269,6 +275,14 @@ class _Failure:
     count: int
 
 
+def _event_time(stamp: Any) -> int:
+    """An event's event_time: its ts in whole seconds, or now for an event whose ts is not one."""
+    try:
+        return int(float(stamp))
+    except (TypeError, ValueError):
+        return int(time.time())
+
+
 def _truthy(value: Any) -> bool:
     return value is True or str(value).lower() in ("1", "true", "yes")
 
@@ -357,6 +371,9 @@ class SlackEmulator:
         self.abandoned: list[str] = []  # envelope ids Slack would give up on: MAX_RETRIES retries, never acked
         self.pings = 0
         self.rate_tiers = RateTiers(tiers) if tiers is not None else None
+        self.http: H.HttpTarget | None = None  # set by deliver_over_http: envelopes go to a Request URL
+        self._http_session: aiohttp.ClientSession | None = None
+        self._http_tasks: set[asyncio.Task[None]] = set()
 
         self._channels: dict[str, dict[str, Any]] = {}
         self._users: dict[str, dict[str, Any]] = {}
@@ -407,8 +424,11 @@ class SlackEmulator:
         for timer in self._ack_timers.values():
             timer.cancel()
         self._ack_timers.clear()
-        for task in list(self._timeouts):
+        for task in list(self._timeouts) + list(self._http_tasks):
             task.cancel()
+        if self._http_session is not None:
+            await self._http_session.close()
+            self._http_session = None
         for conn in list(self._conns):
             conn.closed = True
             await conn.ws.close()
@@ -976,6 +996,9 @@ class SlackEmulator:
 
     def _conversations_info(self, params: dict[str, Any]) -> JSON:
         info = self._channels[self._channel(str(params.get("channel", "")), create=False)]
+        needed = "im:read" if info["is_im"] else "groups:read" if info["is_private"] else "channels:read"
+        if needed not in self.scopes:
+            raise _ApiError("missing_scope")  # an admin took the scope away, or the manifest never asked
         if info["is_private"] and not info["is_member"]:
             raise _ApiError("channel_not_found")  # a private channel rigops is not in does not exist for it
         return {"channel": dict(info)}
@@ -1128,7 +1151,12 @@ class SlackEmulator:
         status, text = 200, "ok"
         if context is None:
             status, text = 404, "no_service"
+        elif time.monotonic() - float(context.setdefault("issued", time.monotonic())) > RESPONSE_URL_SECONDS:
+            status, text = 404, "expired_url"
+        elif int(context.get("used", 0)) >= RESPONSE_URL_USES:
+            status, text = 404, "used_url"
         else:
+            context["used"] = int(context.get("used", 0)) + 1
             try:
                 self._respond(context, body)
             except _ApiError as e:
@@ -1156,7 +1184,7 @@ class SlackEmulator:
 
     def _new_response_url(self, **context: Any) -> str:
         rid = secrets.token_hex(8)
-        self._responses[rid] = context
+        self._responses[rid] = {**context, "issued": time.monotonic()}
         return f"{self.url}response/{rid}"
 
     # ------------------------------------------------------------------ Socket Mode server
@@ -1335,10 +1363,64 @@ class SlackEmulator:
     async def _dispatch(self, env: Envelope) -> str:
         env.queued_at = time.monotonic()
         self.envelopes[env.envelope_id] = env
+        if self.http is not None:
+            task = asyncio.ensure_future(self._deliver_http(env, self.http))
+            self._http_tasks.add(task)
+            task.add_done_callback(self._http_tasks.discard)
+            return env.envelope_id
         self._pending.append(env)
         await self._flush()
         await self._notify()
         return env.envelope_id
+
+    # ------------------------------------------------------------------ the Events API over HTTP
+
+    def deliver_over_http(self, url: str, signing_secret: str, *, timeout: float = H.HTTP_TIMEOUT) -> H.HttpTarget:
+        """From now on POST every envelope's payload to ``url``, an app's Request URL, signed as Slack signs it,
+        and judge the answers as Slack does (see :mod:`slackemu.http`); returns what records the deliveries."""
+        self.http = H.HttpTarget(url, signing_secret, timeout)
+        return self.http
+
+    async def _deliver_http(self, env: Envelope, target: H.HttpTarget) -> None:
+        if self._http_session is None:
+            self._http_session = aiohttp.ClientSession()
+        attempt, reason = env.retry_attempt or 0, env.retry_reason or None
+        while True:
+            if env.type == "events_api" and target.disabled:
+                target.dropped.append(env.envelope_id)
+                await self._notify()
+                return
+            env.deliveries += 1
+            env.delivered_at = time.monotonic()
+            delivery, retry, answer = await H.post(self._http_session, target, envelope_id=env.envelope_id,
+                                                   kind=env.type, payload=env.payload, attempt=attempt,
+                                                   retry_reason=reason)
+            target.deliveries.append(delivery)
+            if delivery.ok:
+                self._http_acked(env, answer)
+            elif env.type == "events_api" and not target.disabled and target.too_many_failures(time.monotonic()):
+                target.disabled = True
+                log.warning("too many failed deliveries: event subscriptions are turned off")
+                await self._notify()
+                await self.send_app_rate_limited(over_http=True)
+            await self._notify()
+            if not retry:
+                if not delivery.ok and env.envelope_id not in self.abandoned:
+                    self.abandoned.append(env.envelope_id)
+                    await self._notify()
+                return
+            attempt, reason = attempt + 1, delivery.reason
+            env.retry_attempt, env.retry_reason = attempt, reason
+
+    def _http_acked(self, env: Envelope, answer: Any) -> None:
+        frame = {"envelope_id": env.envelope_id, **({"payload": answer} if isinstance(answer, dict) else {})}
+        self.acks.append(Ack(env.envelope_id, answer if isinstance(answer, dict) else None, time.monotonic(), frame))
+        self._acked.setdefault(env.envelope_id, frame)
+        if env.type == "slash_commands" and isinstance(answer, dict) and answer:
+            try:
+                self._respond(env.context, answer)
+            except _ApiError:
+                log.warning("could not show the slash command's answer %r", answer)
 
     async def drop_connections(self, *, graceful: bool = False) -> None:
         """Cut every Socket Mode connection so the client has to reconnect.
@@ -1380,10 +1462,15 @@ class SlackEmulator:
         event_id: str | None = None,
         retry_attempt: int = 0,
         retry_reason: str = "",
+        team_id: str | None = None,
+        authorizations: list[dict[str, Any]] | None = None,
+        shared: bool = False,
     ) -> str:
         """Deliver one Events API event; returns the envelope id.
 
-        Pass the same ``event_id`` with ``retry_attempt`` > 0 to imitate a Slack retry.
+        Pass the same ``event_id`` with ``retry_attempt`` > 0 to imitate a Slack retry. ``team_id`` is the
+        payload's team (in a Slack Connect channel, ``shared``, it can be the partner's), ``authorizations`` the
+        installations the event is for (by default this bot's).
         """
         stamp = event.get("event_ts") or event.get("ts")
         payload = P.event_callback(
@@ -1391,9 +1478,15 @@ class SlackEmulator:
             team_id=self.team_id,
             api_app_id=self.app_id,
             event_id=event_id or self._new_id("Ev"),
-            event_time=int(float(stamp)) if stamp else int(time.time()),
+            event_time=_event_time(stamp),
             bot_user_id=self.bot_user_id,
         )
+        if team_id is not None:
+            payload["team_id"] = payload["context_team_id"] = team_id
+        if authorizations is not None:
+            payload["authorizations"] = authorizations
+        if shared:
+            payload["is_ext_shared_channel"] = True
         env = Envelope(
             P.new_envelope_id(),
             "events_api",
@@ -1473,6 +1566,109 @@ class SlackEmulator:
         msg_event.update(blocks=message.blocks, client_msg_id=event["client_msg_id"])
         await self.send_event(msg_event)
         return event
+
+    async def edit_message(self, channel: str, ts: str, text: str) -> JSON:
+        """A person edits their message: Slack sends a hidden ``message_changed`` event and, when the text
+        mentions the bot, ``app_mention`` again (same ``ts``, an ``edited`` field, a new event id). Returns the
+        message_changed event."""
+        cid = self._channel(channel, create=False)
+        message = self._find(cid, ts, ephemeral=False)
+        previous = self._api_message(message)
+        message.edits.append(Edit(message.text, copy.deepcopy(message.blocks), time.monotonic()))
+        message.text, message.blocks = text, P.rich_text_blocks(text)
+        message.edited_ts = edit_ts = self._next_ts()
+        edited = {**self._api_message(message), "edited": {"user": message.user, "ts": edit_ts}}
+        changed = P.message_changed_event(channel=cid, channel_type=P.channel_type_of(cid), edited=edited,
+                                          previous=previous, event_ts=edit_ts)
+        await self.send_event(changed)
+        if f"<@{self.bot_user_id}>" in text:
+            mention = P.app_mention_event(text=text, user=str(message.user), channel=cid, ts=message.ts,
+                                          team_id=self.team_id, thread_ts=message.thread_ts)
+            mention.update(edited={"user": message.user, "ts": edit_ts}, event_ts=edit_ts)
+            await self.send_event(mention)
+        return changed
+
+    async def send_foreign_mention(self, text: str, *, team_id: str = "T0ELSEWHERE", channel: str = "C0OPS",
+                                   user: str = "U0STRANGER") -> str:
+        """An ``app_mention`` of another installation (another workspace's copy of an app), as a misrouted or
+        replayed delivery would bring it: its team and authorization are not this bot's."""
+        event = P.app_mention_event(text=f"<@{self.bot_user_id}> {text}", user=user, channel=channel,
+                                    ts=self._next_ts(), team_id=team_id)
+        other = {"enterprise_id": None, "team_id": team_id, "user_id": "U0OTHERBOT", "is_bot": True,
+                 "is_enterprise_install": False}
+        return await self.send_event(event, team_id=team_id, authorizations=[other])
+
+    async def send_connect_mention(self, text: str, *, partner_team: str = "T0PARTNER", channel: str = "C0OPS",
+                                   user: str = "U0PARTNER") -> JSON:
+        """A person of a partner workspace mentions the bot in a Slack Connect channel: the payload's team is the
+        partner's, the authorization is this bot's. Returns the event."""
+        if user not in self._users:
+            self.add_user(user, user.lower())
+        message = self._human_message(f"<@{self.bot_user_id}> {text}", channel, user, None)
+        event = P.app_mention_event(text=message.text, user=user, channel=message.channel, ts=message.ts,
+                                    team_id=partner_team)
+        event.update(user_team=partner_team, source_team=partner_team)
+        await self.send_event(event, team_id=partner_team, shared=True)
+        return event
+
+    async def send_reaction(self, channel: str, ts: str, name: str = "thumbsup", *, user: str = "U0HUMAN") -> str:
+        """A person reacts to a message: ``reaction_added``, an event rigops has no listener for."""
+        cid = self._channel(channel, create=False)
+        target = self._message_or_none(cid, ts)
+        event = P.reaction_added_event(user=user, name=name, channel=cid, ts=ts, event_ts=self._next_ts(),
+                                       item_user=target.user if target is not None else None)
+        return await self.send_event(event)
+
+    async def send_app_rate_limited(self, *, over_http: bool = False) -> str:
+        """Slack's ``app_rate_limited`` notice: a top-level payload with no inner event."""
+        payload = P.app_rate_limited(team_id=self.team_id, api_app_id=self.app_id, minute=int(time.time()))
+        env = Envelope(P.new_envelope_id(), "events_api", payload, accepts_response_payload=False)
+        if over_http and self.http is not None:  # sent even while events are off: it says they are
+            self.envelopes[env.envelope_id] = env
+            assert self._http_session is not None
+            delivery, _, _ = await H.post(self._http_session, self.http, envelope_id=env.envelope_id,
+                                          kind="events_api", payload=payload, attempt=0, retry_reason=None)
+            self.http.deliveries.append(delivery)
+            return env.envelope_id
+        return await self._dispatch(env)
+
+    async def send_raw(self, kind: str, payload: Mapping[str, Any]) -> str:
+        """Any payload as an envelope of ``kind`` (``events_api``, ``interactive``, ``slash_commands``): the shapes
+        Slack sends that the emulator has no person's action for (a modal's submission, a shortcut, a URL
+        check). Returns the envelope id."""
+        env = Envelope(P.new_envelope_id(), kind, dict(payload), accepts_response_payload=kind != "events_api")
+        env.context = {"channel": "C0OPS", "user": "U0HUMAN"}
+        return await self._dispatch(env)
+
+    async def send_action(
+        self,
+        action_id: str,
+        value: Any,
+        *,
+        channel: str = "C0OPS",
+        user: str = "U0HUMAN",
+        message_ts: str | None = None,
+        block_id: str = "forged",
+        payload_changes: Mapping[str, Any] | None = None,
+    ) -> str:
+        """A ``block_actions`` payload for an element that need not exist: what a client under someone else's
+        control can send (any action id, any value). ``payload_changes`` replaces top-level fields."""
+        cid = self._channel(channel)
+        ts = message_ts or self._next_ts()
+        stored = self._message_or_none(cid, ts)
+        action = {"action_id": action_id, "block_id": block_id, "type": "button", "action_ts": self._next_ts(),
+                  "text": {"type": "plain_text", "text": "Run"}, "value": value}
+        payload = P.block_actions_payload(
+            user_id=user, user_name=self._user_name(user), team_id=self.team_id, team_domain=self.team_domain,
+            api_app_id=self.app_id, channel_id=cid, channel_name=str(self._channels[cid]["name"]),
+            message=self._api_message(stored) if stored is not None else None, message_ts=ts,
+            thread_ts=stored.thread_ts if stored is not None else None, is_ephemeral=False, action=action,
+            response_url=self._new_response_url(channel=cid, user=user, message_ts=ts), trigger_id=P.new_trigger_id(),
+        )
+        payload.update(payload_changes or {})
+        env = Envelope(P.new_envelope_id(), "interactive", payload, accepts_response_payload=False)
+        env.context = {"channel": cid, "user": user, "message_ts": ts}
+        return await self._dispatch(env)
 
     async def send_slash(
         self, text: str, *, command: str = "/rigops", channel: str = "C0OPS", user: str = "U0HUMAN"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -10,6 +12,7 @@ from typing import Any
 from bot.config import Config, parse
 from bot.core.app import Core
 from bot.slack.app import RigopsApp, connect, create_app, disconnect, socket_mode_handler
+from bot.slack.run import serve_http
 from bot.slack.tiers import Tier
 from bot.store import BuildRun, Store
 from slackemu import SlackEmulator
@@ -46,6 +49,44 @@ async def running_app(emu: SlackEmulator, config: Config, state_dir: Path, *, po
     finally:
         await disconnect(handler)
         await app.close()
+
+
+SIGNING_SECRET = "8f742231b10e8888abcd99yyyzzz85a5"  # Slack's documented example secret
+
+
+@asynccontextmanager
+async def running_http_app(emu: SlackEmulator, config: Config, state_dir: Path) -> AsyncIterator[RigopsApp]:
+    """The whole bot in HTTP mode (``rigops run --http``): the emulator POSTs every event, command and click to its
+    Request URL, signed, and judges the answers as Slack does (``emu.http`` records them)."""
+    from tests.fakes.sshd import free_port
+
+    app = create_app(config, state_dir, bot_token=emu.bot_token, api_url=emu.api_url, poll=0.2, card_interval=0.5,
+                     sample_interval=0.2, tiers={})
+    port = free_port()
+    await app.start()
+    server = asyncio.create_task(serve_http(app.bolt.server(port=port, host="127.0.0.1"), port=port,
+                                            signing_secret=SIGNING_SECRET))
+    try:
+        await _listening(port)
+        emu.deliver_over_http(f"http://127.0.0.1:{port}/slack/events", SIGNING_SECRET)
+        yield app
+    finally:
+        server.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await server
+        await app.close()
+
+
+async def _listening(port: int, timeout: float = 10.0) -> None:
+    async with asyncio.timeout(timeout):
+        while True:
+            try:
+                _, writer = await asyncio.open_connection("127.0.0.1", port)
+            except OSError:
+                await asyncio.sleep(0.02)
+                continue
+            writer.close()
+            return
 
 
 @asynccontextmanager

@@ -404,13 +404,25 @@ def test_cicc_killed_under_ninja(tmp_path: Path) -> None:
 CORPUS = {name: entry for name, entry in EXPECTED.items() if "source" in entry}   # real logs
 
 
-@pytest.mark.parametrize("name", sorted(EXPECTED))
+@pytest.mark.parametrize("name", sorted(n for n, e in EXPECTED.items() if "known_miss" not in e))
 def test_known_log(name: str) -> None:
     """Every data log, the real corpus included: the expected category and the exact line."""
     found = diagnose_file(DATA / f"{name}.log")
     expected = EXPECTED[name]
     assert (found.category, found.line) == (expected["category"], expected["line"]), expected.get("source")
     assert found.to_json() == {"category": found.category, "line": found.line, "fix": found.fix}
+    assert found.fix and not re.search(r"\{\w*\}", found.fix)
+
+
+@pytest.mark.parametrize("name", sorted(n for n, e in EXPECTED.items() if "known_miss" in e))
+def test_a_known_miss_is_still_missed_and_says_why(name: str) -> None:
+    """The corpus's measured misses (held-out and fresh logs are not mended after they were measured, so that
+    they stay unseen; a development log may wait for a rule): each says why, and is still a miss — when a rule
+    mends one, this fails, and the marker goes."""
+    expected = EXPECTED[name]
+    assert len(expected["known_miss"]) > 10
+    found = diagnose_file(DATA / f"{name}.log")
+    assert (found.category, found.line) != (expected["category"], expected["line"])
     assert found.fix and not re.search(r"\{\w*\}", found.fix)
 
 

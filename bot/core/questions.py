@@ -84,12 +84,13 @@ class Questions:
 
     async def pick(self, press: Pressed) -> bool:
         """A button under a question; False when the question is no longer open."""
-        plan_id, _, answer = press.value.partition(":")
-        asked = self.services.store.plan(int(plan_id)) if plan_id.isdigit() else None
-        if asked is None or asked.state != "asking":
+        parsed = press.parsed
+        asked = self.services.store.plan(parsed.ref) if parsed is not None else None
+        if asked is None or asked.state != "asking" or parsed is None:
             return False
-        if asked.plan.question is not None and answer in asked.plan.question.candidates:  # else not rigops' value
-            await self._take_answer(asked, answer, user=press.user)
+        question = asked.plan.question
+        if question is not None and parsed.name in question.candidates:  # else not a value rigops made
+            await self._take_answer(asked, str(parsed.name), user=press.user)
         return True
 
     async def _take_answer(self, asked: PendingPlan, answer: str, *, user: str) -> None:

@@ -22,9 +22,9 @@ from bot.core.execute import Executor
 from bot.core.guard import Guards
 from bot.core.questions import Questions
 from bot.core.schedules import Schedules
-from bot.core.talk import Conversation, Pressed, Reply
+from bot.core.talk import Conversation, Pressed, Reply, parse_value
 from bot.errors import StateError
-from bot.plan import MAX_JOBS, MIN_JOBS, Plan, Step, half_jobs
+from bot.plan import Plan, Step, half_jobs
 from bot.policy import Decision
 from bot.services import Services
 from bot.store import BuildRun
@@ -249,9 +249,17 @@ class Requests:
         except StateError as exc:
             log.error("state failure: %s", exc)
             await conv.post(messages.state_failed(str(exc)))
+        except Exception:  # a bug must not cost the person their answer, nor the front end its ack
+            log.exception("a request failed")
+            await conv.post(messages.GENERIC_FAILURE)
 
     # -- buttons --------------------------------------------------------------------------------------------
     async def _pressed(self, press: Pressed) -> None:
+        if press.parsed is None:  # not a value rigops put on a button: a forged or garbled click
+            log.warning("refused a %s press with a value rigops did not make", press.kind)
+            await Conversation(self.reply, press.place.channel, press.place.thread).private(
+                press.user, messages.FORGED_PRESS)
+            return
         match press.kind:
             case "run":
                 await self._run(press)
@@ -268,7 +276,8 @@ class Requests:
                 await self._memory(press)
 
     def _plan_id(self, press: Pressed) -> int:
-        return int(press.value) if press.value.isdigit() else 0
+        parsed = press.parsed
+        return parsed.ref if parsed is not None else 0
 
     async def _run(self, press: Pressed) -> None:
         plan_id = self._plan_id(press)
@@ -325,8 +334,8 @@ class Requests:
 
     def _pressed_run(self, press: Pressed) -> BuildRun | None:
         """The run a button under a build's result or alert is about (None when the state forgot it)."""
-        run_id = press.value.partition(":")[0]
-        run = self.services.store.run(int(run_id)) if run_id.isdigit() else None
+        parsed = press.parsed
+        run = self.services.store.run(parsed.ref) if parsed is not None else None
         return run if run is not None and run.channel is not None else None
 
     async def _retry(self, press: Pressed) -> None:
@@ -365,10 +374,11 @@ class Requests:
         if guard is None:
             await conv.private(press.user, messages.NO_LONGER_RUNNING)
             return
-        jobs = press.value.partition(":")[2]
-        if press.kind == "oom_restart" and not (jobs.isdigit() and MIN_JOBS <= int(jobs) <= MAX_JOBS):
+        parsed = press.parsed
+        jobs = parsed.jobs if parsed is not None else None
+        if press.kind == "oom_restart" and jobs is None:
             return  # not a value rigops put on the button
-        step = Step("rebuild", jobs=int(jobs)) if press.kind == "oom_restart" else Step("kill")
+        step = Step("rebuild", jobs=jobs) if press.kind == "oom_restart" else Step("kill")
         plan = Plan(host=run.host, build=run.build, steps=(step,))
         what = press.kind.removeprefix("oom_")
         if await self.admit(conv, plan, user=press.user, via=f"memory {what}") is None:
@@ -389,7 +399,8 @@ class Requests:
 
 def _fewer(value: str, jobs: int | None) -> int:
     """The -j a [Retry at -jN] button offered (``"<run>:<N>"``): fewer than the run's own, else half of it."""
-    offered = value.partition(":")[2]
-    if offered.isdigit() and jobs is not None and 1 <= int(offered) < jobs:
-        return int(offered)
+    parsed = parse_value("retry_half", value)
+    offered = parsed.jobs if parsed is not None else None
+    if offered is not None and jobs is not None and offered < jobs:
+        return offered
     return half_jobs(jobs)

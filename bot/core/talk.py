@@ -20,9 +20,11 @@ Every text passes :func:`bot.redact.redact` here, in :class:`Conversation`, what
 from __future__ import annotations
 
 import logging
+import re
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
+from bot.plan import MAX_JOBS, MIN_JOBS
 from bot.redact import redact
 from bot.text import messages
 
@@ -36,6 +38,42 @@ ChoiceKind = Literal["run", "cancel", "pick", "retry", "retry_half", "show_log",
                      "oom_ignore", "oom_resume"]
 CHOICE_KINDS: tuple[ChoiceKind, ...] = ("run", "cancel", "pick", "retry", "retry_half", "show_log", "oom_restart",
                                         "oom_pause", "oom_ignore", "oom_resume")
+# What a choice's value holds after its id (a plan's, a question's or a run's): a name the question offered, a -j,
+# or nothing. Values come back from the front end, and a front end's values are input like any other (a forged
+# click carries what its sender likes): parse_value reads them strictly.
+VALUE_TAILS: dict[ChoiceKind, Literal["name", "jobs", "optional jobs", "none"]] = {
+    "run": "none", "cancel": "none", "pick": "name", "retry": "none", "retry_half": "optional jobs",
+    "show_log": "none", "oom_restart": "jobs", "oom_pause": "none", "oom_ignore": "none", "oom_resume": "none"}
+_ID_RE = re.compile(r"[1-9][0-9]{0,17}", re.ASCII)  # ASCII digits, inside a 64-bit integer
+_JOBS_RE = re.compile(r"[1-9][0-9]{0,3}", re.ASCII)
+_NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,62}", re.ASCII)  # a config name (bot.config.NAME_RE)
+MAX_VALUE = 100  # characters; rigops's own values are far shorter
+
+
+@dataclass(frozen=True)
+class ChoiceValue:
+    """A choice's value read: the id it is about, and the name or -j it carries."""
+
+    ref: int
+    name: str | None = None
+    jobs: int | None = None
+
+
+def parse_value(kind: str, value: object) -> ChoiceValue | None:
+    """The value of a ``kind`` choice, or None when it is not one rigops could have made."""
+    tail = VALUE_TAILS.get(kind)  # type: ignore[call-overload]
+    if tail is None or not isinstance(value, str) or len(value) > MAX_VALUE:
+        return None
+    ref, sep, rest = value.partition(":")
+    if not _ID_RE.fullmatch(ref):
+        return None
+    if tail == "none" or (tail == "optional jobs" and not sep):
+        return ChoiceValue(int(ref)) if not sep else None
+    if tail == "name":
+        return ChoiceValue(int(ref), name=rest) if _NAME_RE.fullmatch(rest) else None
+    if not _JOBS_RE.fullmatch(rest) or not MIN_JOBS <= int(rest) <= MAX_JOBS:
+        return None
+    return ChoiceValue(int(ref), jobs=int(rest))
 
 
 @dataclass(frozen=True)
@@ -105,6 +143,11 @@ class Pressed:
     user: str
     place: Place
     message: str | None = None
+
+    @property
+    def parsed(self) -> ChoiceValue | None:
+        """The value read strictly (:func:`parse_value`); None when rigops could not have made it."""
+        return parse_value(self.kind, self.value)
 
     def to_json(self) -> dict[str, Any]:
         """As JSON, to hand to another rigops (the one following the run the press is about)."""

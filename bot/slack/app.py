@@ -11,6 +11,8 @@ from typing import Any
 import aiohttp
 from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
 from slack_bolt.async_app import AsyncApp
+from slack_bolt.request.async_request import AsyncBoltRequest
+from slack_bolt.response import BoltResponse
 from slack_sdk.errors import SlackApiError
 from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetryHandler
 from slack_sdk.web.async_client import AsyncWebClient
@@ -60,8 +62,8 @@ def create_app(config: Config, state_dir: Path, *, bot_token: str, api_url: str 
     client = AsyncWebClient(token=bot_token, base_url=api_url or AsyncWebClient.BASE_URL, session=session)
     client.retry_handlers.append(AsyncRateLimitErrorRetryHandler(max_retry_count=RATE_LIMIT_RETRIES))
     # HTTP mode checks signatures before bolt sees a request (bot/slack/signing.py), not with bolt's own check
-    app = AsyncApp(client=client, signing_secret="", process_before_response=False,
-                   request_verification_enabled=False)
+    app = RigopsBolt(client=client, signing_secret="", process_before_response=False,
+                     request_verification_enabled=False)
     reply = SlackReply(client, tiers=tiers)
     core = Core.open(config, state_dir, reply, members=SlackGroups(client).members,
                      poll=poll, card_interval=card_interval, sample_interval=sample_interval,
@@ -69,6 +71,20 @@ def create_app(config: Config, state_dir: Path, *, bot_token: str, api_url: str 
     register(app, core)
     app.event("app_home_opened")(Home(core).on_opened)
     return RigopsApp(bolt=app, core=core, reply=reply, session=session)
+
+
+class RigopsBolt(AsyncApp):
+    """bolt, answering 200 to a well-signed request no listener takes (an event type rigops does not read, a
+    modal or shortcut it never offered) instead of bolt's 404: Slack counts a 404 as a failed delivery, retries
+    it, and turns an app's events off when most deliveries fail."""
+
+    def _handle_unmatched_requests(self, req: AsyncBoltRequest, resp: BoltResponse) -> BoltResponse:
+        body = req.body if isinstance(req.body, dict) else {}
+        event = body.get("event")
+        event = event if isinstance(event, dict) else {}
+        log.debug("acknowledged a request rigops does not read: %s %s", str(body.get("type"))[:40],
+                  str(event.get("type") or "")[:40])
+        return BoltResponse(status=200, body="")
 
 
 class Home:

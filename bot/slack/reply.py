@@ -8,6 +8,7 @@ import logging
 import time
 from collections.abc import Mapping
 
+import aiohttp
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 from slack_sdk.webhook.async_client import AsyncWebhookClient
@@ -15,6 +16,7 @@ from slack_sdk.webhook.async_client import AsyncWebhookClient
 from bot.core.talk import Message, Place
 from bot.slack.blocks import message_text, to_blocks
 from bot.slack.tiers import SLACK_TIERS, Budget, Edits, Tier
+from bot.text import messages
 
 log = logging.getLogger(__name__)
 MEMBERSHIP_SECONDS = 60.0  # how long rigops believes it is in a channel without asking again
@@ -31,6 +33,7 @@ class SlackReply:
         self.budget = Budget(tiers)
         self.edits = Edits(self.budget.window("chat.update"), self._edit)
         self._member: dict[str, float] = {}  # channels rigops was in, and when that was last seen
+        self._absent: dict[str, float] = {}  # channels where Slack refused a post as not there, and when
 
     async def close(self) -> None:
         await self.edits.close(wait=CLOSE_WAIT)
@@ -47,8 +50,30 @@ class SlackReply:
             log.error("chat.postMessage to %s failed: %s", place.channel, error)
             if error in NOT_THERE:
                 self._member.pop(place.channel, None)
+                self._absent[place.channel] = time.monotonic()
+                if place.private_route:  # a slash command's answer: the person still gets it, privately
+                    await self._answer_privately(place, message)
             return None
+        self._absent.pop(place.channel, None)
         return str(resp["ts"])
+
+    async def _answer_privately(self, place: Place, message: Message) -> None:
+        """A slash command's answer that Slack would not post in the channel, through its response_url: the text
+        (buttons need a message in the channel to act on), after a line saying why only they see it."""
+        assert place.private_route
+        log.info("answered a slash command privately: rigops is not in %s", place.channel)
+        text = f"{messages.not_in_channel_answer(place.channel)}\n{message.text}"
+        await self._respond(place.private_route, text)
+
+    async def _respond(self, route: str, text: str) -> None:
+        webhook = AsyncWebhookClient(route, session=self.client.session)
+        try:
+            resp = await webhook.send(text=message_text(text), response_type="ephemeral", replace_original=False)
+        except (TimeoutError, aiohttp.ClientError) as exc:
+            log.error("response_url answer failed: %s", type(exc).__name__)
+            return
+        if resp.status_code != 200:
+            log.error("response_url answer failed: %s %s", resp.status_code, resp.body)
 
     async def update(self, place: Place, message_id: str, message: Message) -> bool:
         """Edit a message, at once or, when chat.update's budget is short, as soon as it allows (True then)."""
@@ -85,10 +110,7 @@ class SlackReply:
         """An ephemeral message; through the slash command's response_url when there is one, which works in
         channels rigops is not in."""
         if place.private_route:
-            webhook = AsyncWebhookClient(place.private_route, session=self.client.session)
-            resp = await webhook.send(text=message_text(text), response_type="ephemeral", replace_original=False)
-            if resp.status_code != 200:
-                log.error("response_url answer failed: %s %s", resp.status_code, resp.body)
+            await self._respond(place.private_route, text)
             return
         try:
             async with self.budget.call("chat.postEphemeral"):
@@ -107,10 +129,13 @@ class SlackReply:
                 info = (await self.client.conversations_info(channel=channel)).get("channel") or {}
         except SlackApiError as exc:
             error = exc.response.get("error")
-            if error not in NOT_THERE:
-                log.warning("conversations.info for %s failed (%s); trying to post there anyway", channel, error)
-                return True
-            return False
+            if error in NOT_THERE:
+                return False
+            refused = self._absent.get(channel)
+            if refused is not None and time.monotonic() - refused < MEMBERSHIP_SECONDS:
+                return False  # it cannot tell, but Slack refused a post there a moment ago
+            log.warning("conversations.info for %s failed (%s); trying to post there anyway", channel, error)
+            return True
         member = bool(info.get("is_member") or info.get("is_im"))
         if member:  # only a yes is kept: an invite must count at once
             self._member[channel] = time.monotonic()

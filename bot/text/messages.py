@@ -34,6 +34,16 @@ GENERIC_FAILURE = "Something went wrong on my side; the details are in rigops' l
 CANCELLED = "Cancelled by <@{user}>."
 ALREADY_HANDLED = "This request was already {state}."
 UNKNOWN_PLAN = "I can't find this request any more."
+FORGED_PRESS = ("That button doesn't carry anything rigops put on it, so nothing was done. "
+                "Use the buttons under rigops' own messages, or ask again.")
+UNKNOWN_CHOICE = "That isn't a rigops button, so nothing was done."
+UNREADABLE_COMMAND = "rigops could not read this command as Slack sent it, so nothing was done. Try again?"
+
+
+def not_in_channel_answer(channel: str) -> str:
+    """What a slash command's answer starts with when Slack refused to post it where the command was typed."""
+    return (f":lock: I'm not in <#{channel}>, so only you see this answer — `/invite @rigops` there for "
+            f"threads and buttons.")
 
 
 def plan_refused(plan: Plan) -> str:

@@ -37,8 +37,9 @@ async def test_a_rigops_whose_run_was_taken_over_lets_it_go(
         later = time.time() + core.follower.replica_timeout + 1
         other.beat(leader=False, following=0, now=later)
         assert other.claim(run_id, timeout=core.follower.replica_timeout, now=later)  # ours looked dead to it
-        await eventually(lambda: not core.follower.following, timeout=10, what="this rigops to let the run go")
-        assert core.guards.get(run_id) is None and run_id not in core.follower.progress
+        # letting go is three steps (the follower, the guard, the progress), each awaited: wait for all three
+        await eventually(lambda: not core.follower.following and core.guards.get(run_id) is None
+                         and run_id not in core.follower.progress, timeout=10, what="this rigops to let the run go")
         edits = len(emulator.calls_to("chat.update"))
         gate.touch()  # the build ends; the rigops that let it go tells nothing (the other one would)
         exit_file = Path(core.store.run(run_id).exit_file)  # type: ignore[union-attr]
