@@ -15,6 +15,7 @@ from pathlib import Path
 from bot.actions import Requester
 from bot.aio import cancel, log_end
 from bot.config import Config
+from bot.core.audit import AuditMirror
 from bot.core.execute import Executor
 from bot.core.follow import CARD_INTERVAL, POLL_INTERVAL, Follower
 from bot.core.guard import SAMPLE_INTERVAL, Guards
@@ -38,6 +39,8 @@ class Core:
                  card_interval: float = CARD_INTERVAL, sample_interval: float = SAMPLE_INTERVAL,
                  heartbeat: float = HEARTBEAT, sharing: Callable[[int], None] | None = None) -> None:
         self.services = services
+        self.audit = AuditMirror(services, reply)  # every audit entry, whoever writes it, mirrored
+        services.store.audit_listeners.append(self.audit)
         self.guards = Guards(services, restart=self._restart, interval=sample_interval)
         self.follower = Follower(services, reply, guards=self.guards, poll=poll, card_interval=card_interval)
         self.executor = Executor(services, on_build=self.follower.follow, memory=self.guards.series)
@@ -98,6 +101,7 @@ class Core:
         await self.follower.close()
         await self.guards.close()
         self.heartbeat.leave()  # after the guards: nothing of this rigops stays paused
+        await self.audit.close()
         await self.services.close()
 
     async def _restart(self, conv: Conversation, plan: Plan, requester: Requester, note: str) -> None:

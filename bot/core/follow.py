@@ -147,12 +147,23 @@ class Follower:
             if run.owner not in (None, replicas.me):
                 log.info("adopting run %d of %s on %s from %s, which stopped answering", run.id, run.build, run.host,
                          run.owner)
+                await self._took_over(run)
             self.follow(run)
         for run_id in replicas.taken(following):
             log.warning("run %d is followed by another rigops now; this one lets it go", run_id)
             await cancel(self._tasks.pop(run_id))
             await self.guards.let_go(run_id)
             self._progress.pop(run_id, None)
+
+    async def _took_over(self, run: BuildRun) -> None:
+        """Another rigops followed this run and stopped answering: the audit says who follows it now, and so
+        does a line in the build's thread (the card carries on as before)."""
+        me = self.services.store.replicas.me
+        self.services.store.audit("takeover", user=None, channel=run.channel, thread_ts=run.thread_ts,
+                                  host=run.host, build=run.build, detail={"run": run.id, "from": run.owner, "by": me})
+        if run.channel is not None:
+            await Conversation(self.reply, run.channel, run.thread_ts).post(
+                messages.taken_over(me, previous=str(run.owner)))
 
     async def close(self) -> None:
         for task in list(self._tasks.values()):

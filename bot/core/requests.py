@@ -126,10 +126,9 @@ class Requests:
         decision = await self.services.policy.decide(plan, user, channel=conv.channel)
         detail = {"role": decision.role, "allowed": decision.allowed, **({"via": via} if via else {})}
         with self.services.store.batch():  # one transaction for the request and what the thread remembers
-            full = audit.write(self.services, conv, "request", user=user, plan=plan, detail=detail)
+            audit.write(self.services, conv, "request", user=user, plan=plan, detail=detail)
             if via is None and decision.allowed and conv.thread and plan.host:
                 self.services.store.remember_thread(conv.channel, conv.thread, host=plan.host, build=plan.build)
-        await audit.mirror(self.services, conv, "request", user=user, plan=plan, full=full)
         if decision.allowed:
             return decision
         if via is None:

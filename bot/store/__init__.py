@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import time
 from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -25,11 +25,11 @@ from bot.hosts.models import ProcId
 from bot.plan import Plan, ThreadContext
 from bot.store.engine import Connection, Database, Row
 from bot.store.migrations import POSTGRES_STATE_MIGRATIONS, STATE_MIGRATIONS
-from bot.store.models import BuildRun, PendingPlan, PlanState, RunState
+from bot.store.models import AuditEntry, BuildRun, PendingPlan, PlanState, RunState
 from bot.store.replicas import Identity, Replicas
 from bot.store.sqlite import Database as SqliteDatabase
 
-__all__ = ["DB_NAME", "BuildRun", "PendingPlan", "PlanState", "RunState", "Store"]
+__all__ = ["DB_NAME", "AuditEntry", "BuildRun", "PendingPlan", "PlanState", "RunState", "Store"]
 
 DB_NAME = "rigops.sqlite3"
 BUSY_TIMEOUT = 5.0  # seconds to wait for another writer before giving up
@@ -52,6 +52,7 @@ class Store:
         self.url = url  # None: SQLite
         self._identity = Identity.of(state_dir)
         self.replicas = Replicas(db, self._identity.id)  # this rigops among the others sharing the state
+        self.audit_listeners: list[Callable[[AuditEntry], None]] = []
 
     @classmethod
     def open(cls, state_dir: Path, *, url: str | None = None) -> Store:
@@ -227,6 +228,8 @@ class Store:
     # -- audit --------------------------------------------------------------------------------------
     def audit(self, what: str, *, user: str | None, channel: str | None = None, thread_ts: str | None = None,
               host: str | None = None, build: str | None = None, detail: dict[str, Any] | None = None) -> None:
+        """Write one audit entry; then every ``audit_listeners`` hears it (the audit channel's mirror), whichever
+        part of rigops wrote it."""
         with self._db.transaction() as db:
             db.execute(
                 'INSERT INTO audit (at, "user", channel, thread_ts, host, build, what, detail) '
@@ -234,6 +237,9 @@ class Store:
                 (time.time(), user, channel, thread_ts, host, build, what,
                  json.dumps(detail) if detail is not None else None),
             )
+        entry = AuditEntry(what, user, channel, thread_ts, host, build, dict(detail or {}))
+        for listener in self.audit_listeners:
+            listener(entry)
 
     def audit_entries(self, limit: int = 20) -> list[dict[str, Any]]:
         return [dict(r) for r in self._db.query("SELECT * FROM audit ORDER BY id DESC LIMIT ?", (limit,))]

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Literal
+from dataclasses import dataclass, field
+from typing import Any, Literal
 
 from bot.hosts.models import ProcId, RunRef
 from bot.plan import Plan
@@ -60,3 +60,16 @@ class PendingPlan:
     plan: Plan
     state: PlanState
     created_at: float
+
+
+@dataclass(frozen=True)
+class AuditEntry:
+    """One entry of the audit log, as written: what happened, who did it (``None``: nobody asked), where."""
+
+    what: str
+    user: str | None
+    channel: str | None = None
+    thread_ts: str | None = None
+    host: str | None = None
+    build: str | None = None
+    detail: dict[str, Any] = field(default_factory=dict)

@@ -81,10 +81,13 @@ def state_failed(problem: str) -> str:
     return f":warning: rigops cannot use its state right now ({problem}); nothing was run. Try again shortly."
 
 
-def audit_mirror(what: str, *, user: str, plan: Plan | None, channel: str, detail: dict[str, Any]) -> str:
+def audit_mirror(what: str, *, user: str | None, host: str | None, build: str | None, channel: str | None,
+                 detail: dict[str, Any]) -> str:
     """One audit entry as the audit channel shows it."""
-    where = f"{plan.host}" + (f"/{plan.build}" if plan.build else "") if plan else "-"
-    return f"`{what}` by <@{user}> on {where} in <#{channel}>: {json.dumps(detail)[:1500]}"
+    where = (host or "-") + (f"/{build}" if build else "")
+    who = f"<@{user}>" if user and user != "rigops" else "rigops itself"
+    place = f" in <#{channel}>" if channel else ""
+    return f"`{what}` by {who} on {where}{place}: {json.dumps(detail)[:1500]}"
 
 
 def audit_entries(entries: list[dict[str, Any]]) -> str:
@@ -101,6 +104,11 @@ def audit_entries(entries: list[dict[str, Any]]) -> str:
 
 
 NO_LONGER_RUNNING = "That build is no longer running."
+
+
+def taken_over(replica: str, *, previous: str) -> str:
+    return (f":handshake: followed by rigops `{replica}` now — `{previous}`, which followed it, stopped answering. "
+            f"The card goes on here.")
 
 
 def lost_contact(host: str, build: str, reason: str) -> str:
