@@ -16,6 +16,7 @@ import contextlib
 import logging
 import math
 import threading
+import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from functools import lru_cache
@@ -24,7 +25,7 @@ from typing import Any
 from sqlalchemy import Connection as SaConnection
 from sqlalchemy import Engine, TextClause, create_engine, text
 from sqlalchemy.engine import URL, CursorResult, make_url
-from sqlalchemy.exc import ArgumentError, DBAPIError, SQLAlchemyError
+from sqlalchemy.exc import ArgumentError, DBAPIError, OperationalError, SQLAlchemyError
 from sqlalchemy.pool import NullPool
 
 from bot.errors import StateError
@@ -36,6 +37,12 @@ DRIVER = "postgresql+psycopg"
 SCHEMA_LOCK = 0x7269676F7073  # "rigops": the advisory lock held while a schema is read or migrated
 APPLICATION = "rigops"
 KEEPALIVES = ("-c tcp_keepalives_idle=10", "-c tcp_keepalives_interval=5", "-c tcp_keepalives_count=3")
+# A server that restarts (pg_ctl restart, a failover) refuses connections for a moment: a new connection is tried
+# again for this long, backing off, before the operation fails with StateError. The wait blocks the caller (the
+# state is synchronous), so it stays short: a fast restart takes a second or two.
+RECONNECT_FOR = 4.0
+RECONNECT_FIRST = 0.05
+RECONNECT_MOST = 0.8
 
 
 class Row:
@@ -110,6 +117,8 @@ class PostgresDatabase:
         self._url = url
         self._local = threading.local()  # .conn: this thread's Connection while it is in a transaction
         self._opening = True  # errors say the database cannot be opened
+        self._down_since: float | None = None  # when a connection was last refused, until one is had again
+        self.outages: list[tuple[float, float]] = []  # (when, for how long) the server could not be reached
         self.what = what
         self.where = public_url(url)
 
@@ -159,7 +168,7 @@ class PostgresDatabase:
             yield current
             return
         try:
-            with self._engine.begin() as conn:
+            with self._connect() as conn, conn.begin():
                 self._local.conn = Connection(conn)
                 try:
                     yield self._local.conn
@@ -175,11 +184,37 @@ class PostgresDatabase:
         if current is not None:
             return current.execute(sql, args).fetchall()
         try:
-            with self._engine.connect() as conn:
+            with self._connect() as conn:
                 rows = Connection(conn.execution_options(isolation_level="AUTOCOMMIT")).execute(sql, args)
                 return rows.fetchall()
         except SQLAlchemyError as exc:
             raise self._error(exc) from exc
+
+    def _connect(self) -> SaConnection:
+        """A connection from the pool (checked with a ping first), waiting out a server that is restarting for
+        up to RECONNECT_FOR seconds: nothing has run on it yet, so trying again is safe for any operation.
+        The log says when the server stopped answering and, once it is back, for how long."""
+        deadline, delay = time.monotonic() + RECONNECT_FOR, RECONNECT_FIRST
+        while True:
+            try:
+                conn = self._engine.connect()
+            except OperationalError as exc:
+                if self._down_since is None:
+                    self._down_since = time.monotonic()
+                    log.warning("the %s database %s stopped answering (%s); trying again", self.what, self.where,
+                                _reason(exc, self._url))
+                if self._opening or time.monotonic() + delay > deadline:
+                    raise
+                time.sleep(delay)
+                delay = min(delay * 2, RECONNECT_MOST)
+                continue
+            if self._down_since is not None:
+                lasted = time.monotonic() - self._down_since
+                self.outages.append((time.time() - lasted, lasted))
+                del self.outages[:-20]
+                log.warning("the %s database %s answers again, after %.1f s", self.what, self.where, lasted)
+                self._down_since = None
+            return conn
 
     def _error(self, exc: BaseException) -> StateError:
         if self._opening:

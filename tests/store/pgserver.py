@@ -15,6 +15,8 @@ import secrets
 import shutil
 import subprocess
 import tempfile
+import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -69,6 +71,20 @@ class PostgresServer:
     def version(self) -> str:
         """What the server says it is ("15.14 (Debian 15.14-0+deb12u1)")."""
         return str(self.sql(self.url("postgres"), "SHOW server_version")[0][0])
+
+    def down_for(self, seconds: float) -> threading.Thread:
+        """Stop the server now (a fast shutdown: clients are cut off) and start it again, with the options it
+        had, after ``seconds``; returns the thread that starts it (join it to wait until it is back)."""
+        self._pg_ctl("stop", "-m", "fast", "-w")
+
+        def back() -> None:
+            time.sleep(seconds)
+            options = f"-p {self.port} -k {self.root} -c listen_addresses=127.0.0.1 {FAST}"  # as it started
+            self._pg_ctl("start", "-w", "-t", str(START_TIMEOUT), "-l", str(self.root / "log"), "-o", options)
+
+        thread = threading.Thread(target=back, name="postgres-back", daemon=True)
+        thread.start()
+        return thread
 
     def stop(self) -> None:
         self._pg_ctl("stop", "-m", "immediate")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -19,7 +20,7 @@ from bot.plan import Plan
 from bot.store import Store
 from bot.store.engine import Connection, Migration
 from bot.store.migrations import POSTGRES_STATE_MIGRATIONS
-from bot.store.postgres import PostgresDatabase
+from bot.store.postgres import RECONNECT_FOR, PostgresDatabase
 from tests.fakes.sshd import free_port
 from tests.store.pgserver import PostgresServer
 
@@ -190,3 +191,40 @@ def test_check_reports_the_database_without_the_password(pg_url: str, postgres: 
     postgres.sql(pg_url, f"UPDATE rigops_schema SET version = {known + 1}")
     assert check_state(pg_url)[1].endswith(f"schema version {known + 1}: written by a newer rigops (this one knows "
                                            f"{known})")
+
+
+def test_a_state_operation_waits_out_a_server_restart(postgres: PostgresServer, state_dir: Path, pg_url: str,
+                                                      caplog: pytest.LogCaptureFixture) -> None:
+    """The server goes down (a fast shutdown cuts every client off) and is back a second later: an operation
+    asked for meanwhile waits for it instead of failing, runs once, and the log says for how long it was away."""
+    store = Store.open(state_dir, url=pg_url)
+    try:
+        assert store.first_delivery("before")
+        back = postgres.down_for(1.0)
+        started = time.monotonic()
+        assert store.first_delivery("during")  # asked while the server was down
+        waited = time.monotonic() - started
+        back.join(30)
+        assert 0.5 < waited < RECONNECT_FOR + 5
+        assert not store.first_delivery("during")  # recorded once
+        outages = store._db.outages  # type: ignore[attr-defined]
+        assert outages and outages[-1][1] >= 0.5
+        assert "stopped answering" in caplog.text and "answers again, after" in caplog.text
+        assert postgres.password not in caplog.text
+    finally:
+        store.close()
+
+
+def test_a_longer_outage_fails_with_a_state_error_after_the_wait(postgres: PostgresServer, state_dir: Path,
+                                                                 pg_url: str) -> None:
+    store = Store.open(state_dir, url=pg_url)
+    try:
+        back = postgres.down_for(RECONNECT_FOR + 3)
+        started = time.monotonic()
+        with pytest.raises(StateError, match="state database"):
+            store.first_delivery("lost?")
+        assert RECONNECT_FOR - 1 < time.monotonic() - started < RECONNECT_FOR + 3
+        back.join(60)
+        assert store.first_delivery("lost?")  # nothing was recorded: the caller was told, and may try again
+    finally:
+        store.close()
