@@ -68,7 +68,7 @@ def _same_org(team: object, enterprise: object, us: Installation) -> bool:
     return bool(us.enterprise_id and enterprise == us.enterprise_id)
 
 
-def said(body: Mapping[str, Any], event: Mapping[str, Any], *, addressed: bool) -> Said | None:
+def said(event: Mapping[str, Any], *, addressed: bool) -> Said | None:
     """A person's message event, or None when its ids are not Slack's. The delivery key is the message itself
     (channel and ts), not the event's id: an edited mention arrives again as a new event for the same message,
     and so do a message's ``message`` and ``app_mention`` events."""

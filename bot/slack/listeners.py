@@ -59,11 +59,11 @@ class Listeners:
         await next()
         return None
 
-    async def on_message(self, body: dict[str, Any], event: dict[str, Any], context: AsyncBoltContext) -> None:
+    async def on_message(self, event: dict[str, Any], context: AsyncBoltContext) -> None:
         async with self.core.activity.track():
-            await _safely(self._message(body, event, context), "a message event")
+            await _safely(self._message(event, context), "a message event")
 
-    async def _message(self, body: dict[str, Any], event: dict[str, Any], context: AsyncBoltContext) -> None:
+    async def _message(self, event: dict[str, Any], context: AsyncBoltContext) -> None:
         if event.get("subtype") not in HUMAN_SUBTYPES or event.get("bot_id"):
             return
         if event.get("channel") not in self.core.services.config.slack.ops_channels:
@@ -71,13 +71,13 @@ class Listeners:
         bot_user = context.get("bot_user_id")
         if bot_user and f"<@{bot_user}>" in inbound.text_of(event.get("text")):
             return  # the app_mention event answers it
-        said = inbound.said(body, event, addressed=False)
+        said = inbound.said(event, addressed=False)
         if said is not None:
             await self.core.said(said)
 
-    async def on_mention(self, body: dict[str, Any], event: dict[str, Any]) -> None:
+    async def on_mention(self, event: dict[str, Any]) -> None:
         async with self.core.activity.track():
-            said = None if event.get("bot_id") else inbound.said(body, event, addressed=True)
+            said = None if event.get("bot_id") else inbound.said(event, addressed=True)
             if said is not None:
                 await _safely(self.core.said(said), "a mention")
 

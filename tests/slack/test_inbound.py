@@ -73,7 +73,7 @@ def test_any_command_payload_is_read_without_raising(payload: dict[str, Any]) ->
                              st.one_of(IDS, JSONISH), max_size=5),
        body=st.dictionaries(st.sampled_from(["team_id", "authorizations", "enterprise_id"]), JSONISH, max_size=3))
 def test_any_event_is_read_without_raising(event: dict[str, Any], body: dict[str, Any]) -> None:
-    said = inbound.said(body, event, addressed=True)
+    said = inbound.said(event, addressed=True)
     if said is not None:
         assert said.delivery == f"{said.channel}:{said.ts}"
     inbound.is_ours(body, inbound.Installation("T0EMULATOR", None, "UBOTRIGOPS"))
