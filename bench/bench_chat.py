@@ -27,6 +27,7 @@ if str(ROOT) not in sys.path:
 
 from bot import config as config_mod  # noqa: E402
 from bot import intents  # noqa: E402
+from bot.config import Config  # noqa: E402
 from bot.plan import Plan  # noqa: E402
 
 CHAT = ROOT / "tests" / "data" / "chat"
@@ -56,14 +57,20 @@ def expected_steps(item: dict[str, Any]) -> Steps:
 
 
 def _same_work(steps: Steps) -> Steps:
-    """A kill right before a rebuild is the rebuild's own first step (a rebuild stops the running build first):
-    "restart it at -j2" read as kill + rebuild or as rebuild does the same."""
-    return [step for i, step in enumerate(steps)
+    """Steps that do the same work compare the same:
+    - a kill right before a rebuild is the rebuild's own first step (a rebuild stops the running build first):
+      "restart it at -j2" read as kill + rebuild or as rebuild does the same;
+    - a memory look right after a kill is the kill's own report (a kill waits for the memory to come back and
+      posts it): "oom-ing, kill it" read as kill or as kill + mem does the same."""
+    kept = [step for i, step in enumerate(steps)
             if not (step[0] == "kill" and any(a == "rebuild" for a, _, _ in steps[i + 1:]))]
+    kills = any(a == "kill" for a, _, _ in steps)
+    return [step for step in kept if not (kills and step[0] == "mem")]
 
 
-def judge(item: dict[str, Any], plan: Plan) -> tuple[bool, bool]:
-    """(right, dangerous) for one item's reading."""
+def judge(item: dict[str, Any], plan: Plan, config: Config | None = None) -> tuple[bool, bool]:
+    """(right, dangerous) for one item's reading. A look (no kill, no rebuild) at a host without naming the
+    build is the look at that build when it is the host's only one."""
     want = item["expect"]
     refused = plan.error is not None
     if want.get("refuse"):
@@ -78,7 +85,9 @@ def judge(item: dict[str, Any], plan: Plan) -> tuple[bool, bool]:
         or (want.get("build") and plan.build not in (want["build"], None))))
     right = got == expected and not refused
     if right and expected and want.get("host") is not None and plan.question is None:
-        right = plan.host == want["host"] and (want.get("build") is None or plan.build == want["build"])
+        only = (config is not None and plan.build is None and plan.host in config.hosts
+                and not plan.destructive and tuple(config.hosts[plan.host].builds) == (want.get("build"),))
+        right = plan.host == want["host"] and (want.get("build") is None or plan.build == want["build"] or only)
     return right, dangerous and not refused
 
 
@@ -88,7 +97,7 @@ def accuracy(items: list[dict[str, Any]], *, misses: bool) -> None:
     shown: list[str] = []
     for item in items:
         plan = intents.parse(item["text"], config=config, addressed=item["addressed"], channel="C0OPS")
-        ok, dangerous = judge(item, plan)
+        ok, dangerous = judge(item, plan, config)
         part = part_of(item)
         for group in ("all", part, f"class {item['class']}" if part == "development" else None):
             if group:

@@ -25,7 +25,9 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import cast
 
+from bot import intents_acts as acts
 from bot import intents_numbers as n
+from bot import intents_tolerance as tol
 from bot import intents_words as w
 from bot.commands import COMMANDS, WORDS
 from bot.config import ALL_HOSTS, NAME_RE, Config
@@ -71,17 +73,24 @@ class _Hits:
     strong: set[str] = field(default_factory=set)
     weak: set[str] = field(default_factory=set)
     trouble: bool = False
+    trouble_alone: bool = False  # a plain cry about memory now ("oom-ing pretty bad"), which asks for a look
     relative: str | None = None  # "down" ("halve the jobs", "fewer jobs") or "up" ("more jobs"), no number
     jobs: list[w.Number] = field(default_factory=list)
     lines: list[w.Number] = field(default_factory=list)
+    order: dict[str, int] = field(default_factory=dict)  # action -> the clause it was first asked in
+    ignored: list[tuple[str, str]] = field(default_factory=list)  # (clause, why it did not act)
 
-    def merge(self, other: _Hits) -> None:
+    def merge(self, other: _Hits, at: int) -> None:
+        for action in sorted(other.strong | other.weak):
+            self.order.setdefault(action, at)
         self.strong |= other.strong
         self.weak |= other.weak
         self.trouble |= other.trouble
+        self.trouble_alone |= other.trouble_alone
         self.relative = self.relative or other.relative
         self.jobs += other.jobs
         self.lines += other.lines
+        self.ignored += other.ignored
 
 
 # --- public API ----------------------------------------------------------------------------------------
@@ -96,17 +105,72 @@ def parse(
     ``addressed`` means an @mention or a slash command: bare keywords ("status", "kill", "j12") count.
     A request rigops understands but refuses keeps its steps and sets ``error``; the caller then runs nothing.
     """
-    names = w.find_names(w.normalise(text), config)
+    plan, _ = read(text, config=config, context=context, addressed=addressed, channel=channel)
+    return plan
+
+
+def read(
+    text: str, *, config: Config, context: ThreadContext | None = None, addressed: bool = False,
+    channel: str | None = None,
+) -> tuple[Plan, list[tuple[str, str]]]:
+    """The plan, and the clauses that did not act with why (for ``rigops explain``)."""
+    normal = w.normalise_parts(text)
+    names = w.find_names(normal.text, config)
+    if not names.hosts and not names.builds and normal.quoted:  # a quote above the request names what it is about
+        quoted = w.find_names(normal.quoted, config)
+        names = replace(names, hosts=quoted.hosts, builds=quoted.builds, unknown=names.unknown or quoted.unknown)
+    unknown_builds, own_slot, masked = w.unknown_builds(tol.slang(tol.correct(names.masked)), config)
+    names = replace(names, unknown_builds=unknown_builds)
     hits = _Hits()
-    for clause in w.split_clauses(names.masked):
-        hits.merge(_read_clause(clause, addressed))
+    whole = acts.message_act(masked, to_someone=_to_someone(text, addressed)) if not addressed else None
+    carried: str | None = None  # a supposition or a story that the next joined clause is still part of
+    for at, clause in enumerate(w.clauses(masked)):
+        if whole:
+            hits.ignored.append((clause.body, whole))
+            continue
+        if carried and clause.joined and (carried == "hypothetical" or clause.joined == "and" or not (
+                acts.IMPERATIVE_RE.match(clause.body) or clause.body.startswith(w.LEAD_MARK))):
+            hits.ignored.append((clause.body.removeprefix(w.LEAD_MARK), carried))
+            continue
+        one = _read_clause(clause.body, addressed, question=clause.question)
+        hits.merge(one, at)
+        carried = one.ignored[-1][1] if one.ignored and one.ignored[-1][1] in CARRIED else None
     actions = _actions(hits, addressed or context is not None)  # a thread rigops acts in talks to rigops
     if not actions:
-        return Plan()
+        return Plan(), hits.ignored
     jobs, lines, errors = _numbers(hits, actions)
+    if names.unknown_builds and actions - HOST_FREE_ACTIONS and (own_slot or not names.builds):
+        errors.append(_unknown_build_error(names.unknown_builds[0], names, config, context, channel))
     relative = hits.relative if "rebuild" in actions and not hits.jobs else None
-    plan = _resolve(_steps(actions, jobs, lines), names, config, context, errors, (), channel=channel)
-    return _relative_jobs(plan, relative, context) if relative else plan
+    plan = _resolve(_steps(actions, jobs, lines, hits.order), names, config, context, errors, (), channel=channel)
+    return (_relative_jobs(plan, relative, context) if relative else plan), hits.ignored
+
+
+CARRIED = frozenset(("hypothetical", "story", "report", "advice", "other-team"))
+TO_SOMEONE_RE = re.compile(r"^\s*<@[UW][A-Z0-9]{2,20}(?:\|[^>]{0,80})?>")
+
+
+def _to_someone(text: str, addressed: bool) -> bool:
+    """The message opens by naming a person, and not rigops: what it asks, it asks of them."""
+    return not addressed and bool(TO_SOMEONE_RE.match(text))
+
+
+def _unknown_build_error(name: str, names: w.Names, config: Config, context: ThreadContext | None,
+                         channel: str | None) -> str:
+    """A build the config does not know is never swapped for one it does: the refusal names what there is."""
+    host = names.hosts[0] if len(names.hosts) == 1 and names.hosts[0] in config.hosts else None
+    if host is None and context is not None and context.host in config.hosts:
+        host = context.host
+    mapped = config.slack.channel_hosts.get(channel or "", ())
+    if host is None and len(mapped) == 1:
+        host = mapped[0]
+    if host is None:
+        host = config.default_host
+    if host is not None:
+        builds = ", ".join(config.hosts[host].builds) or "none"
+        return f"no build {name!r} on {host} (builds there: {builds})"
+    every = ", ".join(sorted({b for hc in config.hosts.values() for b in hc.builds})) or "none"
+    return f"no build {name!r} in the config (builds: {every})"
 
 
 def retarget(plan: Plan, *, host: str, build: str | None, config: Config, context: ThreadContext | None = None,
@@ -158,17 +222,28 @@ def _relative_jobs(plan: Plan, direction: str, context: ThreadContext | None) ->
 # --- reading one clause --------------------------------------------------------------------------------
 
 
-def _read_clause(body: str, addressed: bool) -> _Hits:
+def _read_clause(body: str, addressed: bool, *, question: bool = False) -> _Hits:
     hits = _Hits()
     if w.NARRATIVE_RE.search(body):
+        hits.ignored.append((body, "story"))
         return hits
     if addressed:
         body = w.ASKED_LEAD_RE.sub("", body)
+    imperative = bool(acts.IMPERATIVE_RE.match(body)) or body.startswith(w.LEAD_MARK)
+    body = body.removeprefix(w.LEAD_MARK)
+    act = acts.act_of(body, addressed=addressed, imperative=imperative, has_names="HOST" in body or "BUILD" in body,
+                      trouble=bool(w.TROUBLE_RE.search(body) or w.GPU_OOM_RE.search(body)))
+    if act is not None:
+        hits.ignored.append((body, act))
+        return hits
     if w.GPU_OOM_RE.search(body):
         hits.strong.add("gpu")
         body = w.GPU_OOM_RE.sub(" ", body).strip()
     hits.trouble = bool(w.TROUBLE_RE.search(body))
+    hits.trouble_alone = hits.trouble and _bare_trouble(body)
     _read_lookups(body, addressed, hits)
+    if (question or acts.QUESTION_START_RE.match(body)) and w.STATUS_QUESTION_RE.search(body):
+        hits.strong.add("status")
     if not w.NEGATION_RE.search(body) and (addressed or not w.DELIBERATION_RE.search(body)):
         _read_kill(body, addressed, hits)
         _read_rebuild(body, addressed, hits)
@@ -183,6 +258,12 @@ def _read_lookups(body: str, addressed: bool, hits: _Hits) -> None:
     for action, rx in (("mem", w.MEM_RE), ("status", w.STATUS_RE), ("log", w.LOG_RE), ("gpu", w.GPU_RE)):
         if rx.search(body):
             hits.strong.add(action)
+    if w.LOOK_VERB_RE.match(body) and not w.CHART_RE.search(body):
+        rest = body[w.LOOK_VERB_RE.match(body).end():]  # type: ignore[union-attr]
+        for action, rx in w.LOOK_OBJECTS:
+            if rx.search(rest):
+                hits.strong.add(action)
+                break
     bare = " ".join(w.FILLER_RE.sub(" ", body).split())
     if bare in w.BARE_WORDS:
         hits.strong.add(w.BARE_WORDS[bare])
@@ -196,8 +277,23 @@ def _read_lookups(body: str, addressed: bool, hits: _Hits) -> None:
         hits.lines.append(w.Number.of(_first_group(m), "{} lines"))
 
 
+# Words that may come before a request verb in the middle of a clause: "b200 is dying please kill the build",
+# "someone kill it", "we need to stop the build". Anything else before the verb makes it part of a sentence
+# about something ("invoked the oom killer to kill the build").
+REQUEST_PREFIX_RE = re.compile(
+    r"^(?:(?:please|pls|just|now|quickly|immediately|asap|so|then|and|someone|somebody|anyone|can|could|would"
+    r"|will|you|u|we|need|needs|to|have|got|gotta|must|should|let's|lets|go|ahead|time|i|want|really"
+    r"|seriously|urgently|kindly|me|for|HOST|HOST's|BUILD|on|@|guys|hey|yo|rigops|bot|also|ok|okay|pretty"
+    r"|oh|ah|hm+|ugh|right|fine|yes|yeah|yep|sure|alright)\b[\s,:]*)*$"
+)
+
+
+def _at_request(body: str, m: re.Match[str] | None) -> bool:
+    return m is not None and bool(REQUEST_PREFIX_RE.match(body[: m.start()]))
+
+
 def _read_kill(body: str, addressed: bool, hits: _Hits) -> None:
-    if (w.KILL_TARGET_RE.search(body) or w.KILL_TOOL_RE.match(body) or w.KILL_PRONOUN_RE.match(body)
+    if (_at_request(body, w.KILL_TARGET_RE.search(body)) or w.KILL_TOOL_RE.match(body) or w.KILL_PRONOUN_RE.match(body)
             or (addressed and w.ADDRESSED_KILL_RE.match(body))):
         hits.strong.add("kill")
     elif w.KILL_WEAK_RE.match(body):
@@ -207,7 +303,8 @@ def _read_kill(body: str, addressed: bool, hits: _Hits) -> None:
 def _read_rebuild(body: str, addressed: bool, hits: _Hits) -> None:
     jobs = _read_jobs(body, addressed)
     strong = bool(jobs or w.REBUILD_OBJECT_RE.match(body) or w.REBUILD_BARE_RE.match(body)
-                  or w.REBUILD_TARGET_RE.search(body) or (addressed and w.ADDRESSED_REBUILD_RE.match(body)))
+                  or _at_request(body, w.REBUILD_TARGET_RE.search(body))
+                  or (addressed and w.ADDRESSED_REBUILD_RE.match(body)))
     weak = bool(w.REBUILD_WEAK_RE.match(body))
     if not jobs and (rel := n.RELATIVE_JOBS_RE.search(body)):
         imperative = rel.start() == 0  # "halve the jobs", "lower -j to 16"; not "we need fewer jobs"
@@ -238,7 +335,12 @@ def _read_jobs(body: str, addressed: bool) -> list[w.Number]:
         for m in rx.finditer(body):
             if _asks_for_jobs(body, m, asked_from, alone_is_enough):
                 found.setdefault(m.start(1 + _group_index(m)), w.Number.of(_first_group(m), template))
-    for m in (*n.JOBS_WITH_RE.finditer(body), *n.JOBS_TO_RE.finditer(body)):
+    if n.CHANGE_START_RE.match(body) or addressed:
+        for m in n.JOBS_FROM_TO_RE.finditer(body):
+            for key in [k for k in found if m.start() <= k < m.end()]:
+                del found[key]  # "from 4 jobs to 2": the 4 is the old value
+            found.setdefault(m.start(1), w.Number.of(m.group(1), "-j{}"))
+    for m in (*n.JOBS_WITH_RE.finditer(body), *n.JOBS_TO_RE.finditer(body), *n.JOBS_AT_RE.finditer(body)):
         if not n.JOBS_STORY_AFTER_RE.match(body, m.end()):
             found.setdefault(m.start(1), w.Number.of(m.group(1), "-j{}"))
     return list(found.values())
@@ -275,11 +377,29 @@ def _actions(hits: _Hits, addressed: bool) -> set[str]:
     actions = set(hits.strong)
     if addressed or hits.trouble or hits.strong:
         actions |= hits.weak
-    if hits.trouble:
+    if hits.trouble and (actions or hits.trouble_alone):
         actions.add("mem")
         if "rebuild" in actions:
             actions.add("kill")
     return actions
+
+
+# Words that make a mention of memory trouble an explanation or a guess, not news: "it's likely caused by OOM",
+# "perhaps you are running out of memory", "without it flash-attn will OOM".
+TROUBLE_HEDGE_RE = re.compile(
+    r"\b(?:likely|probably|perhaps|maybe|might|may|could|would|will|can|cause|causes|caused|causing|because"
+    r"|since|due to|without|lead to|leads to|related|which|means|if|whether|prevent|avoid|suspect|guess|seems"
+    r"|sounds|looks like|consistent|typical|usually|often|sometimes|known)\b"
+)
+MAX_BARE_WORDS = 5  # words beside the trouble itself in a plain cry about it ("the box is dying again, help")
+
+
+def _bare_trouble(body: str) -> bool:
+    """The clause is a plain cry about memory trouble now: the trouble and a few words, no hedge."""
+    if TROUBLE_HEDGE_RE.search(body):
+        return False
+    rest = w.TROUBLE_RE.sub(" ", body)
+    return len(re.findall(r"[a-z0-9'-]+|HOST|BUILD", rest)) <= MAX_BARE_WORDS
 
 
 def _numbers(hits: _Hits, actions: set[str]) -> tuple[int | None, int | None, list[str]]:
@@ -309,11 +429,25 @@ def _checked(nums: list[w.Number], low: int, high: int, what: str, errors: list[
     return values[0] if values else None
 
 
-def _steps(actions: set[str], jobs: int | None, lines: int | None) -> tuple[Step, ...]:
+def _steps(actions: set[str], jobs: int | None, lines: int | None,
+           order: dict[str, int] | None = None) -> tuple[Step, ...]:
+    """The steps in the order the message asked for them ("stop it, check the gpus, then rebuild at 8");
+    a kill that a rebuild implies, and the memory look that trouble adds, go right before the rebuild."""
+    order = order or {}
+    rank: dict[str, int] = {a: i for i, a in enumerate(ACTIONS)}
+    last = len(ACTIONS)
+
+    def key(a: str) -> tuple[int, int]:
+        if a == "kill" and "rebuild" in actions and order.get("kill", last) >= order.get("rebuild", last):
+            return (order.get("rebuild", last), -2)
+        if a == "mem" and "mem" not in order:
+            anchor = order.get("kill", order.get("rebuild", last)) if "kill" in actions else -1
+            return (anchor, -1 if "kill" not in order else rank["mem"])
+        return (order.get(a, last), rank[a])
+
     return tuple(
         Step(a, jobs=jobs if a == "rebuild" else None, lines=lines if a == "log" else None)
-        for a in ACTIONS
-        if a in actions
+        for a in sorted((a for a in ACTIONS if a in actions), key=key)
     )
 
 

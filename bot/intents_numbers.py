@@ -48,7 +48,8 @@ SPELLED_RE = re.compile(
 _STRONG_BEFORE_RE = re.compile(r"-{1,2}j(?:obs)?|j|jobs|max[_ ]jobs|parallelism(?: of)?|concurrency")
 # "jobs: 8", "MAX_JOBS 20", "jobs - 8", "-j: 12" -> key=value (":" and " - " would split the clause there).
 _ENV_KEYS = (  # names of settings, which also take a plain space: "MAX_JOBS 20", "max jobs 8"
-    r"max_jobs|max jobs|cmake_build_parallel_level|make_jobs|ninja_jobs|num_jobs|build_jobs|parallel_level"
+    r"max_jobs|max jobs|max_job|max job|cmake_build_parallel_level|make_jobs|ninja_jobs|num_jobs|build_jobs"
+    r"|parallel_level"
 )
 _JOBS_KEYS = rf"{_ENV_KEYS}|parallelism|concurrency|jobs|par|parallel"
 _SEPARATOR = r"(?:\s*(?::=|:)\s*|\s+-+\s+)"
@@ -108,11 +109,12 @@ JOBS_STRONG_RE = re.compile(
     rf"(?<![\w-])-{{1,2}}j(?:obs)?\s*=?\s*{_NUM}{_NUM_END}"
     rf"|(?<![\w-])(?:{_JOBS_KEYS})\s*=\s*{_NUM}{_NUM_END}"
     rf"|(?<![\w-])-{{1,2}}parallel(?:\s*=\s*|\s+){_NUM}{_NUM_END}"
+    rf"|(?<![\w-])-{{1,2}}max-jobs(?:\s*=\s*|\s+){_NUM}{_NUM_END}"
 )
 JOBS_BARE_J_RE = re.compile(rf"(?<![\w-])j(?:=| )?{_NUM}{_NUM_END}")  # "j12", "j=12", "j 12"
 JOBS_UNIT_RE = re.compile(
     rf"(?<![\w.#-]){_NUM}(?: ?(?:parallel |concurrent |compile |ninja |build )?"
-    r"(?:jobs?|threads?|cores?|workers?|procs?|processes|parallel|parallelism|cpus?|compilers?|compiles)\b"
+    r"(?:jobs?|numjobs|threads?|cores?|workers?|procs?|processes|parallel|parallelism|cpus?|compilers?|compiles)\b"
     r"|-way\b|(?: ?x| way) (?:parallel(?:ism)?|concurrency)\b| (?:in parallel|at a time|at once|concurrently)\b)"
     rf"|\b(?:parallelism|concurrency|parallel level) (?:of|at) {_NUM}{_NUM_END}"
 )
@@ -124,14 +126,30 @@ _COUNT_END = (
     r"|procs?|processes|cpus?|parallel|in parallel|at a time|at once)\b)"
 )
 JOBS_WITH_RE = re.compile(  # "rebuild with 16", "retry using 8", "go with 12", "try 16", "rebuild 16"
-    r"(?:\b(?:rebuild|retry|restart|rerun|relaunch|try|build|run|go|redo)(?: it| again| the build| BUILD)?"
+    r"(?:\b(?:rebuild|retry|restart|rerun|relaunch|try|build|compile|run|go|redo)(?: it| again| the build| BUILD){0,2}"
     r" (?:with|using)|\bgo for|\b(?:rebuild|retry|rerun|try)(?: it| again)?|^(?:do|go|use))"
+    rf" {_NUM}{_COUNT_END}"
+)
+# "rebuild it at 4", "send it again at 6": with the build between the verb and "at" (a bare "restart at 3" may be
+# a time of day).
+JOBS_AT_RE = re.compile(
+    r"\b(?:rebuild|retry|restart|rerun|relaunch|try|run|go|redo)(?: it| again| the build| BUILD){1,2} at"
     rf" {_NUM}{_COUNT_END}"
 )
 JOBS_TO_RE = re.compile(  # imperative "drop to 32", "cap it at 16", "set jobs to 16"
     r"^(?:(?:drop|lower|reduce|cut|go down|bump|raise|limit|cap|throttle)(?: (?:it|that))?|set)"
     r"(?: (?:the )?(?:jobs|parallelism|concurrency|-j|max_jobs))?(?: down| back)? (?:to|at)"
     rf" {_NUM}{_COUNT_END}"
+)
+# "from 160 to 10", "from 4 jobs to 2": the new value is the second (the clause must ask for the change).
+JOBS_FROM_TO_RE = re.compile(
+    r"\bfrom (?:-j ?|j)?\d{1,6}(?: (?:jobs?|threads?|cores?|procs?|workers?))? (?:down |up )?to (?:-j ?|j)?(\d{1,6})\b"
+    r"(?! ?(?:gb|g|gib|mb|%|min|minutes|hours?|h)\b)"
+)
+# A verb that asks for a change, opening the clause: "modify the jobs from 160 to 10", "reduce X from 4 to 2".
+CHANGE_START_RE = re.compile(
+    r"^(?:modify|change|reduce|lower|drop|cut|set|bump|raise|increase|decrease|switch|go|move|take|dial|turn"
+    r"|scale|limit|cap|throttle|rebuild|restart|retry|rerun)\b"
 )
 # Words before a number that make it the old value, not the new one: "from -j64 to -j20", "we were at -j64".
 JOBS_LOOKBACK = 24  # characters before a number that JOBS_NOT_NEW_RE looks at
@@ -144,7 +162,8 @@ JOBS_NOT_NEW_RE = re.compile(
 JOBS_STORY_AFTER_RE = re.compile(
     r"\s*(?:is|was|were|are|seems|killed|kills|ooms|oomed|oom|too|caused|causes|made|makes|broke|breaks|did"
     r"|does|works|worked|ran|runs|running|gives|gave|crashes|crashed|fails|failed|also|still|helped|helps"
-    r"|blew|blows|died|dies|hung|hangs|pending|queued|waiting|left|remaining|in the queue|per|each)\b"
+    r"|blew|blows|died|dies|hung|hangs|pending|queued|waiting|left|remaining|in the queue|per|each|just|errors"
+    r"|errored|segfaults|won't|doesn't|didn't|isn't|can't|never|alone|only|should|would|could|will|might)\b"
 )
 # A request verb anywhere before the number: "try -j20", "drop to 16 jobs", "restart at j12".
 REQUEST_ANY_RE = re.compile(
@@ -154,7 +173,7 @@ REQUEST_ANY_RE = re.compile(
 # A verb that is a request only at the start of a clause: "use 16 cores", "make -j 24", "with -j8",
 # "ninja -j16", "export MAX_JOBS=24", "max 8 jobs".
 REQUEST_START_RE = re.compile(
-    r"^(?:use|run|build|make|ninja|cmake|export|env|start|kick(?: it)? off|do|with|at|give it|only|just|max"
+    r"^(?:use|run|build|compile|make|ninja|cmake|export|env|start|kick(?: it)? off|do|with|at|give it|only|just|max"
     r"|at most|no more than|up to)\b"
 )
 # "halve the jobs", "fewer jobs", "lower -j": a relative change rigops cannot compute from chat alone.

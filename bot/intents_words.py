@@ -38,11 +38,14 @@ CODE_BLOCK_RE = re.compile(r"```.*?(?:```|\Z)", re.S)
 INLINE_CODE_RE = re.compile(r"`([^`\n]{0,200})`")
 STRIKE_RE = re.compile(r"~[^~\n]{1,300}~")
 SLACK_MARKUP_RE = re.compile(r"<[^<>\n]{0,500}>")  # <@U1>, <#C1|ops>, <!here>, <http://x|label>
+MENTION_RE = re.compile(r"(?<=\S)[ ]*<@[UW][A-Z0-9]{2,20}(?:\|[^<>\n]{0,80})?>[ ]*(?=\S)")
+PLACEHOLDER_RE = re.compile(r"<[a-z][a-z_ -]{2,40}>", re.I)  # "MAX_JOBS=<half-your-cpu-cores>": not a number
 ENTITIES = (("&gt;", ">"), ("&lt;", "<"), ("&quot;", '"'), ("&#39;", "'"), ("&amp;", "&"))
 QUOTED_LINE_RE = re.compile(r"^ *>[^\n]*", re.M)
 QUOTED_SPAN_RE = re.compile(r'"[^"\n]{0,300}"')
 URL_RE = re.compile(r"\b(?:https?|ftp|ssh|file)://\S*|\bwww\.\S*")
 EMOJI_RE = re.compile(r":[a-z0-9_+'-]{1,40}:")
+REPEATED_RE = re.compile(r"\b([a-z]+(?: [a-z]+){0,2})(?:[ ,!]+\1\b)+")
 EMPHASIS_RE = re.compile(r"[*]+|(?<![\w])_+|_+(?![\w])")
 SPACES_RE = re.compile(r"[ ]{2,}")
 TYPO_FIXES: tuple[tuple[re.Pattern[str], str], ...] = (
@@ -53,7 +56,12 @@ TYPO_FIXES: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\btry (?:it |that |this )?(?:again|once more)\b"), "retry"),
     (re.compile(r"\b(?:how's|hows|how is|how are|how're)\b"), "how is"),
     (re.compile(r"\b(?:what's|whats|what is|what are|what're)\b"), "what is"),
-    (re.compile(r"\b(?:nvidia[- ]?smi|nvidiasmi)\b"), "nvidia-smi"),
+    (re.compile(r"\b(?:nvidia[- ]?smi|nvidiasmi|nvidai-smi|nvida-smi|nvidia-sim)\b"), "nvidia-smi"),
+    (re.compile(r"\bteh\b"), "the"),
+    (re.compile(r"\bkil\b"), "kill"),
+    (re.compile(r"\b(go|do|build|compil|swapp|runn|kill|restart|rebuild|stopp|crash|link|hang|freez|eat|progress"
+                r"|oom)in'?(?=\s|$|[,.?!;:])"), r"\1ing"),
+    (re.compile(r"\b(?:rn|atm)\b"), "now"),
 )
 # Inline code is dropped unless it is nothing but a parallelism token (so "try `-j20`" still works).
 CODE_JOBS_RE = re.compile(
@@ -74,25 +82,63 @@ CODE_COMMAND_RE = re.compile(
 )
 
 
+# A jobs setting inside a longer command: "`--build-arg max_jobs=8`", "`export MAX_JOBS=4`", "`ninja -j 2`".
+CODE_JOBS_IN_RE = re.compile(
+    r"(?<![\w-])(?:-{1,2}j(?:obs)?\s*=?\s*(?:\d{1,6}|\$\(+ ?nproc\)?[)/*+ 0-9-]{0,12})"
+    r"|(?:max_jobs|cmake_build_parallel_level|make_jobs|ninja_jobs|num_jobs|build_jobs)\s*=\s*\S{1,30}"
+    r"|-{1,2}max-jobs[ =]\d{1,6}|-{1,2}parallel[ =]?\d{1,6})",
+    re.I,
+)
+# "rebuild at `max(cpu_count // 2, 4)`": code where a number goes is an expression rigops cannot work out.
+CODE_AFTER_JOBS_WORD_RE = re.compile(r"(?:\b(?:at|with|to|use|using)|-j|=)\s*$", re.I)
+
+
 def _inline_code(m: re.Match[str]) -> str:
     inner = m.group(1)
-    return f" {inner} " if CODE_JOBS_RE.fullmatch(inner) or CODE_COMMAND_RE.fullmatch(inner) else " "
+    if CODE_JOBS_RE.fullmatch(inner) or CODE_COMMAND_RE.fullmatch(inner):
+        return f" {inner} "
+    if found := CODE_JOBS_IN_RE.search(inner):
+        return f" {found.group(0)} "
+    if CODE_AFTER_JOBS_WORD_RE.search(m.string[max(0, m.start() - 12): m.start()]) and not inner.strip().isdigit():
+        return " $expr "
+    return " "
+
+
+@dataclass(frozen=True)
+class Normal:
+    """A message in the neutral form the rules read: ``text`` what it says, ``quoted`` what its quote lines
+    say (context that may name the host or build, never a request)."""
+
+    text: str
+    quoted: str = ""
 
 
 def normalise(text: str) -> str:
     """Chat text → plain lower-case text with markup, code, quotes, URLs and emoji removed."""
+    return normalise_parts(text).text
+
+
+def normalise_parts(text: str) -> Normal:
     s = unicodedata.normalize("NFKC", text[:MAX_RAW]).translate(_CHAR_MAP)
     s = CODE_BLOCK_RE.sub(" \n ", s)
     s = INLINE_CODE_RE.sub(_inline_code, s)
     s = STRIKE_RE.sub(" ", s)
-    s = SLACK_MARKUP_RE.sub(" ", s)  # mentions, channels, specials and links (label too) carry no intent
+    s = MENTION_RE.sub(" \n ", s)  # "… limitation <@U0RIGOPS> retry at 2": a mention starts what is said to it
+    s = SLACK_MARKUP_RE.sub(" ", s)  # channels, specials and links (label too) carry no intent
     for entity, char in ENTITIES:
         s = s.replace(entity, char)
+    s = PLACEHOLDER_RE.sub(" $expr ", s)
+    quoted = " \n ".join(m.group(0).lstrip(" >") for m in QUOTED_LINE_RE.finditer(s))
     s = QUOTED_LINE_RE.sub(" ", s)
     s = _unwrap_quotes(s.strip())
     s = QUOTED_SPAN_RE.sub(" ", s)
+    return Normal(_plain(s), _plain(quoted) if quoted else "")
+
+
+def _plain(s: str) -> str:
     s = URL_RE.sub(" ", s).lower()
-    s = EMOJI_RE.sub(" ", s)
+    s = EMOJI_RE.sub(" \n ", s)  # an emoji ends what was said before it ("… at 100% :scream: stop vllm")
+    s = REPEATED_RE.sub(r"\1", s)  # "kill it kill it kill it"
     s = EMPHASIS_RE.sub(" ", s)
     for pattern, repl in TYPO_FIXES:
         s = pattern.sub(repl, s)
@@ -109,28 +155,63 @@ def _unwrap_quotes(s: str) -> str:
 # --- clauses -------------------------------------------------------------------------------------------
 
 CLAUSE_SPLIT_RE = re.compile(
-    r"[\n;!]+|[.,:](?=\s|$)|\s(?:and then|then|and|but|also|plus|&|or)\s|\s-+\s|\s\|\s|\s\.\.\.+"
+    r"[\n;!]+|[.,:](?=\s|$)|\s(?:and then|then|and|but|also|plus|&&|&|or|\+|/)\s|\s-+\s|\s\|\s|\s\.\.\.+"
 )
 # Lead-ins that keep a clause imperative: "pls", "can you", "let's", "we should", "@rigops" (already gone).
 LEAD_RE = re.compile(
     r"^(?:(?:hey|hi|hello|yo|ok|okay|k|so|and|also|then|now|please|just|quick|quickly|maybe|right|alright"
-    r"|rigops|bot|guys|folks|team|someone|somebody|anyone|anybody|ya|yeah|yep|ugh|hmm+|lol|damn|welp|oof"
+    r"|rigops|bot|guys|folks|team|someone|somebody|anyone|anybody|ya|yeah|yep|yes|ugh|hmm+|lol|damn|welp|oof"
     r"|can you|could you|can u|could u|would you|will you|can someone|could someone|can somebody|can anyone"
     r"|could anyone|can we|could we|let's|lets|let us|go ahead and|we need to|need to|we should|you should"
     r"|i need you to|i'd like you to|i want you to|time to|gotta|we gotta|better|kindly|pretty please"
-    r"|ok let's|how about we|why don't we|why don't you)\b[\s,]*)*+"
+    r"|ok let's|how about we|why don't we|why don't you|perhaps|can we|could we|can i|could i|may i|mind"
+    r"|would you mind|do you mind|i'd like to|i want to|i wanna|lemme|let me)\b[\s,]*)*+"
 )
 _CLAUSE_EDGES = " '\"()[]{}<>"
+# Lead-ins that are only noise: the clause they open is not made a request by them.
+FILLER_LEADS = frozenset((
+    "hey", "hi", "hello", "yo", "ok", "okay", "k", "so", "and", "also", "then", "now", "right", "alright",
+    "rigops", "bot", "guys", "folks", "team", "ya", "yeah", "yep", "yes", "ugh", "lol", "damn", "welp", "oof",
+    "maybe",
+))
+LEAD_MARK = "\x01"  # opens a clause whose lead-in made it a request ("can you", "pls", "let's")
 
 
 def split_clauses(text: str) -> list[str]:
-    """The clauses of a message, each without its lead-in words ("pls", "can you")."""
-    out: list[str] = []
-    for part in CLAUSE_SPLIT_RE.split(text):
-        for bit in part.split("?"):
-            body = LEAD_RE.sub("", bit.strip(_CLAUSE_EDGES)).strip(_CLAUSE_EDGES)
+    """The clauses of a message, each without its lead-in words ("pls", "can you"); a clause whose lead-in
+    asks for something starts with ``LEAD_MARK``."""
+    return [c.body for c in clauses(text)]
+
+
+@dataclass(frozen=True)
+class Clause:
+    body: str
+    joined: str  # how it hangs on the clause before: "" (a new sentence), "," (a comma, colon or dash), "and"
+    question: bool = False  # it ended with a question mark
+
+
+_JOINED_BY = {",": ",", ":": ",", "and": "and", "and then": "and", "then": "and", "or": "and", "but": ",",
+              "also": ",", "plus": "and", "&": "and", "&&": "and", "+": "and", "/": "and"}
+
+
+def clauses(text: str) -> list[Clause]:
+    """The clauses of a message, with how each one is joined to the one before (a supposition or a story
+    carries over "and" and, for a supposition, over a comma; a new sentence starts afresh)."""
+    out: list[Clause] = []
+    pieces = CLAUSE_SPLIT_RE.split(text)
+    seps = [m.group(0).strip() for m in CLAUSE_SPLIT_RE.finditer(text)]
+    for i, part in enumerate(pieces):
+        sep = seps[i - 1] if i else ""
+        joined = _JOINED_BY.get(sep, "," if sep.startswith("-") or sep == "|" else "")
+        bits = part.split("?")
+        for k, bit in enumerate(bits):
+            stripped = bit.strip(_CLAUSE_EDGES)
+            lead = LEAD_RE.match(stripped)
+            body = stripped[lead.end():].strip(_CLAUSE_EDGES) if lead else stripped
             if body:
-                out.append(body)
+                words = set(re.findall(r"[a-z']+", lead.group(0))) if lead else set()
+                out.append(Clause(LEAD_MARK + body if words - FILLER_LEADS else body, joined if k == 0 else "",
+                                  question=k < len(bits) - 1))
     return out
 
 
@@ -138,7 +219,8 @@ def split_clauses(text: str) -> list[str]:
 
 # A clause about the past, the future or habits is a story, not a request ("the build failed yesterday").
 NARRATIVE_RE = re.compile(
-    r"\b(?:yesterday|ago|earlier|the other day|used to|back then|back when|usually|always|normally"
+    r"\b(?:yesterday|ago|earlier|the other day|used to|back then|back when|usually|always|normally|sometimes"
+    r"|often|routinely|occasionally|frequently|every time|most of the time"
     r"|typically|fixed|resolved|solved|no longer|anymore|tomorrow|later|tonight|next (?:week|time)"
     r"|last (?:night|week|time|month|year|run|friday|monday|tuesday|wednesday|thursday|saturday|sunday)"
     r"|i'll|we'll|i will|we will|gonna|going to|let me|ran(?! out)|i've run|we've run|is what (?:i|we) (?:ran|did|used)"
@@ -259,6 +341,43 @@ STATUS_RE = re.compile(
     r"|^(?:is )?(?:anything|something) (?:still )?running\b"
     r"|^(?:check|show|get|give me|post)(?: me)? (?:the )?(?:build )?(?:status|progress)\b"
 )
+# "show me the error", "pull the gpu picture", "output the whole log", "can we see what nvidia-smi says": a look
+# verb opening the clause, and what to look at within the clause.
+LOOK_VERB_RE = re.compile(
+    r"^(?:show|post|pull(?: up)?|bring up|get|give|see|output|print|dump|check|paste|share|send|fetch|grab|display"
+    r"|provide|run"
+    r"|view|open|read|look at|tell me|let me see|take a look at|have a look at|report)(?: me| us)?\b"
+)
+LOOK_OBJECTS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("gpu", re.compile(r"\b(?:nvidia-smi|gpus?|gpu picture|cards|vram|gpu temps?|gpu util\w*)(?![\w-])")),
+    ("log", re.compile(r"\b(?:logs?|output|errors?|failure|traceback|stack trace|last \d+|tail)\b")),
+    ("mem", re.compile(r"\b(?:mem|memory|ram|swap|free -h|free memory)\b")),
+    ("status", re.compile(r"\b(?:status|progress|which step|what step|how far)\b")),
+)
+
+
+# A question about where a build is now: "is vllm still alive?", "how far along is it?", "which step is it on?",
+# "has sgl-kernel reached the link step yet?", "is anything still compiling on HOST?", "is it wedged?".
+_SUBJECT = (r"(?:the |this |that |my |our |HOST's |HOST )?(?:BUILD(?: build| compile| rebuild| install)?|build|builds"
+            r"|compile|compilation|rebuild|install|it|its|it's|anything|something|ninja|the compiler|make|cmake|this"
+            r"|that|HOST)")
+_STATE = (r"(?:alive|dead|running|going|building|compiling|linking|progressing|moving|stuck|hung|hanging|wedged"
+          r"|frozen|done|finished|complete|completed|over|doing anything|doing something|still waiting|quiet"
+          r"|making progress|getting anywhere|working|still there|still up|at \d+ ?%|past \d+ ?%|reached|at the"
+          r" link(?:ing)? step|on the link(?:ing)? step|dying|dead now|stopping at|still stuck)")
+STATUS_QUESTION_RE = re.compile(
+    rf"^(?:is|are|has|have|was|did|does|do you see|any idea if|is there) (?:{_SUBJECT} )?"
+    rf"(?:[^?]{{0,30}} )?(?:still |actually |even |really |just |already |now |yet )*{_STATE}\b"
+    rf"|^(?:{_SUBJECT} )?(?:still )?(?:alive|running|going|compiling|building|progressing|moving)"
+    r"(?: or (?:dead|not|hung|stuck|what))?$"
+    r"|^(?:still )?alive(?: or dead)?$"
+    r"|\bhow far\b"
+    r"|^(?:what|which) (?:step|stage|file|target|phase|object|percent|percentage|point|part|line) (?:is|'s|are|has)\b"
+    r"|^what (?:is|'s) (?:BUILD|it|the build)(?: on HOST)? (?:on|at|doing|up to)\b"
+    r"|^where (?:is|'s) (?:BUILD|it|the build)(?: on HOST)?(?: at)?$"
+    r"|^(?:any )?(?:update|updates|progress|news|eta)(?: (?:on|for|with|of) [^?]{1,30})?$"
+    r"|^is (?:it|BUILD|the build|HOST's build)(?: on HOST)? (?:past|beyond|over|at) (?:\d+|the)\b"
+)
 LOG_RE = re.compile(
     r"^(?:tail|cat|show|post|paste|send|give|get|dump|grab|check|see|look at|print|pull|fetch|share)\b"
     r"[^?]{0,40}?\b(?:logs?|output|lines)\b"
@@ -308,7 +427,7 @@ CHART_RE = re.compile(
 FILLER_RE = re.compile(
     r"@ ?HOST\b|\?"
     r"|\b(?:please|now|thanks|thx|ty|quick|real quick|right now|asap|again|currently|max|tops|at most|this time"
-    r"|instead|at a time"
+    r"|instead|at a time|first|too|as well|there|anyway|anyways|pls"
     r"|(?:on|for|of) HOST|HOST's|HOST|(?:for|of|on) BUILD|BUILD)\b"
 )
 BARE_WORDS: dict[str, str] = {
@@ -363,6 +482,7 @@ class Names:
     builds: tuple[str, ...] = ()
     unknown: tuple[str, ...] = ()  # host-like words in a clear position that the config does not know
     masked: str = ""
+    unknown_builds: tuple[str, ...] = ()  # build-like names in a clear position that the config does not know
 
 
 ALL_HOSTS_RE = re.compile(
@@ -385,8 +505,18 @@ def _mask_all(m: re.Match[str]) -> str:
 def _name_regex(names: tuple[str, ...]) -> re.Pattern[str] | None:
     if not names:
         return None
-    alternation = "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
+    alternation = "|".join(_loose(n) for n in sorted(names, key=len, reverse=True))
     return re.compile(rf"(?<![\w.-])({alternation})(?![\w-]|\.\w)")
+
+
+def _loose(name: str) -> str:
+    """A config name as people write it: any separator, or none, where the name has one ("flash_attn",
+    "flash attn", "llama.cpp", "node3" for flash-attn, llama-cpp and node-3). Letters and digits stay exact."""
+    return "[-_. ]?".join(re.escape(part) for part in re.split(r"[-_.]", name))
+
+
+def _key(word: str) -> str:
+    return re.sub(r"[-_. ]", "", word)
 
 
 def config_names(config: Config) -> tuple[dict[str, str], dict[str, str]]:
@@ -401,12 +531,15 @@ def find_names(text: str, config: Config) -> Names:
     found_hosts: list[str] = []
     found_builds: list[str] = []
 
+    loose_hosts = {_key(k): v for k, v in host_map.items()}
+    loose_builds = {_key(k): v for k, v in build_map.items()}
+
     def known(m: re.Match[str]) -> str:
-        word = m.group(1)
-        if word in host_map:
-            found_hosts.append(host_map[word])
+        word = _key(m.group(1))
+        if word in loose_hosts:
+            found_hosts.append(loose_hosts[word])
             return "HOST"
-        found_builds.append(build_map[word])
+        found_builds.append(loose_builds[word])
         return "BUILD"
 
     rx = _name_regex(tuple(host_map) + tuple(build_map))
@@ -414,22 +547,85 @@ def find_names(text: str, config: Config) -> Names:
     if ALL_HOSTS_RE.search(masked):  # "status all", "memory on all hosts", "every box"
         found_hosts.append(ALL_HOSTS)
         masked = ALL_HOSTS_RE.sub(_mask_all, masked)
-    masked, unknown = _mask_unknown_hosts(masked)
+    masked, unknown = _mask_unknown_hosts(masked, _host_stems(tuple(config.hosts)))
     return Names(unique(found_hosts), unique(found_builds), unique(unknown), masked)
 
 
-def _mask_unknown_hosts(text: str) -> tuple[str, list[str]]:
+@lru_cache(maxsize=64)
+def _host_stems(hosts: tuple[str, ...]) -> frozenset[str]:
+    """The letters a config host's name opens with, where digits follow ("gpu" of gpu01, "node-" of node-3):
+    "on gpu02" is then a host the config does not know, not a GPU's index."""
+    return frozenset(m.group(1) for h in hosts if (m := re.match(r"([a-z]+[-_.]?)\d", h.lower())))
+
+
+def _mask_unknown_hosts(text: str, stems: frozenset[str] = frozenset()) -> tuple[str, list[str]]:
     unknown: list[str] = []
 
     def slot(m: re.Match[str]) -> str:
         word = (m.group(1) or m.group(2)).rstrip("._-")
-        if not any(c.isdigit() for c in word) or NOT_A_HOST_RE.fullmatch(word):
+        shaped = any(word.startswith(stem) and word[len(stem):].isdigit() for stem in stems)
+        if not any(c.isdigit() for c in word) or (NOT_A_HOST_RE.fullmatch(word) and not shaped):
             return m.group(0)
         unknown.append(word)
         start, end = m.span(1) if m.group(1) else m.span(2)
         return m.group(0)[: start - m.start()] + "HOST" + m.group(0)[end - m.start():]
 
     return HOST_SLOT_RE.sub(slot, text), unknown
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+# A build-like name the config does not know, where a build's name goes: "the xformers build", "kill triton on
+# HOST", "restart deepspeed". Words that describe a build ("the whole build", "the cuda build") are no names.
+_NAME = r"([a-z][a-z0-9_.+-]{1,40}[a-z0-9+]|[a-z]{2})"
+_CLAUSE_START = r"(?:^|(?<=[.?!;,:\n\x01]) ?)"
+UNKNOWN_BUILD_RE = re.compile(  # groups 1 and 2: a build's own slot; 3 and 4: a name beside a host
+    rf"\b(?:the|my|our|that|this|a|your) {_NAME}(?: (?:python|cuda|c\+\+|pip|wheel))?"
+    r" (?:build|builds|compile|install)\b"
+    rf"|{_CLAUSE_START}(?:kill|stop|abort|cancel|halt|terminate|rebuild|restart|retry|rerun|relaunch) (?:the )?{_NAME}"
+    r"(?= (?:on|@) HOST\b| (?:with|at|using|to) (?:-j|max_jobs|\d)| now\b| please\b|$)"
+    rf"|{_CLAUSE_START}{_NAME} (?:on|@) HOST\b(?=[^,;]*\b(?:status|stuck|frozen|hung|progress|far along|alive"
+    r"|running|going|log|logs|oom|ooming|oom-ing|swapping|killed|dead|died)\b)"
+    rf"|\bbuilding {_NAME} (?:on|@) HOST\b"
+)
+NOT_A_BUILD = _words("""
+whole entire current running last first next new old clean full release debug nightly ci docker local
+incremental ninja cmake make pip wheel cuda gpu cpu kernel kernels same other stuck hung broken failed failing
+big slow long main default fresh previous stupid damn rogue runaway bad latest dev prod test parallel serial
+source editable offline manual partial cached second third another one python native rust go it that this
+them everything all anything something nothing stuff things build builds compile job jobs process processes
+memory mem ram swap status log logs gpu gpus load disk cpus cores box machine node server host system
+compiler compilers linker link step thing whatever hanging frozen dead zombie stale orphan orphaned leftover
+jvm java node js npm yarn cargo bazel gradle maven ccache sccache meson autotools configure setup install
+package packages wheelhouse image container docker-compose kubernetes k8s vm vms wsl conda mamba venv env
+is was are be been being the a an my our your their his her its to on at in of for with by from up down
+""")
+
+
+def unknown_builds(masked: str, config: Config) -> tuple[tuple[str, ...], bool, str]:
+    """Build-like names in a build's place that the config does not know; whether one stood in a build's own
+    slot ("the xformers build", "kill xformers on HOST": refused even beside a known name); and the text with
+    each one put as ``BUILD`` (the request is read as one for a build, then refused with what there is)."""
+    hosts, builds = config_names(config)
+    known = {_key(n) for n in (*hosts, *builds)}
+    found: list[str] = []
+    own_slot: list[bool] = []
+
+    def slot(m: re.Match[str]) -> str:
+        index = next((i for i, g in enumerate(m.groups(), 1) if g), 0)
+        name = (m.group(index) or "").rstrip("._-") if index else ""
+        if (not name or name in NOT_A_BUILD or _key(name) in known or name.isdigit()
+                or NOT_A_HOST_RE.fullmatch(name)):
+            return m.group(0)
+        found.append(name)
+        own_slot.append(index <= 2)
+        start, end = m.span(index)
+        return m.group(0)[: start - m.start()] + "BUILD" + m.group(0)[end - m.start():]
+
+    masked = UNKNOWN_BUILD_RE.sub(slot, masked)
+    return unique(found), any(own_slot), masked
 
 
 def unique(items: list[str]) -> tuple[str, ...]:

@@ -236,7 +236,7 @@ COMBO_CASES = [
     ("stop the build and show me free -h", "kill mem"),
     ("kill the build on b200 and restart at -j12", "kill rebuild=12"),
     ("can someone kill the build on b200? it's eating all the ram", "kill mem"),
-    ("tail the log, then rebuild -j8", "rebuild=8 log"),
+    ("tail the log, then rebuild -j8", "log rebuild=8"),
     ("how's memory? and are the gpus busy?", "mem gpu"),
     ("oom-ing, what's the error?", "mem log"),
     ("status and last 20 lines", "status log=20"),
@@ -396,7 +396,7 @@ def test_relative_jobs_warns() -> None:
 # --- Slack markup and typography ------------------------------------------------------------------------
 
 MARKUP = [
-    ("<@U0123ABCD> oom-ing pretty bad, try -j20", "kill mem rebuild=20"),
+    ("oom-ing pretty bad <@U0123ABCD>, try -j20", "kill mem rebuild=20"),
     ("<!here> oom-ing, try -j20", "kill mem rebuild=20"),
     ("oom-ing pretty bad, try —j20", "kill mem rebuild=20"),
     ("oom-ing pretty bad, try –j20", "kill mem rebuild=20"),

@@ -31,7 +31,7 @@ UNITS = 4
 
 pytestmark = [pytest.mark.skipif(shutil.which("g++") is None or shutil.which("make") is None,
                                  reason="needs g++ and make"),
-              pytest.mark.timeout(300)]  # two real builds of ~30 s each on two busy cores
+              pytest.mark.timeout(600)]  # two real builds of ~30 s each on two busy cores, and a thrash
 
 
 def project(where: Path) -> Path:
@@ -91,7 +91,8 @@ async def test_a_real_build_in_a_memory_limit_is_told_in_that_limit(
         assert "of the build's memory limit left" in alert.text and "of 560 MiB" in alert.text, alert.text
         assert "less than the running compilers still need" in alert.text, alert.text
         assert "suggest -j2" in alert.text, alert.text
-        boom = await wait_text(emulator, second, "OOM killer killed", timeout=60)
+        # the kernel kills once reclaim gives up: on a loaded machine the cgroup may first thrash for a while
+        boom = await wait_text(emulator, second, "OOM killer killed", timeout=240)
         assert float(alert.ts) < float(boom.ts), "the alert came after the kill"
         assert "of `hello` on *b200*" in boom.text
         failed = await wait_text(emulator, second, "failed after", timeout=60)

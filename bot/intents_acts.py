@@ -1,0 +1,190 @@
+"""Speech acts, for ``bot.intents``: is a clause a request, a question about now, or something that never acts?
+
+Only requests ("kill it", "try -j8", "can you rebuild vllm") and questions about now ("is vllm still alive?",
+"how much RAM is left?") act. A clause that tells a story, gives advice, reports the past, supposes, negates,
+is about somebody else's build, or asks how things work in general is read and left alone, and ``act_of`` says
+which of these it is, so that ``rigops explain`` can say why nothing happened.
+
+The cues are grammatical, not phrase lists of examples: the opening of the clause (an imperative verb or a
+request lead-in keeps it a request whatever follows), tense and time words, modal and conditional words,
+generic "you", third parties, and question words about meaning. All patterns are bounded alternations.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+Act = Literal["story", "advice", "hypothetical", "negation", "other-team", "how-to", "report", "to-someone",
+              "statement"]
+
+WHY: dict[str, str] = {
+    "story": "it reads as a story (something that happened before, or a habit)",
+    "advice": "it reads as advice or a general remark, not a request",
+    "hypothetical": "it reads as a supposition (if, could, would, once …), not a request",
+    "negation": "it says not to, or that there is no need",
+    "other-team": "it is about somebody else's build or machine",
+    "how-to": "it asks how things work in general, not for this build now",
+    "report": "it reports what was done or seen, and asks for nothing",
+    "to-someone": "it is said to somebody else (it opens by naming them)",
+    "statement": "it says what someone does or finds, and asks for nothing",
+}
+
+# A clause that opens with one of these verbs is an order, whatever else it says.
+IMPERATIVE_RE = re.compile(
+    r"^(?:kill|stop|abort|cancel|halt|terminate|nuke|rebuild|retry|rerun|restart|relaunch|start over|try"
+    r"|drop|lower|reduce|cut|bump|raise|limit|cap|throttle|set|use|run|go|do|give|show|post|paste|send|get"
+    r"|grab|dump|tail|check|look at|print|pull|fetch|share|tell me|let me know|graph|plot|chart|draw"
+    r"|status|mem|memory|gpu|gpus|nvidia-smi|log|logs|free -h|progress|eta)\b"
+)
+
+# --- stories and reports of the past -------------------------------------------------------------------
+
+# Irregular and common regular past forms of what builds and people do, as the main verb of a clause.
+PAST_VERB_RE = re.compile(
+    r"\b(?:died|crashed|failed|oomed|oom'd|blew up|worked|went (?:through|fine|ok|okay|away|well)|fixed"
+    r"|resized|capped|hardcoded|hard-coded|lowered|raised|bumped|switched|tried|took|hit|finished|built"
+    r"|succeeded|passed|froze|freezed|hung|stopped|terminated|rebuilt|restarted|reinstalled|installed"
+    r"|upgraded|downgraded|added|removed|disabled|enabled|changed|found|noticed|saw|figured|realized"
+    r"|realised|was able|managed|ended up|gave up|solved|resolved|compiled|ran out|used to|started|happened"
+    r"|turned out|helped|made it|nuked|killed (?:it|the|my|our|that|them)|kept (?:dying|crashing|failing)"
+    r"|told|said|wrote|posted|mentioned|reported|filed|opened|merged|landed|reverted|confirmed)\b"
+)
+# What makes a past form still about now: "it died again", "just OOMed", "keeps dying".
+PRESENT_RE = re.compile(
+    r"\b(?:again|just|just now|right now|now|still|currently|keeps|keep|rn|atm|at the moment|as we speak"
+    r"|is|are|am|'s|'re)\b"
+)
+# Time words of a story: "this morning", "at my old job", "overnight".
+STORY_TIME_RE = re.compile(
+    r"\b(?:this morning|this afternoon|last night|overnight|earlier today|the first time|the other week"
+    r"|a while back|a few (?:days|weeks|months) back|in the past|previously|at my (?:old|last|previous) job"
+    r"|back at|once upon|in my experience|on my (?:end|laptop|machine|box|desktop|pc|mac)|on my \w+ (?:laptop"
+    r"|machine|box|desktop)|at home|when i (?:was|did|tried|built|ran))\b"
+)
+
+# --- advice and general remarks ------------------------------------------------------------------------
+
+# Said to an audience, or quoting docs: the whole message is advice ("FYI for anyone building on a laptop: …").
+AUDIENCE_RE = re.compile(
+    r"\b(?:fyi|psa|heads up|pro tip|protip|tip|note|reminder|hint)\b[^.?!\n]{0,12}?\b(?:for|to)\b"
+    r" (?:anyone|anybody|everyone|everybody|people|folks|those|the new|newcomers|others|new folks|whoever"
+    r"|you all|y'all|all)\b"
+    r"|\bfor (?:anyone|anybody|everyone|everybody|those|the new folks|newcomers|whoever|people)"
+    r" (?:who|that|building|on|with|using|hitting|running|trying|seeing|reading)\b"
+    r"|\b(?:from|per|according to|in) the (?:docs|documentation|readme|manual|wiki|faq|guide|man page)\b"
+    r"|\b(?:the )?(?:docs|documentation|readme|manual|wiki|faq|guide) (?:says|say|said|recommends|suggests)\b"
+    r"|^(?:psa|pro tip|protip|tip|til|fwiw|lesson learned|note to self)\b"
+)
+# Generic "you": a rule about how things behave, not a request to this channel.
+GENERIC_RE = re.compile(
+    r"\b(?:when|whenever|if|once|every time|each time) (?:you|one|people|someone|anyone) (?:see|get|hit"
+    r"|run|build|use|have|try|notice|find|are|do)\b"
+    r"|\b(?:you|one) (?:can|could|may|might|should|need to|have to|must|want to|'ll|will|would) "
+    r"(?:just |always |also |usually |probably )?(?:set|use|try|pass|add|export|limit|reduce|lower|cap|run"
+    r"|build|see|check|get|avoid|bump|increase|drop|restart|kill)\b"
+    r"|\b(?:your|yours) (?:environment|env|machine|box|laptop|build|setup|system|end|config|shell|ram)\b"
+    r"|\b(?:means|meant|implies|indicates|is (?:usually|typically|often|probably|almost always|most likely)"
+    r"|(?:most|much) of the time|as a side effect|in general|generally|rule of thumb|per core|per job"
+    r"|is deprecated|is consistent with|by default|the default is|for instance|for example|e\.g\.|known issue)\b"
+    r"|\b(?:keeps|keep) (?:it|things|the box|the machine) (?:alive|happy|stable|safe|going)\b"
+)
+
+# --- suppositions --------------------------------------------------------------------------------------
+
+HYPOTHETICAL_RE = re.compile(
+    r"\b(?:if|unless|once(?! (?:more|again|over))|whenever|in case|assuming|suppose|supposing|what if"
+    r"|when(?= (?:it|the|we|BUILD|HOST)"
+    r" [^?]*\b(?:ever|again|eventually|next|finally|lands|arrives|comes|gets)\b))\b"
+    r"|\b(?:we|i|you|they|one|it) (?:could|would|might|may|'d|should probably)\b"
+    r"|\b(?:could|would|might) (?:try|be|have|want|need|consider)\b"
+    r"|\b(?:we'd|i'd|you'd|they'd|it'd)\b|\bmaybe (?:we|someone|somebody|i) (?:could|should|can)\b"
+    r"|\b(?:worth (?:trying|a try|considering|reading|a look)|might be worth)\b"
+)
+
+# --- negations -----------------------------------------------------------------------------------------
+
+NEGATED_RE = re.compile(
+    r"\b(?:don't|dont|do not|never|no need|not|nope|cannot|can't|cant|shouldn't|mustn't|won't|wouldn't"
+    r"|isn't|isnt|aren't|arent|wasn't|doesn't|doesnt|didn't|didnt|nothing to|no point|not necessary"
+    r"|unnecessary|hold off|leave it|let it (?:run|be|finish|go)|no (?:oom|ooms|swap|swapping))\b"
+)
+
+# "not b200", "not sure", "not just": the negation is of a name or a hedge, not of what is asked.
+NOT_AN_ACTION_RE = re.compile(r"\b(?:not|no) (?:HOST|BUILD|sure|just|only|yet sure|that one|this one|ours|mine)\b"
+                              r"|\b(?:if|or|whether) not\b")
+
+# --- somebody else's build -----------------------------------------------------------------------------
+
+THIRD_PARTY_RE = re.compile(
+    r"\b(?:they|they're|their|theirs|them|he|she|his|her|him)\b"
+    r"|\b(?:the )?(?:[\w.-]+ )?(?:folks|people|guys|team|devs|developers|maintainers|users|upstream|crew)"
+    r"(?:'s|'|s')?(?= |$)"
+    r"|\b[a-z]+'s (?:laptop|machine|box|build|ci|runner|desktop|pc|mac)\b"
+    r"|\b(?:not ours|someone else's|somebody else's|other team|another team|in ci|ci runs?|ci runners?"
+    r"|the runners?|github actions|buildfarm|build farm|jenkins|gitlab ci|their ci|the ci)\b"
+    r"|\b(?:[\w.-]+ )?ci\b(?! (?:please|pls))"
+)
+
+# --- general questions ---------------------------------------------------------------------------------
+
+HOW_TO_RE = re.compile(
+    r"^(?:how (?:do|can|would|should|to|does one)|any idea how|anyone know how|does anyone know|do you know how"
+    r"|is there a way|what is the (?:best|right|recommended) way|why does|why do|why is it"
+    r"|what happens|is it (?:normal|expected|safe|possible)|should (?:i|one) (?:use|set))\b"
+    r"|\b(?:how to|what (?:does|do) [^?]{1,40} (?:mean|stand for)|vs\.? free)\b"
+)
+
+
+# "i find i must set …", "we just kill the build": a person saying what they do; "we need to", "i want" ask.
+STATEMENT_RE = re.compile(
+    r"^(?:i|we|you|they|one)(?: (?:just|also|always|often|then|still|usually|sometimes|normally|only))?"
+    r" (?!(?:need|needs|want|wanna|would like|'d like|should|must|gotta|have to|got to|better|can|could"
+    r"|will|'ll|may|might|am|are|'m|'re)\b)[a-z']+"
+)
+
+# A question about the build's recent past is a look: "what failed?", "did it finish?", "where did it die?".
+QUESTION_START_RE = re.compile(r"^(?:what|which|where|why|when|did|has|have|is|was|how)\b")
+
+
+def act_of(clause: str, *, addressed: bool, imperative: bool, has_names: bool, trouble: bool = False) -> Act | None:
+    """What a clause is when it is not a request or a question about now; None when it may act.
+
+    ``imperative``: the clause opens with a request verb or lead-in ("kill", "can you", "pls"), which keeps
+    it a request against the cues of a story or a supposition that come after it. ``has_names``: the clause
+    names one of the config's hosts or builds (a third party's build is not ours; ours is). ``trouble``: the
+    clause tells of memory trouble ("cc1plus got killed"), which is news about now unless a time word says not."""
+    if NEGATED_RE.search(NOT_AN_ACTION_RE.sub(" ", clause)) and not _negation_is_elsewhere(clause):
+        return "negation"
+    if HOW_TO_RE.search(clause) and not addressed:
+        return "how-to"
+    if imperative:
+        return None
+    if STORY_TIME_RE.search(clause):
+        return "story"
+    if GENERIC_RE.search(clause):
+        return "advice"
+    if HYPOTHETICAL_RE.search(clause):
+        return "hypothetical"
+    if THIRD_PARTY_RE.search(clause) and not has_names:
+        return "other-team"
+    if STATEMENT_RE.match(clause) and not trouble:
+        return "statement"
+    if (PAST_VERB_RE.search(clause) and not PRESENT_RE.search(clause) and not trouble
+            and not QUESTION_START_RE.match(clause)):
+        return "report"
+    return None
+
+
+def _negation_is_elsewhere(clause: str) -> bool:
+    """ "not sure, kill it" is split before here; "is it not done yet?" still asks about now."""
+    return bool(re.match(r"^(?:is|isn't|has|hasn't|did|didn't|why) (?:it|the build|BUILD|HOST)? ?(?:not )?", clause)
+                and clause.rstrip().endswith("yet"))
+
+
+def message_act(text: str, *, to_someone: bool = False) -> Act | None:
+    """The whole message is advice when it opens to an audience or quotes docs ("FYI for anyone …"), and is
+    said to somebody else when it opens by naming them."""
+    if to_someone:
+        return "to-someone"
+    return "advice" if AUDIENCE_RE.search(text) else None

@@ -1,0 +1,140 @@
+"""Typos and slang, for ``bot.intents``: the words people really type, read as the few the rules know.
+
+Two steps, both on normalised (lower-case) text and both linear in its length:
+
+- :func:`slang` rewrites a bounded table of ops-channel slang to the plain verb ("yank the build", "^C it",
+  "fire it up again", "abort mission on X"); a phrase is replaced only as whole words;
+- :func:`correct` mends one-letter typos of the fixed vocabulary ("stpo", "biuld", "rebiuld", "memeory"): a word
+  is mended when it is one edit (a letter dropped, added, changed, or two swapped) away from a vocabulary word,
+  is at least five letters long (four-letter words only by a swap), and is not itself an English word of that
+  shape ("skill" stays "skill", "still" stays "still", "shop" stays "shop"). The English words one edit away
+  from the vocabulary were listed once from the GCIDE dictionary, with the plurals ops people write.
+
+Config names are matched through separators in ``bot.intents_words`` ("flash_attn", "llama.cpp", "node3").
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+# --- slang ---------------------------------------------------------------------------------------------
+
+_IT = r"(?:it|that|this|the build|the compile|the thing|the BUILD build|the BUILD|BUILD build|BUILD|HOST)"
+SLANG: tuple[tuple[re.Pattern[str], str], ...] = (
+    # stop it
+    (re.compile(r"(?:\^c|ctrl[- +]?c|control[- +]c)\b(?= (?:it|that|this|the|BUILD|HOST)\b|$)"), "kill"),
+    (re.compile(r"\b(?:yank|yeet|nuke|murder|whack|axe|zap|sigkill|sigint|kill -9|pkill|killall)\b"
+                r"(?= (?:it|that|this|the|my|our|all|every|those|these|BUILD|HOST|them|everything)\b|$)"
+                r"|(?:^|(?<=[.?!;,:\n]) ?)(?:yank|yeet|nuke|axe|zap)\b(?= [a-z])"),
+     "kill"),
+    (re.compile(rf"\bshoot {_IT} in the head\b|\bput {_IT} out of (?:its|it's) misery\b"), "kill it"),
+    (re.compile(r"\bpull the plug(?: on)?\b"), "kill"),
+    (re.compile(rf"\bgive {_IT} the (?:boot|axe|chop)\b"), "kill it"),
+    (re.compile(r"\babort mission\b(?: on)?"), "abort"),
+    (re.compile(r"\btake (?:down|out)\b(?= (?:the|BUILD|it)\b)"), "kill"),
+    # start it again
+    (re.compile(rf"\b(?:fire|spin|start|kick|boot) {_IT}(?: back)? (?:up|off)(?: again| once more| back up)?\b"),
+     "run it again"),
+    (re.compile(rf"\b(?:fire|spin|kick) (?:up|off) {_IT} again\b|\bkick {_IT} again\b"), "run it again"),
+    (re.compile(r"\b(?:kick|fire|spin) (?:it |that |BUILD )?(?:back )?(?:off|up) again\b"), "run it again"),
+    (re.compile(rf"\bsend {_IT} again\b"), "retry"),
+    (re.compile(rf"\bbounce {_IT}\b"), "restart it"),
+    (re.compile(r"\b(?:respin|re-?kick|re-?fire|redo)\b(?= (?:it|that|this|the|BUILD)\b|$)"), "rebuild"),
+    (re.compile(rf"\breboot {_IT}\b(?<!HOST)"), "restart it"),
+    (re.compile(r"\b(?:take|have|give it) another (?:go|shot|stab|crack|swing)\b"), "retry"),
+)
+
+
+def slang(text: str) -> str:
+    for pattern, plain in SLANG:
+        text = pattern.sub(plain, text)
+    return text
+
+
+# --- typos ---------------------------------------------------------------------------------------------
+
+# The words the rules read, in the spelling they read them.
+VOCABULARY: frozenset[str] = frozenset((
+    "kill", "stop", "abort", "cancel", "terminate", "rebuild", "restart", "retry", "rerun", "relaunch", "build",
+    "builds", "building", "compile", "compiling", "compilation", "memory", "status", "progress", "progressing",
+    "swapping", "swap", "logs", "lines", "jobs", "parallel", "please", "running", "still", "again", "alive",
+    "going", "check", "killed", "stuck", "frozen", "finished", "error", "errors", "output", "nvidia-smi",
+    "usage", "available", "restarting", "rebuilding", "killing", "stopping", "crashed", "crashing", "linking",
+    "the",
+))
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+# English words one edit away from a vocabulary word: these stay as they are.
+ENGLISH_NEAR: frozenset[str] = _words("""
+about agains ail alike aline amain atop bail bast bill billed bills blast bone bort built bung cancer cast
+chancel cheek chick chock chow chuck compiler compilers cone cunning dill dine doing dole dome don dona dope
+dose dote dove doze drone dune dung east fail fails fast fee fill filled fills finisher flee fret froze
+gain gill gone gong guild guilds gunning hail hang hast heck hill hills how hug hun hunk hunt ill jail job
+kiln kilo kilt killer killers kills lash lass lat lease least lest line lined linen liner links list lists
+live lives log logos loss lost lung lust mail mast mill milled mills nail none olive one pail past pleased
+pleaser rail rails retro rung sail sap shod shoe shoo shop shops shot shown showy sill skill skilled skills
+slap slapping slop slow snap snapping snow soap sop sow spill spills stack stacks stall stalls stats statue
+statues stick sticks stile stilt stock stocks stomp stoop stow strop struck stunk suck sung swab swag swam
+swamp swan swat sway swill swop tai tall terror til till tills toil tone top tops trail tree tuck vast
+wail will wills zone jobless usages errand erred terminated terminates frozenly stuckup going outputs
+rerunning alive lining liking linking hiking biking liming lifting killing billing filling building guilding
+tuning turning burning running cunning punning gunning dunning sunning stilling stalling stocking sticking
+""")
+TOKEN_RE = re.compile(r"(?<![\w-])[a-z]{4,16}(?![\w-])")
+
+
+def correct(text: str) -> str:
+    """One-edit typos of the vocabulary mended (see the module docstring)."""
+    return TOKEN_RE.sub(lambda m: mend(m.group(0)), text)
+
+
+@lru_cache(maxsize=4096)
+def mend(word: str) -> str:
+    if word in VOCABULARY or word in ENGLISH_NEAR or _inflected(word):
+        return word
+    for target in _CANDIDATES.get(len(word), ()):
+        if len(word) == 4 and len(target) == 4:
+            if _swapped(word, target):
+                return target
+        elif len(word) >= 5 and len(target) >= 5 and _one_edit(word, target):
+            return target
+    return word
+
+
+_CANDIDATES: dict[int, tuple[str, ...]] = {
+    n: tuple(sorted(v for v in VOCABULARY if abs(len(v) - n) <= 1 and v.isalpha()))
+    for n in range(4, 17)
+}
+
+
+def _inflected(word: str) -> bool:
+    """ "compiles", "restarts", "stopped": a vocabulary word with an ending is not a typo."""
+    return any(word.endswith(end) and word[: -len(end)] in VOCABULARY for end in _ENDINGS) or any(
+        word.endswith(end) and word[: -len(end)] + "e" in VOCABULARY for end in ("ing", "ed", "es"))
+
+
+_ENDINGS = ("s", "es", "ed", "d", "er", "ers", "ing", "ping", "ped", "ling", "led")
+
+
+def _swapped(a: str, b: str) -> bool:
+    diff = [i for i in range(len(a)) if a[i] != b[i]]
+    return len(diff) == 2 and diff[1] == diff[0] + 1 and a[diff[0]] == b[diff[1]] and a[diff[1]] == b[diff[0]]
+
+
+def _one_edit(a: str, b: str) -> bool:
+    """Damerau-Levenshtein distance exactly 1 (a swap of neighbours counts as one)."""
+    if a == b:
+        return False
+    if len(a) == len(b):
+        diff = [i for i in range(len(a)) if a[i] != b[i]]
+        return len(diff) == 1 or _swapped(a, b)
+    if abs(len(a) - len(b)) != 1:
+        return False
+    short, long_ = (a, b) if len(a) < len(b) else (b, a)
+    i = 0
+    while i < len(short) and short[i] == long_[i]:
+        i += 1
+    return short[i:] == long_[i + 1:]
