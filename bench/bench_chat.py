@@ -91,7 +91,7 @@ def judge(item: dict[str, Any], plan: Plan, config: Config | None = None) -> tup
     return right, dangerous and not refused
 
 
-def accuracy(items: list[dict[str, Any]], *, misses: bool) -> None:
+def accuracy(items: list[dict[str, Any]], *, misses: bool, by_class: str | None = None) -> None:
     config = config_mod.load(CHAT / "rigops.toml")
     right: dict[str, Counter[str]] = {}
     shown: list[str] = []
@@ -99,7 +99,7 @@ def accuracy(items: list[dict[str, Any]], *, misses: bool) -> None:
         plan = intents.parse(item["text"], config=config, addressed=item["addressed"], channel="C0OPS")
         ok, dangerous = judge(item, plan, config)
         part = part_of(item)
-        for group in ("all", part, f"class {item['class']}" if part == "development" else None):
+        for group in ("all", part, f"class {item['class']}" if part == (by_class or "development") else None):
             if group:
                 right.setdefault(group, Counter()).update(n=1, right=ok, dangerous=dangerous)
         if misses and part == "development" and not ok:
@@ -131,9 +131,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--misses", action="store_true", help="list the development part's misses")
     parser.add_argument("--accuracy-only", action="store_true")
+    parser.add_argument("--by-class", metavar="PART", choices=("development", "held out", "fresh"),
+                        help="the totals by class of this part (default: development); never its items")
     args = parser.parse_args()
     items = load()
-    accuracy(items, misses=args.misses)
+    accuracy(items, misses=args.misses, by_class=args.by_class)
     if not args.accuracy_only:
         speed(items)
 

@@ -134,20 +134,23 @@ def _explain(args: argparse.Namespace) -> int:
     from bot import intents
 
     cfg = config_mod.load(args.config)
-    plan = intents.parse(" ".join(args.text), config=cfg, addressed=args.mention)
+    plan, ignored = intents.read(" ".join(args.text), config=cfg, addressed=args.mention)
     if args.json:
         print(json.dumps(plan.to_json()))
     else:
+        from bot.intents_acts import WHY
         from bot.text.render import describe_step
 
         if plan.error:
             print(f"refused: {plan.error}")
         elif not plan.steps:
-            print("nothing: ordinary chatter")
+            print("nothing: " + ("no request or question about now in it" if ignored else "ordinary chatter"))
         else:
             print(f"host {plan.host}, build {plan.build or '-'}:")
             for step in plan.steps:
                 print(f"  - {describe_step(step, plan)}")
+        for clause, act in ignored:
+            print(f"  not acted on: {intents.shown_clause(clause)!r}: {WHY.get(act, act)}")
     return 0
 
 

@@ -77,12 +77,14 @@ class _Hits:
     relative: str | None = None  # "down" ("halve the jobs", "fewer jobs") or "up" ("more jobs"), no number
     jobs: list[w.Number] = field(default_factory=list)
     lines: list[w.Number] = field(default_factory=list)
+    soft: set[str] = field(default_factory=set)  # asked only when said to rigops or in its build's thread
     order: dict[str, int] = field(default_factory=dict)  # action -> the clause it was first asked in
     ignored: list[tuple[str, str]] = field(default_factory=list)  # (clause, why it did not act)
 
     def merge(self, other: _Hits, at: int) -> None:
-        for action in sorted(other.strong | other.weak):
+        for action in sorted(other.strong | other.weak | other.soft):
             self.order.setdefault(action, at)
+        self.soft |= other.soft
         self.strong |= other.strong
         self.weak |= other.weak
         self.trouble |= other.trouble
@@ -139,14 +141,23 @@ def read(
     if not actions:
         return Plan(), hits.ignored
     jobs, lines, errors = _numbers(hits, actions)
-    if names.unknown_builds and actions - HOST_FREE_ACTIONS and (own_slot or not names.builds):
+    unknown = bool(names.unknown_builds and actions - HOST_FREE_ACTIONS and (own_slot or not names.builds))
+    if unknown:
         errors.append(_unknown_build_error(names.unknown_builds[0], names, config, context, channel))
     relative = hits.relative if "rebuild" in actions and not hits.jobs else None
     plan = _resolve(_steps(actions, jobs, lines, hits.order), names, config, context, errors, (), channel=channel)
+    if unknown:  # never a plan for another build than the one named, even a refused one
+        plan = replace(plan, build=None, question=None, guess=None)
     return (_relative_jobs(plan, relative, context) if relative else plan), hits.ignored
 
 
-CARRIED = frozenset(("hypothetical", "story", "report", "advice", "other-team"))
+def shown_clause(clause: str, limit: int = 80) -> str:
+    """A clause as ``rigops explain`` shows it: the names back as placeholders, cut to ``limit``."""
+    text = clause.removeprefix(w.LEAD_MARK).replace("HOST", "‹host›").replace("BUILD", "‹build›")
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+CARRIED = frozenset(("hypothetical", "story", "report", "advice", "other-team", "statement"))
 TO_SOMEONE_RE = re.compile(r"^\s*<@[UW][A-Z0-9]{2,20}(?:\|[^>]{0,80})?>")
 
 
@@ -231,7 +242,7 @@ def _read_clause(body: str, addressed: bool, *, question: bool = False) -> _Hits
         body = w.ASKED_LEAD_RE.sub("", body)
     imperative = bool(acts.IMPERATIVE_RE.match(body)) or body.startswith(w.LEAD_MARK)
     body = body.removeprefix(w.LEAD_MARK)
-    act = acts.act_of(body, addressed=addressed, imperative=imperative, has_names="HOST" in body or "BUILD" in body,
+    act = acts.act_of(body, addressed=addressed, imperative=imperative, has_names=acts.names_ours(body),
                       trouble=bool(w.TROUBLE_RE.search(body) or w.GPU_OOM_RE.search(body)))
     if act is not None:
         hits.ignored.append((body, act))
@@ -242,8 +253,11 @@ def _read_clause(body: str, addressed: bool, *, question: bool = False) -> _Hits
     hits.trouble = bool(w.TROUBLE_RE.search(body))
     hits.trouble_alone = hits.trouble and _bare_trouble(body)
     _read_lookups(body, addressed, hits)
-    if (question or acts.QUESTION_START_RE.match(body)) and w.STATUS_QUESTION_RE.search(body):
-        hits.strong.add("status")
+    if question or acts.QUESTION_START_RE.match(body):
+        for action, rx in (("status", w.STATUS_QUESTION_RE), ("mem", w.MEM_QUESTION_RE),
+                           ("gpu", w.GPU_QUESTION_RE), ("log", w.LOG_QUESTION_RE)):
+            if rx.search(body):
+                hits.strong.add(action)
     if not w.NEGATION_RE.search(body) and (addressed or not w.DELIBERATION_RE.search(body)):
         _read_kill(body, addressed, hits)
         _read_rebuild(body, addressed, hits)
@@ -303,9 +317,13 @@ def _read_kill(body: str, addressed: bool, hits: _Hits) -> None:
 def _read_rebuild(body: str, addressed: bool, hits: _Hits) -> None:
     jobs = _read_jobs(body, addressed)
     strong = bool(jobs or w.REBUILD_OBJECT_RE.match(body) or w.REBUILD_BARE_RE.match(body)
+                  or w.REBUILD_AGAIN_RE.match(body)
                   or _at_request(body, w.REBUILD_TARGET_RE.search(body))
                   or (addressed and w.ADDRESSED_REBUILD_RE.match(body)))
     weak = bool(w.REBUILD_WEAK_RE.match(body))
+    if weak and not strong and not addressed and w.AGAIN_ONLY_RE.fullmatch(body):
+        hits.soft.add("rebuild")  # a bare "again": only to rigops, or in its build's thread
+        return
     if not jobs and (rel := n.RELATIVE_JOBS_RE.search(body)):
         imperative = rel.start() == 0  # "halve the jobs", "lower -j to 16"; not "we need fewer jobs"
         strong, weak = strong or imperative, True
@@ -377,6 +395,8 @@ def _actions(hits: _Hits, addressed: bool) -> set[str]:
     actions = set(hits.strong)
     if addressed or hits.trouble or hits.strong:
         actions |= hits.weak
+    if addressed:
+        actions |= hits.soft
     if hits.trouble and (actions or hits.trouble_alone):
         actions.add("mem")
         if "rebuild" in actions:

@@ -75,13 +75,14 @@ AUDIENCE_RE = re.compile(
     r"|\b(?:from|per|according to|in) the (?:docs|documentation|readme|manual|wiki|faq|guide|man page)\b"
     r"|\b(?:the )?(?:docs|documentation|readme|manual|wiki|faq|guide) (?:says|say|said|recommends|suggests)\b"
     r"|^(?:psa|pro tip|protip|tip|til|fwiw|lesson learned|note to self)\b"
+    r"|^(?:commands|steps|instructions|how|ways|options) to [a-z ]{2,30}:"
 )
 # Generic "you": a rule about how things behave, not a request to this channel.
 GENERIC_RE = re.compile(
     r"\b(?:when|whenever|if|once|every time|each time) (?:you|one|people|someone|anyone) (?:see|get|hit"
     r"|run|build|use|have|try|notice|find|are|do)\b"
     r"|\b(?:you|one) (?:can|could|may|might|should|need to|have to|must|want to|'ll|will|would) "
-    r"(?:just |always |also |usually |probably )?(?:set|use|try|pass|add|export|limit|reduce|lower|cap|run"
+    r"(?:just |always |also |usually |probably |now )?(?:set|use|try|pass|add|export|limit|reduce|lower|cap|run|do"
     r"|build|see|check|get|avoid|bump|increase|drop|restart|kill)\b"
     r"|\b(?:your|yours) (?:environment|env|machine|box|laptop|build|setup|system|end|config|shell|ram)\b"
     r"|\b(?:means|meant|implies|indicates|is (?:usually|typically|often|probably|almost always|most likely)"
@@ -143,6 +144,23 @@ STATEMENT_RE = re.compile(
     r"|will|'ll|may|might|am|are|'m|'re)\b)[a-z']+"
 )
 
+# An order given as an example, or to whoever reads: "just set MAX_JOBS=4 for instance", "try -j4 in your env".
+EXAMPLE_RE = re.compile(
+    r"\b(?:for instance|for example|e\.g\.|i\.e\.|say,|in your (?:environment|env|shell|config|setup|case)"
+    r"|on your (?:end|side|machine|box|laptop)|your (?:build|machine|box|laptop|environment))\b"
+)
+# A name followed by these is another party's: "llama.cpp CI", "the vllm folks", "flash-attn upstream".
+THEIRS_AFTER_NAME_RE = re.compile(
+    r"\b(?:BUILD|HOST)(?:'s)? (?:ci|upstream|folks|people|team|devs|developers|maintainers|repo|project|docs"
+    r"|readme|issue tracker|discord|community|users)\b"
+)
+
+
+def names_ours(clause: str) -> bool:
+    """The clause names a config host or build as ours (not "llama.cpp CI", "the vllm folks")."""
+    return ("HOST" in clause or "BUILD" in clause) and not THEIRS_AFTER_NAME_RE.search(clause)
+
+
 # A question about the build's recent past is a look: "what failed?", "did it finish?", "where did it die?".
 QUESTION_START_RE = re.compile(r"^(?:what|which|where|why|when|did|has|have|is|was|how)\b")
 
@@ -158,6 +176,8 @@ def act_of(clause: str, *, addressed: bool, imperative: bool, has_names: bool, t
         return "negation"
     if HOW_TO_RE.search(clause) and not addressed:
         return "how-to"
+    if EXAMPLE_RE.search(clause) and not addressed:
+        return "advice"
     if imperative:
         return None
     if STORY_TIME_RE.search(clause):

@@ -61,8 +61,21 @@ FLAGS_VAR_RE = re.compile(r"(?<![\w-])(?:makeflags|ninjaflags|make_flags|ninja_f
 THOUSANDS_RE = re.compile(r"(?<![\w.])(\d{1,2})k(?= (?:log |build log |output )?lines?\b)")
 
 
+# A share of the machine rather than a number: "half the cores", "all cores", "1/8 of the cores", "every core".
+# It becomes the expression it stands for, which rigops refuses with a clear error (it cannot work it out).
+SHARE_OF_CORES_RE = re.compile(
+    r"\b(?:(?P<frac>half|a quarter|a third|\d{1,2}/\d{1,2}|\d{1,3} ?%)(?: of)?|(?P<all>all|every|each))"
+    r"(?: (?:the|my|our|its|available|physical|logical))* (?:cores?|cpus?|threads|nproc|processors?)\b"
+)
+
+
+def _share(m: re.Match[str]) -> str:
+    return "$(nproc) cores" if m.group("all") else "$(nproc)/share cores"
+
+
 def canonical_numbers(text: str) -> str:
     """Counts in words and separators rewritten to the forms the rules read (see above)."""
+    text = SHARE_OF_CORES_RE.sub(_share, text)
     text = SPELLED_RE.sub(_spelled, text)
     text = THOUSANDS_RE.sub(r"\g<1>000", text)
     text = FLAGS_VAR_RE.sub("", text)
@@ -126,20 +139,24 @@ _COUNT_END = (
     r"|procs?|processes|cpus?|parallel|in parallel|at a time|at once)\b)"
 )
 JOBS_WITH_RE = re.compile(  # "rebuild with 16", "retry using 8", "go with 12", "try 16", "rebuild 16"
-    r"(?:\b(?:rebuild|retry|restart|rerun|relaunch|try|build|compile|run|go|redo)(?: it| again| the build| BUILD){0,2}"
-    r" (?:with|using)|\bgo for|\b(?:rebuild|retry|rerun|try)(?: it| again)?|^(?:do|go|use))"
+    r"(?:\b(?:rebuild|retry|restart|rerun|relaunch|try|build|compile|run|go|redo)"
+    r"(?: it| again| the build| BUILD| on HOST){0,3} (?:with|using)|\bgo for|\b(?:rebuild|retry|rerun|try)(?: it| again)?|^(?:do|go|use))"
     rf" {_NUM}{_COUNT_END}"
 )
 # "rebuild it at 4", "send it again at 6": with the build between the verb and "at" (a bare "restart at 3" may be
 # a time of day).
 JOBS_AT_RE = re.compile(
-    r"\b(?:rebuild|retry|restart|rerun|relaunch|try|run|go|redo)(?: it| again| the build| BUILD){1,2} at"
+    r"(?:\b(?:rebuild|retry|restart|rerun|relaunch|try|run|go|redo)(?: it| again| the build| BUILD){1,2}"
+    r"(?: on HOST)?|\brebuild) at"
     rf" {_NUM}{_COUNT_END}"
 )
 JOBS_TO_RE = re.compile(  # imperative "drop to 32", "cap it at 16", "set jobs to 16"
-    r"^(?:(?:drop|lower|reduce|cut|go down|bump|raise|limit|cap|throttle)(?: (?:it|that))?|set)"
-    r"(?: (?:the )?(?:jobs|parallelism|concurrency|-j|max_jobs))?(?: down| back)? (?:to|at)"
-    rf" {_NUM}{_COUNT_END}"
+    r"(?:^|\bto )(?:(?:drop|lower|reduce|cut|go down|bump|raise|limit|cap|throttle)(?: (?:it|that))?|set"
+    r"|hard-?code|change|make)"
+    r"(?: (?:the )?(?:number of |no\.? of |count of )?(?:parallel |concurrent |compile |build )?(?:jobs|parallelism"
+    r"|concurrency|-j|max_jobs|procs|processes|threads|workers|cores|cpus)(?: variable| setting| value)?)?"
+    r"(?: down| back)? (?:to|at)"
+    rf" {_NUM}(?: (?:jobs|procs|processes|threads|workers|cores|cpus))?{_COUNT_END}"
 )
 # "from 160 to 10", "from 4 jobs to 2": the new value is the second (the clause must ask for the change).
 JOBS_FROM_TO_RE = re.compile(

@@ -307,6 +307,7 @@ REBUILD_TARGET_RE = re.compile(
 # When the bot is addressed, a clause that opens with the verb is a request whatever follows.
 ADDRESSED_KILL_RE = re.compile(r"^(?:kill|stop|abort|cancel|halt|terminate|nuke)\b")
 ADDRESSED_REBUILD_RE = re.compile(r"^(?:rebuild|retry|rerun|restart|relaunch)\b")
+AGAIN_ONLY_RE = re.compile(r"(?:again|go again|once more|one more time)(?: please| now)?")
 RESTART_RE = re.compile(r"\b(?:restart|relaunch|start over)\b")
 
 MEM_RE = re.compile(
@@ -317,6 +318,7 @@ MEM_RE = re.compile(
     r"|^(?:HOST's |HOST |the )?(?:mem|memory|ram|swap)(?: (?:on|of|for|@) HOST)?"
     r" (?:usage|use|used|status|situation|pressure|picture|left|free|available|check|stats|info|levels?"
     r"|headroom|looking|look|like|now)\b"
+    r"|\bhow much (?:free |available |total )?(?:mem|memory|ram|swap)(?= space| is (?:left|free|used|there)| left| on HOST|$)"
     r"|\bhow much (?:free |available )?(?:mem|memory|ram|swap)"
     r"(?: (?:is )?(?:left|free|available|used|in use|on HOST|does HOST have|do we have|is there"
     r"|have we got)|$)"
@@ -345,7 +347,7 @@ STATUS_RE = re.compile(
 # verb opening the clause, and what to look at within the clause.
 LOOK_VERB_RE = re.compile(
     r"^(?:show|post|pull(?: up)?|bring up|get|give|see|output|print|dump|check|paste|share|send|fetch|grab|display"
-    r"|provide|run"
+    r"|provide|run|return"
     r"|view|open|read|look at|tell me|let me see|take a look at|have a look at|report)(?: me| us)?\b"
 )
 LOOK_OBJECTS: tuple[tuple[str, re.Pattern[str]], ...] = (
@@ -374,12 +376,39 @@ STATUS_QUESTION_RE = re.compile(
     r"|\bhow far\b"
     r"|^(?:what|which) (?:step|stage|file|target|phase|object|percent|percentage|point|part|line) (?:is|'s|are|has)\b"
     r"|^what (?:is|'s) (?:BUILD|it|the build)(?: on HOST)? (?:on|at|doing|up to)\b"
-    r"|^where (?:is|'s) (?:BUILD|it|the build)(?: on HOST)?(?: at)?$"
+    r"|^where(?: is|'s|s) (?:BUILD|it|the build)(?: on HOST)?(?: at)?$"
     r"|^(?:any )?(?:update|updates|progress|news|eta)(?: (?:on|for|with|of) [^?]{1,30})?$"
     r"|^is (?:it|BUILD|the build|HOST's build)(?: on HOST)? (?:past|beyond|over|at) (?:\d+|the)\b"
 )
+# Questions about memory, the GPUs and the log now: "is memory ok on HOST?", "any swap left?", "are the gpus
+# free?", "what does the log say?", "any errors in the log?".
+MEM_QUESTION_RE = re.compile(
+    r"\b(?:mem|memory|ram|swap|headroom)\b[^?]{0,30}\b(?:left|free|available|usage|used|ok|okay|fine|looking"
+    r"|look like|like|full|pressure|status|situation|at|now|getting low|running low|holding up|enough)\b"
+    r"|^(?:is|are|how is|what is) (?:HOST |HOST's |the box |the machine |it )?(?:still )?(?:swapping|thrashing"
+    r"|out of (?:mem|memory|ram)|low on (?:mem|memory|ram))\b"
+    r"|^any (?:free |available )?(?:mem|memory|ram|swap|headroom) (?:left|free|available)\b"
+)
+GPU_QUESTION_RE = re.compile(
+    r"\b(?:gpus?|nvidia-smi|vram|cards?)\b[^?]{0,30}\b(?:free|busy|idle|in use|used|util|utilization|doing"
+    r"|available|occupied|say|says|show|shows|look|looking|loaded|hot|running|on)\b"
+    r"|^(?:what is|who is|anything|anyone|what's) (?:running |using |on )(?:the )?(?:HOST's )?gpus?\b"
+)
+LOG_QUESTION_RE = re.compile(
+    r"^what (?:does|did|do) (?:the )?(?:BUILD |build )?(?:log|logs|output|it) (?:say|show|print|end with)\b"
+    r"|^(?:any|what) (?:errors?|failures?)\b[^?]{0,30}\b(?:log|logs|output|BUILD)\b"
+    r"|^what (?:is|was) the (?:last |first |actual |real )?(?:error|failure)\b"
+)
+# "build it again", "compile vllm once more", "try building it again": the verb, the build, "again".
+REBUILD_AGAIN_RE = re.compile(
+    r"^(?:build|compile|install|start|launch|try building|try compiling)"
+    r" (?:it|that|BUILD|the build|the BUILD build|BUILD build)(?: on HOST)? (?:again|once more|one more time"
+    r"|from scratch|another (?:go|shot|try))\b"
+    r"|^(?:run|try|kick off|give) (?:BUILD|the BUILD build|BUILD build)(?: on HOST)? (?:again|once more|one more time"
+    r"|from scratch|another (?:go|shot|try))\b"
+)
 LOG_RE = re.compile(
-    r"^(?:tail|cat|show|post|paste|send|give|get|dump|grab|check|see|look at|print|pull|fetch|share)\b"
+    r"^(?:tail|cat|show|post|paste|send|give|get|dump|grab|check|see|look at|print|pull|fetch|share|return)\b"
     r"[^?]{0,40}?\b(?:logs?|output|lines)\b"
     r"|^tail(?: -[nf]| --lines=?)?(?: ?-?\d+)?(?: (?:it|the log|the logs|BUILD|on HOST))*$"
     r"|^tail (?:the )?last -?\d+\b|\blast -?\d+ (?:log |build log |output )?lines?\b"
@@ -601,6 +630,8 @@ compiler compilers linker link step thing whatever hanging frozen dead zombie st
 jvm java node js npm yarn cargo bazel gradle maven ccache sccache meson autotools configure setup install
 package packages wheelhouse image container docker-compose kubernetes k8s vm vms wsl conda mamba venv env
 is was are be been being the a an my our your their his her its to on at in of for with by from up down
+utilization utilisation usage util temp temps temperature fan fans power traffic network io space queue vram
+free ptxas cicc nvcc gcc clang g++ cc1plus ld lld mold everything nothing somebody someone
 """)
 
 

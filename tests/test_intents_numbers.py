@@ -232,7 +232,6 @@ NOT_JOBS = [
     "retry with gcc 12",
     "rebuild with python 3.12",
     "retry, memory is at 95%",
-    "retry with 50% of the cores",
     "retry, see #1234",
     "kill pid 12345 and retry",
     "retry, slurm job 4521 died",
