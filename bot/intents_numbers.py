@@ -140,7 +140,8 @@ _COUNT_END = (
 )
 JOBS_WITH_RE = re.compile(  # "rebuild with 16", "retry using 8", "go with 12", "try 16", "rebuild 16"
     r"(?:\b(?:rebuild|retry|restart|rerun|relaunch|try|build|compile|run|go|redo)"
-    r"(?: it| again| the build| BUILD| on HOST){0,3} (?:with|using)|\bgo for|\b(?:rebuild|retry|rerun|try)(?: it| again)?|^(?:do|go|use))"
+    r"(?: it| again| the build| BUILD| on HOST){0,3} (?:with|using)"
+    r"|\bgo for|\b(?:rebuild|retry|rerun|try)(?: it| again)?|^(?:do|go|use))"
     rf" {_NUM}{_COUNT_END}"
 )
 # "rebuild it at 4", "send it again at 6": with the build between the verb and "at" (a bare "restart at 3" may be
