@@ -124,7 +124,7 @@ def read(
     unknown_builds, own_slot, masked = w.unknown_builds(tol.slang(tol.correct(names.masked)), config)
     names = replace(names, unknown_builds=unknown_builds)
     hits = _Hits()
-    whole = acts.message_act(masked, to_someone=_to_someone(text, addressed)) if not addressed else None
+    whole = acts.message_act(masked, to_someone=_to_someone(text, addressed), addressed=addressed)
     carried: str | None = None  # a supposition or a story that the next joined clause is still part of
     for at, clause in enumerate(w.clauses(masked)):
         if whole:
@@ -137,6 +137,8 @@ def read(
         one = _read_clause(clause.body, addressed, question=clause.question)
         hits.merge(one, at)
         carried = one.ignored[-1][1] if one.ignored and one.ignored[-1][1] in CARRIED else None
+    if normal.quoted and not hits.trouble and w.TROUBLE_RE.search(normal.quoted):
+        hits.trouble = True  # "> node-3 is swapping" above "confirmed, stop it": the quote is the trouble
     actions = _actions(hits, addressed or context is not None)  # a thread rigops acts in talks to rigops
     if not actions:
         return Plan(), hits.ignored
@@ -240,7 +242,8 @@ def _read_clause(body: str, addressed: bool, *, question: bool = False) -> _Hits
         return hits
     if addressed:
         body = w.ASKED_LEAD_RE.sub("", body)
-    imperative = bool(acts.IMPERATIVE_RE.match(body)) or body.startswith(w.LEAD_MARK)
+    lead = body.startswith(w.LEAD_MARK)
+    imperative = bool(acts.IMPERATIVE_RE.match(body)) or lead
     body = body.removeprefix(w.LEAD_MARK)
     act = acts.act_of(body, addressed=addressed, imperative=imperative, has_names=acts.names_ours(body),
                       trouble=bool(w.TROUBLE_RE.search(body) or w.GPU_OOM_RE.search(body)))
@@ -259,7 +262,7 @@ def _read_clause(body: str, addressed: bool, *, question: bool = False) -> _Hits
             if rx.search(body):
                 hits.strong.add(action)
     if not w.NEGATION_RE.search(body) and (addressed or not w.DELIBERATION_RE.search(body)):
-        _read_kill(body, addressed, hits)
+        _read_kill(body, addressed, hits, lead=lead)
         _read_rebuild(body, addressed, hits)
     return hits
 
@@ -306,12 +309,12 @@ def _at_request(body: str, m: re.Match[str] | None) -> bool:
     return m is not None and bool(REQUEST_PREFIX_RE.match(body[: m.start()]))
 
 
-def _read_kill(body: str, addressed: bool, hits: _Hits) -> None:
+def _read_kill(body: str, addressed: bool, hits: _Hits, *, lead: bool = False) -> None:
     if (_at_request(body, w.KILL_TARGET_RE.search(body)) or w.KILL_TOOL_RE.match(body) or w.KILL_PRONOUN_RE.match(body)
             or (addressed and w.ADDRESSED_KILL_RE.match(body))):
         hits.strong.add("kill")
     elif w.KILL_WEAK_RE.match(body):
-        hits.weak.add("kill")
+        (hits.strong if lead else hits.weak).add("kill")  # "can you stop it" asks; a bare "stop it" may not
 
 
 def _read_rebuild(body: str, addressed: bool, hits: _Hits) -> None:

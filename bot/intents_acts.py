@@ -58,6 +58,7 @@ PRESENT_RE = re.compile(
 # Time words of a story: "this morning", "at my old job", "overnight".
 STORY_TIME_RE = re.compile(
     r"\b(?:this morning|this afternoon|last night|overnight|earlier today|the first time|the other week"
+    r"|over the weekend|last weekend|this weekend|on (?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
     r"|a while back|a few (?:days|weeks|months) back|in the past|previously|at my (?:old|last|previous) job"
     r"|back at|once upon|in my experience|on my (?:end|laptop|machine|box|desktop|pc|mac)|on my \w+ (?:laptop"
     r"|machine|box|desktop)|at home|when i (?:was|did|tried|built|ran))\b"
@@ -176,7 +177,7 @@ def act_of(clause: str, *, addressed: bool, imperative: bool, has_names: bool, t
         return "negation"
     if HOW_TO_RE.search(clause) and not addressed:
         return "how-to"
-    if EXAMPLE_RE.search(clause) and not addressed:
+    if EXAMPLE_RE.search(clause):
         return "advice"
     if imperative:
         return None
@@ -202,9 +203,9 @@ def _negation_is_elsewhere(clause: str) -> bool:
                 and clause.rstrip().endswith("yet"))
 
 
-def message_act(text: str, *, to_someone: bool = False) -> Act | None:
+def message_act(text: str, *, to_someone: bool = False, addressed: bool = False) -> Act | None:
     """The whole message is advice when it opens to an audience or quotes docs ("FYI for anyone …"), and is
     said to somebody else when it opens by naming them."""
-    if to_someone:
+    if to_someone and not addressed:
         return "to-someone"
     return "advice" if AUDIENCE_RE.search(text) else None

@@ -19,7 +19,7 @@ ACTIONS = {"kill", "rebuild", "mem", "status", "log", "gpu"}
 
 
 def test_every_item_is_real_labelled_and_unique() -> None:
-    assert len(ITEMS) >= 300
+    assert len(ITEMS) >= 1000  # issue 22 asks for at least 1,000 real phrasings
     hosts = set(CONFIG["hosts"]) | set(CONFIG["groups"])
     builds = {b for host in CONFIG["hosts"].values() for b in host.get("builds", {})}
     assert len({i["id"] for i in ITEMS}) == len({i["text"] for i in ITEMS}) == len(ITEMS)
@@ -42,3 +42,18 @@ def test_the_judge_tells_a_dangerous_read() -> None:
     assert plan.steps and judge(story, plan) == (False, True)
     asked = {**story, "expect": {"host": "node-3", "build": "vllm", "steps": [{"action": "kill"}], "refuse": False}}
     assert judge(asked, plan) == (True, False)
+
+
+def test_the_judge_takes_the_same_work_as_the_same() -> None:
+    """A kill before a rebuild is the rebuild's; a memory look beside a kill is the kill's own report."""
+    config = config_mod.load(CHAT / "rigops.toml")
+    oom = intents.parse("oom-ing, kill vllm on node-3", config=config, channel="C0OPS")
+    assert [s.action for s in oom.steps] == ["kill", "mem"]
+    kill_only = {"id": "y", "addressed": False,
+                 "expect": {"host": "node-3", "build": "vllm", "steps": [{"action": "kill"}], "refuse": False}}
+    assert judge(kill_only, oom, config) == (True, False)
+    retry = intents.parse("restart vllm on node-3 at -j4", config=config, channel="C0OPS")
+    rebuild_only = {**kill_only, "expect": {**kill_only["expect"], "steps": [{"action": "rebuild", "jobs": 4}]}}
+    assert judge(rebuild_only, retry, config) == (True, False)
+    wrong_jobs = {**kill_only, "expect": {**kill_only["expect"], "steps": [{"action": "rebuild", "jobs": 8}]}}
+    assert judge(wrong_jobs, retry, config) == (False, False)

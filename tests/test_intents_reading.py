@@ -1,0 +1,200 @@
+"""How chat is read: speech acts, typos and slang, names through separators, unknown names refused, steps in the
+order asked, and why a message did not act. The examples are written here, not taken from the chat corpus
+(tests/data/chat), which stays the measure."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from bot import config
+from bot.intents import parse, read
+from bot.intents_tolerance import mend
+from bot.plan import Plan
+
+CFG = config.load(Path(__file__).resolve().parent / "data" / "chat" / "rigops.toml")
+OPS = "C0OPS"
+
+
+def steps(plan: Plan) -> str:
+    out = []
+    for step in plan.steps:
+        number = step.jobs if step.action == "rebuild" else step.lines if step.action == "log" else None
+        out.append(step.action if number is None else f"{step.action}={number}")
+    return " ".join(out)
+
+
+def said(text: str, *, addressed: bool = False) -> Plan:
+    return parse(text, config=CFG, addressed=addressed, channel=OPS)
+
+
+# --- things that never act -----------------------------------------------------------------------------
+
+NEVER_ACTS = [
+    # story, with a host, a build and a number
+    ("vllm on node-3 died at -j24 over the weekend, -j12 did it", "story"),
+    ("vllm on node-3 died at -j24, -j12 did it", "report"),
+    ("back at my last job we routinely killed the llvm build at -j64", "story"),
+    # advice, to an audience or as an example
+    ("PSA for anyone on the a100 boxes: -j6 keeps llama-cpp happy", "advice"),
+    ("just set MAX_JOBS=6 in your environment for instance", "advice"),
+    # supposition, carried over "and" and over the comma
+    ("if flash-attn dies again we'd kill it and go -j4", "hypothetical"),
+    ("once the new DIMMs arrive, bump sgl-kernel to -j64", "hypothetical"),
+    # negation
+    ("no need to kill vllm, it's almost done", "negation"),
+    ("don't bother with nvidia-smi on gpu01, the cards are idle", "negation"),
+    # somebody else's build
+    ("their runners OOM at -j32 on every PR, lol", "other-team"),
+    # a report of what someone did
+    ("i killed the vllm build and restarted it at -j8 an hour ago", "statement"),
+    ("we just restart llama-cpp whenever it hangs", "hypothetical"),
+    ("we restart llama-cpp by hand these days", "statement"),
+]
+
+
+@pytest.mark.parametrize(("text", "why"), NEVER_ACTS)
+def test_a_message_that_asks_for_nothing_never_acts_and_says_why(text: str, why: str) -> None:
+    for addressed in (False, True):
+        plan, ignored = read(text, config=CFG, addressed=addressed, channel=OPS)
+        assert not plan.destructive, (text, addressed, plan)
+    plan, ignored = read(text, config=CFG, channel=OPS)
+    assert plan.steps == (), plan
+    assert why in {act for _, act in ignored}, ignored
+
+
+def test_a_message_to_a_colleague_is_theirs() -> None:
+    plan, ignored = read("<@U07ALICE> kill the vllm build and rebuild at -j4", config=CFG, channel=OPS)
+    assert plan.steps == () and {act for _, act in ignored} == {"to-someone"}
+    # ... but said to rigops, with a colleague mentioned, it is a request
+    plan = said("<@U0RIGOPS> kill the vllm build, <@U07ALICE> asked", addressed=True)
+    assert steps(plan) == "kill" and plan.build == "vllm"
+
+
+def test_a_request_after_a_story_still_acts() -> None:
+    """A new sentence, or an order after a comma, starts afresh."""
+    assert steps(said("llama-cpp OOMed twice yesterday. rebuild it at -j4")) == "rebuild=4"
+    assert steps(said("it died last night, retry llama-cpp with 4 jobs")) == "rebuild=4"
+
+
+# --- typos and slang -----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("typo", "word"), [
+    ("stpo", "stop"), ("biuld", "build"), ("rebiuld", "rebuild"), ("rebuidl", "rebuild"), ("memroy", "memory"),
+    ("memeory", "memory"), ("restrat", "restart"), ("progess", "progress"), ("satus", "status"),
+])
+def test_one_edit_typos_of_the_vocabulary_are_mended(typo: str, word: str) -> None:
+    assert mend(typo) == word
+
+
+@pytest.mark.parametrize("word", ["skill", "still", "stock", "shop", "spill", "bills", "compiles", "restarts",
+                                  "stopped", "building", "guild", "stall", "lines", "liner", "statue"])
+def test_english_words_and_inflections_stay_as_they_are(word: str) -> None:
+    assert mend(word) == word
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("stpo teh biuld on node-3", "kill"),
+    ("<@U0RIGOPS> rebiuld vllm", "rebuild"),
+    ("nuke llama-cpp on gpu01", "kill"),
+    ("yank the sgl-kernel build", "kill"),
+    ("^C it, node-3 is dying", "kill mem"),
+    ("vllm is toast, give it the boot", "kill"),
+    ("<@U0RIGOPS> fire vllm up again at 6", "rebuild=6"),
+    ("send vllm again at 6", "rebuild=6"),
+    ("kill it kill it kill it, node-3 is melting", "kill mem"),
+])
+def test_slang_and_typos_are_read(text: str, expected: str) -> None:
+    assert steps(said(text, addressed="U0RIGOPS" in text)) == expected
+
+
+@pytest.mark.parametrize("text", ["my skill with cmake is limited", "still compiling, i think", "restart my laptop",
+                                  "the shop is closed", "kill time until the build ends"])
+def test_ordinary_words_stay_ordinary(text: str) -> None:
+    assert not said(text).destructive
+
+
+@pytest.mark.parametrize(("text", "build"), [
+    ("kill the flash_attn build", "flash-attn"), ("rebuild llama.cpp on gpu01", "llama-cpp"),
+    ("stop sgl kernel", "sgl-kernel"), ("restart vllm on node3", "vllm"),
+])
+def test_config_names_are_read_through_separators(text: str, build: str) -> None:
+    plan = said(text)
+    assert plan.destructive and plan.build == build and plan.error is None, plan
+
+
+# --- names never substituted ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("text", "error"), [
+    ("restart the foo build on node-3, 16 jobs", "no build 'foo' on node-3 (builds there: vllm)"),
+    ("<@U0RIGOPS> kill triton on gpu01", "no build 'triton' on gpu01 (builds there: llama-cpp)"),
+    ("kill the xformers build", "no build 'xformers' on b200 (builds there: sgl-kernel, flash-attn)"),
+    ("restart llama-cpp on gpu07 at -j4", "unknown host 'gpu07'"),
+])
+def test_a_name_the_config_does_not_know_is_refused_with_what_there_is(text: str, error: str) -> None:
+    plan = said(text, addressed="U0RIGOPS" in text)
+    assert plan.error is not None and error in plan.error, plan
+    assert plan.build is None  # never the plan of another build
+
+
+@pytest.mark.parametrize("text", ["rebuild the whole build", "kill the runaway build on node-3",
+                                  "restart the cuda build of vllm", "restart the current build"])
+def test_words_that_describe_a_build_are_not_names(text: str) -> None:
+    assert "no build" not in (said(text).error or "")
+
+
+@pytest.mark.parametrize("text", ["rebuild vllm with half the cores", "rebuild vllm with all cores",
+                                  "rebuild vllm at `max(nproc // 2, 4)`", "rebuild vllm with -j$(nproc)"])
+def test_a_share_of_the_cores_or_an_expression_is_refused(text: str) -> None:
+    plan = said(text)
+    assert plan.error is not None and "name a number" in plan.error, plan
+
+
+# --- looks, compounds and order ------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("is vllm still alive?", "status"),
+    ("which step is llama-cpp on?", "status"),
+    ("has sgl-kernel reached the linking step yet?", "status"),
+    ("how far along is flash-attn", "status"),
+    ("is memory ok on node-3?", "mem"),
+    ("are the gpus on gpu01 busy?", "gpu"),
+    ("what does the vllm log say?", "log"),
+    ("pull the gpu picture for gpu01", "gpu"),
+    ("show me the error from vllm", "log"),
+    ("<@U0RIGOPS> mem + nvidia-smi on node-3", "mem gpu"),
+    ("<@U0RIGOPS> status / last 30 lines for vllm", "status log=30"),
+    ("<@U0RIGOPS> stop llama-cpp, check the gpus, then rebuild it at 2", "kill gpu rebuild=2"),
+    ("<@U0RIGOPS> tail 50 lines of vllm and then kill it", "log=50 kill"),
+])
+def test_looks_and_compounds_in_the_order_asked(text: str, expected: str) -> None:
+    assert steps(said(text, addressed="U0RIGOPS" in text)) == expected
+
+
+def test_a_quote_names_what_the_request_is_about() -> None:
+    plan = said("&gt; node-3 is swapping like mad\nconfirmed, stop it")
+    assert steps(plan) == "kill mem" and plan.host == "node-3" and plan.build == "vllm"
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("oom-ing pretty bad on node-3", "mem"),  # a plain cry about memory now asks for a look
+    ("it's likely caused by OOM, what machine is it?", ""),  # a guess about a cause does not
+    ("without MAX_JOBS flash-attn will OOM on b200", ""),
+])
+def test_memory_trouble_alone_asks_for_a_look_only_when_it_is_news(text: str, expected: str) -> None:
+    assert steps(said(text)) == expected
+
+
+# --- rigops explain ------------------------------------------------------------------------------------
+
+def test_explain_says_why_it_did_not_act(tmp_path: Path) -> None:
+    cfg = Path(__file__).resolve().parent / "data" / "chat" / "rigops.toml"
+    out = subprocess.run(
+        [sys.executable, "-m", "bot", "--config", str(cfg), "--state-dir", str(tmp_path), "explain",
+         "if llama-cpp OOMs again we could drop it to -j4"],
+        capture_output=True, text=True, check=True, timeout=60).stdout
+    assert out.startswith("nothing: no request"), out
+    assert "not acted on: 'if ‹build› ooms again we could drop it to -j4': it reads as a supposition" in out, out
