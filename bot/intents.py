@@ -113,9 +113,10 @@ def parse(
 
 def read(
     text: str, *, config: Config, context: ThreadContext | None = None, addressed: bool = False,
-    channel: str | None = None,
+    channel: str | None = None, taking: frozenset[str] = frozenset(),
 ) -> tuple[Plan, list[tuple[str, str]]]:
-    """The plan, and the clauses that did not act with why (for ``rigops explain``)."""
+    """The plan, and the clauses that did not act with why (for ``rigops explain``). ``taking``: kinds of
+    clause read as requests all the same (for :func:`guess`)."""
     normal = w.normalise_parts(text)
     names = w.find_names(normal.text, config)
     if not names.hosts and not names.builds and normal.quoted:  # a quote above the request names what it is about
@@ -125,6 +126,7 @@ def read(
     names = replace(names, unknown_builds=unknown_builds)
     hits = _Hits()
     whole = acts.message_act(masked, to_someone=_to_someone(text, addressed), addressed=addressed)
+    whole = None if whole in taking else whole
     carried: str | None = None  # a supposition or a story that the next joined clause is still part of
     for at, clause in enumerate(w.clauses(masked)):
         if whole:
@@ -134,9 +136,9 @@ def read(
                 acts.IMPERATIVE_RE.match(clause.body) or clause.body.startswith(w.LEAD_MARK))):
             hits.ignored.append((clause.body.removeprefix(w.LEAD_MARK), carried))
             continue
-        one = _read_clause(clause.body, addressed, question=clause.question)
+        one = _read_clause(clause.body, addressed, question=clause.question, taking=taking)
         hits.merge(one, at)
-        carried = one.ignored[-1][1] if one.ignored and one.ignored[-1][1] in CARRIED else None
+        carried = one.ignored[-1][1] if one.ignored and one.ignored[-1][1] in CARRIED - taking else None
     if normal.quoted and not hits.trouble and w.TROUBLE_RE.search(normal.quoted):
         hits.trouble = True  # "> node-3 is swapping" above "confirmed, stop it": the quote is the trouble
     actions = _actions(hits, addressed or context is not None)  # a thread rigops acts in talks to rigops
@@ -235,7 +237,22 @@ def _relative_jobs(plan: Plan, direction: str, context: ThreadContext | None) ->
 # --- reading one clause --------------------------------------------------------------------------------
 
 
-def _read_clause(body: str, addressed: bool, *, question: bool = False) -> _Hits:
+GUESSABLE = frozenset(("hypothetical", "advice"))  # what, said to rigops, may be a request put softly
+
+
+def guess(text: str, *, config: Config, context: ThreadContext | None = None,
+          channel: str | None = None) -> Plan | None:
+    """For a message to rigops that asked for nothing: the plan it would be if its suppositions and advice
+    were requests ("@rigops maybe we could drop vllm to -j8"), to offer as *Did you mean …?*; None when there
+    is none, or when it was a negation, a story or said to someone else."""
+    if _to_someone(text, addressed=False):  # opened by naming a colleague: theirs to do, even with rigops named
+        return None
+    plan, _ = read(text, config=config, context=context, addressed=True, channel=channel, taking=GUESSABLE)
+    return plan if plan.steps and plan.error is None and plan.question is None else None
+
+
+def _read_clause(body: str, addressed: bool, *, question: bool = False,
+                 taking: frozenset[str] = frozenset()) -> _Hits:
     hits = _Hits()
     if w.NARRATIVE_RE.search(body):
         hits.ignored.append((body, "story"))
@@ -247,9 +264,11 @@ def _read_clause(body: str, addressed: bool, *, question: bool = False) -> _Hits
     body = body.removeprefix(w.LEAD_MARK)
     act = acts.act_of(body, addressed=addressed, imperative=imperative, has_names=acts.names_ours(body),
                       trouble=bool(w.TROUBLE_RE.search(body) or w.GPU_OOM_RE.search(body)))
-    if act is not None:
+    if act is not None and act not in taking:
         hits.ignored.append((body, act))
         return hits
+    if act is not None:  # read as a request put softly: "we could check memory" asks "check memory"
+        body = acts.SOFT_LEAD_RE.sub("", body)
     if w.GPU_OOM_RE.search(body):
         hits.strong.add("gpu")
         body = w.GPU_OOM_RE.sub(" ", body).strip()

@@ -162,6 +162,13 @@ def names_ours(clause: str) -> bool:
     return ("HOST" in clause or "BUILD" in clause) and not THEIRS_AFTER_NAME_RE.search(clause)
 
 
+# How a request is put softly, as a supposition: "maybe we could", "you might want to", "i guess we should".
+SOFT_LEAD_RE = re.compile(
+    r"^(?:(?:maybe|perhaps|i guess|i think|probably) )?(?:we|you|i|someone|somebody|one) (?:could|should|might"
+    r"|can|may|would|'d)(?: (?:probably|maybe|just|also))?(?: (?:want to|wanna|try to|need to|have to|like to))?"
+    r"(?: try)? "
+)
+
 # A question about the build's recent past is a look: "what failed?", "did it finish?", "where did it die?".
 QUESTION_START_RE = re.compile(r"^(?:what|which|where|why|when|did|has|have|is|was|how)\b")
 

@@ -36,6 +36,7 @@ SLANG: tuple[tuple[re.Pattern[str], str], ...] = (
     # start it again
     (re.compile(rf"\b(?:fire|spin|start|kick|boot) {_IT}(?: back)? (?:up|off)(?: again| once more| back up)?\b"),
      "run it again"),
+    (re.compile(r"\b(?:fire|spin|kick) (?:up|off) (BUILD|the BUILD build|BUILD build) again\b"), r"rebuild \1"),
     (re.compile(rf"\b(?:fire|spin|kick) (?:up|off) {_IT} again\b|\bkick {_IT} again\b"), "run it again"),
     (re.compile(r"\b(?:kick|fire|spin) (?:it |that |BUILD )?(?:back )?(?:off|up) again\b"), "run it again"),
     (re.compile(rf"\bsend {_IT} again\b"), "retry it"),

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from bot.config import ALL_HOSTS, Config
@@ -212,6 +212,9 @@ def clauses(text: str) -> list[Clause]:
                 words = set(re.findall(r"[a-z']+", lead.group(0))) if lead else set()
                 out.append(Clause(LEAD_MARK + body if words - FILLER_LEADS else body, joined if k == 0 else "",
                                   question=k < len(bits) - 1))
+    for i in range(len(out) - 1, 0, -1):  # "still alive or dead?": the question is the whole of it
+        if out[i].question and out[i].joined == "and" and not out[i - 1].question:
+            out[i - 1] = replace(out[i - 1], question=True)
     return out
 
 
@@ -277,7 +280,8 @@ KILL_TARGET_RE = re.compile(
 )
 KILL_TOOL_RE = re.compile(r"^(?:pkill|killall|kill -9)\b")
 _KILL_TAIL = (
-    r"(?: (?:it|that|this|them|everything|all|now|asap|please|-9|again|already|right now|on HOST|HOST))*"
+    r"(?: (?:it|that|this|them|everything|all|now|asap|please|-9|again|already|right now|on HOST|HOST|real quick"
+    r"|quickly|for me|thanks|thx|pls|plz|already))*"
 )
 KILL_PRONOUN_RE = re.compile(
     rf"^(?:kill|abort|terminate|nuke)(?: (?:it|that|this|them|everything|HOST)){_KILL_TAIL}$"
@@ -288,7 +292,7 @@ KILL_WEAK_RE = re.compile(
 
 _REBUILD_TAIL = (
     r"(?: (?:it|that|this|everything|again|now|please|asap|the build|the compile|the thing|BUILD|on HOST|HOST"
-    r"|from scratch|clean))*"
+    r"|from scratch|clean|the whole thing|the whole build|the whole lot|for me|real quick|quickly))*"
 )
 REBUILD_OBJECT_RE = re.compile(
     r"^(?:rebuild|retry|rerun|restart|relaunch|start over)"
@@ -318,6 +322,8 @@ MEM_RE = re.compile(
     r"|^(?:HOST's |HOST |the )?(?:mem|memory|ram|swap)(?: (?:on|of|for|@) HOST)?"
     r" (?:usage|use|used|status|situation|pressure|picture|left|free|available|check|stats|info|levels?"
     r"|headroom|looking|look|like|now)\b"
+    r"(?! (?:spikes|spiked|goes|went|grows|grew|jumps|jumped|stays|stayed|peaks|peaked|climbs|climbed|rises|rose"
+    r"|drops|dropped|is|was|were|gets|got|keeps|kept|hits|hit|seems|looks|shows|showed)\b)"
     r"|\bhow much (?:free |available |total )?(?:mem|memory|ram|swap)"
     r"(?= space| is (?:left|free|used|there)| left| on HOST|$)"
     r"|\bhow much (?:free |available )?(?:mem|memory|ram|swap)"
@@ -379,12 +385,14 @@ STATUS_QUESTION_RE = re.compile(
     r"|^what (?:is|'s) (?:BUILD|it|the build)(?: on HOST)? (?:on|at|doing|up to)\b"
     r"|^where(?: is|'s|s) (?:BUILD|it|the build)(?: on HOST)?(?: at)?$"
     r"|^(?:any )?(?:update|updates|progress|news|eta)(?: (?:on|for|with|of) [^?]{1,30})?$"
-    r"|^is (?:it|BUILD|the build|HOST's build)(?: on HOST)? (?:past|beyond|over|at) (?:\d+|the)\b"
+    r"|^is (?:it|BUILD|the build|HOST's build|the HOST build|the BUILD build)(?: on HOST)?"
+    r" (?:past|beyond|over|at) (?:\d+|the)\b"
 )
 # Questions about memory, the GPUs and the log now: "is memory ok on HOST?", "any swap left?", "are the gpus
 # free?", "what does the log say?", "any errors in the log?".
 MEM_QUESTION_RE = re.compile(
-    r"\b(?:mem|memory|ram|swap|headroom)\b[^?]{0,30}\b(?:left|free|available|usage|used|ok|okay|fine|looking"
+    r"^(?:(?:is|are|how is|what is|how's|and|any|the|our|HOST's|HOST|on HOST|free|available) )*"
+    r"(?:mem|memory|ram|swap|headroom)\b[^?]{0,30}\b(?:left|free|available|usage|used|ok|okay|fine|looking"
     r"|look like|like|full|pressure|status|situation|at|now|getting low|running low|holding up|enough)\b"
     r"|^(?:is|are|how is|what is) (?:HOST |HOST's |the box |the machine |it )?(?:still )?(?:swapping|thrashing"
     r"|out of (?:mem|memory|ram)|low on (?:mem|memory|ram))\b"

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from bot import config
-from bot.intents import parse, read
+from bot.intents import guess, parse, read
 from bot.intents_tolerance import mend
 from bot.plan import Plan
 
@@ -198,3 +198,20 @@ def test_explain_says_why_it_did_not_act(tmp_path: Path) -> None:
         capture_output=True, text=True, check=True, timeout=60).stdout
     assert out.startswith("nothing: no request"), out
     assert "not acted on: 'if ‹build› ooms again we could drop it to -j4': it reads as a supposition" in out, out
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("maybe we could drop vllm to -j8", "rebuild=8"),
+    ("you might want to check memory on node-3", "mem"),
+    ("FYI for anyone reading: check nvidia-smi on gpu01", "gpu"),
+])
+def test_a_request_put_softly_to_rigops_is_offered(text: str, expected: str) -> None:
+    assert said(text, addressed=True).steps == ()  # never run on a guess
+    offer = guess(text, config=CFG, channel=OPS)
+    assert offer is not None and steps(offer) == expected
+
+
+@pytest.mark.parametrize("text", ["don't kill vllm", "i killed vllm an hour ago", "what a day",
+                                  "<@U07ALICE> maybe you could kill vllm", "restart the foo build on node-3"])
+def test_nothing_is_offered_for_a_negation_a_story_chatter_or_a_refusal(text: str) -> None:
+    assert guess(text, config=CFG, channel=OPS) is None

@@ -24,7 +24,7 @@ from bot.core.questions import Questions
 from bot.core.schedules import Schedules
 from bot.core.talk import Conversation, Pressed, Reply, parse_value
 from bot.errors import StateError
-from bot.plan import Plan, Step, half_jobs
+from bot.plan import Plan, Step, ThreadContext, half_jobs
 from bot.policy import Decision
 from bot.services import Services
 from bot.store import BuildRun
@@ -154,10 +154,11 @@ class Requests:
             return
         await self.executor.execute(conv, plan, requester=Requester(user=user), request_ts=request_ts)
 
-    async def _ask(self, conv: Conversation, plan: Plan, *, user: str, request_ts: str | None) -> None:
+    async def _ask(self, conv: Conversation, plan: Plan, *, user: str, request_ts: str | None,
+                   note: str | None = None) -> None:
         """The plan with Run and Cancel; the press comes back through :meth:`pressed`."""
         lines = [StepLine(s, "waiting") for s in plan.steps]
-        note = messages.confirm_prompt(user, minutes=self.services.policy.confirm_timeout() / 60)
+        note = note or messages.confirm_prompt(user, minutes=self.services.policy.confirm_timeout() / 60)
         store = self.services.store
         plan_id = store.add_plan(channel=conv.channel, thread_ts=conv.thread or "", request_ts=request_ts, user=user,
                                  plan=plan)
@@ -182,11 +183,24 @@ class Requests:
                                  channel=said.channel)
             if not plan.steps and not plan.error:
                 if said.addressed:
-                    await conv.post(messages.NOT_UNDERSTOOD)
+                    await self._did_you_mean(said, conv, context)
                 return
             if await self._over_limit(said.user, conv):
                 return
             await self.handle(conv, await self.questions.complete(plan), user=said.user, request_ts=said.ts)
+
+    async def _did_you_mean(self, said: Said, conv: Conversation, context: ThreadContext | None) -> None:
+        """Said to rigops, a request put as a supposition or advice ("@rigops maybe we could drop vllm to -j8")
+        is not run on a guess: it is offered, with Run and Cancel. Anything else gets the short help."""
+        offer = intents.guess(said.text, config=self.services.config, context=context, channel=said.channel)
+        if offer is None:
+            await conv.post(messages.NOT_UNDERSTOOD)
+            return
+        if await self._over_limit(said.user, conv) or await self.admit(conv, offer, user=said.user) is None:
+            return
+        minutes = self.services.policy.confirm_timeout() / 60
+        await self._ask(conv, offer, user=said.user, request_ts=said.ts,
+                        note=messages.did_you_mean(said.user, minutes=minutes))
 
     async def _command(self, cmd: SlashCommand, conv: Conversation) -> None:
         word, _, rest = cmd.text.strip().partition(" ")

@@ -55,6 +55,11 @@ def confirm_prompt(user: str, *, minutes: float = 10) -> str:
             f"the button expires in {minutes:g} min).")
 
 
+def did_you_mean(user: str, *, minutes: float = 10) -> str:
+    return (f"<@{user}> that read as a supposition or advice, not a request, so nothing ran. *Did you mean this?* "
+            f"Press *Run* to go ahead (the requester or an operator; the button expires in {minutes:g} min).")
+
+
 def denied(reason: str) -> str:
     return f":no_entry: Not allowed: {reason}."
 

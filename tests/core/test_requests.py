@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -10,7 +11,7 @@ from bot.core.app import Core
 from bot.plan import ACTIONS
 from slackemu import SlackEmulator
 from tests.harness import OPS, make_config, running_bot
-from tests.scenario import has_buttons, thread_text, wait_done
+from tests.scenario import RUN_ACTION, has_buttons, thread_text, wait_done, wait_for_plan
 
 
 def config_with_build(workdir: Path, *, confirm: bool = True, command: str = "true"):  # type: ignore[no-untyped-def]
@@ -94,6 +95,28 @@ async def test_chatter_is_ignored_and_a_mention_that_is_not_understood_gets_help
         await core.activity.wait_finished(before + 1)
         await emulator.wait_for(lambda: emulator.thread("C0RANDOM", str(mention["ts"])))
         assert "/rigops help" in emulator.thread("C0RANDOM", str(mention["ts"]))[0].text
+
+
+async def test_a_request_put_as_a_supposition_to_rigops_is_offered_not_run(
+        emulator: SlackEmulator, tmp_path: Path, state_dir: Path) -> None:
+    """Said to rigops, "maybe we could look at memory on b200" is neither run on a guess nor ignored: it is
+    offered with Run and Cancel, and runs when Run is pressed. A negation gets the short help, never an offer."""
+    async with running_bot(emulator, config_with_build(tmp_path), state_dir) as core:
+        before = core.activity.finished
+        mention = await emulator.send_mention("maybe we could check memory on b200", channel=OPS)
+        root = str(mention["ts"])
+        offer = await wait_for_plan(emulator, OPS, root)
+        assert "*Did you mean this?*" in offer.text and "memory" in offer.text, offer.text
+        assert actions_run(core) == []
+        await emulator.click(offer.ts, RUN_ACTION, channel=OPS, user="U0HUMAN")
+        await emulator.wait_for(lambda: "available" in thread_text(emulator, OPS, root), timeout=30)
+        assert [json.loads(e["detail"])["step"]["action"] for e in actions_run(core)] == ["mem"]
+
+        await core.activity.wait_finished(before + 2)
+        no = await emulator.send_mention("don't kill the sgl-kernel build on b200", channel=OPS)
+        await emulator.wait_for(lambda: emulator.thread(OPS, str(no["ts"])), timeout=20)
+        replies = emulator.thread(OPS, str(no["ts"]))
+        assert "/rigops help" in replies[0].text and not any(has_buttons(m) for m in replies)
 
 
 async def test_a_mention_anywhere_is_answered_once(emulator: SlackEmulator, tmp_path: Path, state_dir: Path) -> None:
