@@ -45,6 +45,8 @@ def _parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", parents=[common], help="connect to Slack (Socket Mode, or HTTP with --http PORT)")
     run.add_argument("--http", type=int, metavar="PORT", help="serve Slack's HTTP requests on this port instead")
     run.add_argument("--bind", default="127.0.0.1", help="address for --http (default 127.0.0.1, behind a proxy)")
+    run.add_argument("--metrics", metavar="ADDR:PORT",
+                     help="serve Prometheus /metrics and /healthz there (default: the config's metrics, else off)")
     run.set_defaults(func=_run)
 
     con = sub.add_parser("console", parents=[common],
@@ -96,19 +98,23 @@ def _run(args: argparse.Namespace) -> int:
 
     load_dotenv()
     cfg = config_mod.load(args.config)
+    if cfg.path is not None:  # and the .env beside the config (a service's working directory is rarely its home)
+        load_dotenv(cfg.path.parent / ".env")
     bot_token = os.environ.get("SLACK_BOT_TOKEN", "")
     if not bot_token:
-        raise RigopsError("SLACK_BOT_TOKEN is not set (put it in .env; see .env.example)")
+        raise RigopsError("SLACK_BOT_TOKEN is not set (put it in .env, here or beside the config; see .env.example)")
     if args.http is None and not os.environ.get("SLACK_APP_TOKEN"):
         raise RigopsError("SLACK_APP_TOKEN is not set: Socket Mode needs an app-level token (connections:write)")
     if args.http is not None and not os.environ.get("SLACK_SIGNING_SECRET"):
         raise RigopsError("SLACK_SIGNING_SECRET is not set: HTTP mode verifies every request with it")
+    if args.metrics and not config_mod.METRICS_ADDRESS_RE.fullmatch(args.metrics):
+        raise RigopsError(f"--metrics: expected ADDRESS:PORT like 127.0.0.1:9464, got {args.metrics!r}")
     _raise_open_files()
     try:
         asyncio.run(run_bot(cfg, config_mod.state_dir(args.state_dir), bot_token=bot_token,
                             app_token=os.environ.get("SLACK_APP_TOKEN"), http_port=args.http,
                             signing_secret=os.environ.get("SLACK_SIGNING_SECRET"), http_bind=args.bind,
-                            api_url=os.environ.get("SLACK_API_URL")))
+                            api_url=os.environ.get("SLACK_API_URL"), metrics=args.metrics or cfg.metrics))
     except asyncio.CancelledError:  # SIGTERM: asked to stop, and stopped cleanly
         logging.getLogger(__name__).info("stopped")
     return 0

@@ -102,6 +102,7 @@ class Config:
     groups: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # [groups] a100 = ["n1", "n2"]
     schedules: tuple[ScheduleConfig, ...] = ()
     state: str | None = field(default=None, repr=False)  # a PostgreSQL URL (may hold a password); None: SQLite
+    metrics: str | None = None  # "ADDRESS:PORT" where /metrics and /healthz are served; None: not served
 
     @property
     def default_host(self) -> str | None:
@@ -169,10 +170,13 @@ def _load_file(explicit: str | os.PathLike[str] | None) -> Config:
     return parse(data, path=path)
 
 
+METRICS_ADDRESS_RE = re.compile(r"(?:[0-9.]{7,15}|\[[0-9a-f:]{2,39}\]|localhost):[0-9]{1,5}")
+
+
 def parse(data: Mapping[str, Any], *, path: Path | None = None) -> Config:
     """Build a Config from parsed TOML. Raises ConfigError."""
     r = _Reader(str(path) if path else "<config>", path.parent if path else None)
-    known = {"confirm", "slack", "hosts", "groups", "schedules", "policy", "state"}
+    known = {"confirm", "slack", "hosts", "groups", "schedules", "policy", "state", "metrics"}
     r.no_unknown(data, known, "")
     confirm = r.get(data, "confirm", bool, True)
     slack_raw = r.table(data, "slack")
@@ -191,9 +195,13 @@ def parse(data: Mapping[str, Any], *, path: Path | None = None) -> Config:
     schedules = tuple(_schedule(r, f"schedules[{i}]", raw, hosts, groups) for i, raw in
                       enumerate(r.get(data, "schedules", list, [])))
     state = _state_url(r.get(data, "state", str, None), r, key="state") if "state" in data else None
+    metrics = r.get(data, "metrics", str, None)
+    if metrics is not None and not METRICS_ADDRESS_RE.fullmatch(metrics):
+        r.fail("metrics", f"expected ADDRESS:PORT like 127.0.0.1:9464, got {metrics!r}")
+        metrics = None
     return Config(path=path, confirm=confirm, slack=SlackConfig(ops_channels=channels, channel_hosts=channel_hosts),
                   hosts=hosts,
-                  policy=policy, schedules=schedules, groups=groups, state=state)
+                  policy=policy, schedules=schedules, groups=groups, state=state, metrics=metrics)
 
 
 def _state_url(url: str, r: _Reader, *, key: str | None) -> str:

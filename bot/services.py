@@ -4,7 +4,7 @@ never patched afterwards; what changes while rigops runs belongs to the part of 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from bot.actions import ActionContext, Requester, Target
@@ -12,6 +12,7 @@ from bot.chart import MemorySeries
 from bot.config import Config
 from bot.errors import PlanError
 from bot.hosts import Hosts
+from bot.metrics import Metrics
 from bot.plan import Plan
 from bot.policy import GroupMembers, Policy, no_groups
 from bot.store import Store
@@ -23,13 +24,15 @@ class Services:
     store: Store
     hosts: Hosts
     policy: Policy
+    metrics: Metrics = field(default_factory=Metrics)
 
     @classmethod
     def open(cls, config: Config, state_dir: Path, *, members: GroupMembers = no_groups,
-             console_admin: str | None = None) -> Services:
+             console_admin: str | None = None, metrics: Metrics | None = None) -> Services:
         """``members`` says who is in a user group (Slack's usergroups); ``console_admin`` is the console's user."""
         return cls(config=config, store=Store.open(state_dir, url=config.state), hosts=Hosts(config),
-                   policy=Policy(config, members=members, console_admin=console_admin))
+                   policy=Policy(config, members=members, console_admin=console_admin),
+                   metrics=metrics or Metrics())
 
     async def close(self) -> None:
         await self.hosts.close()

@@ -24,6 +24,7 @@ from bot.core.requests import Activity, Requests, Said, SlashCommand
 from bot.core.schedules import Schedules
 from bot.core.talk import Conversation, Pressed, Reply
 from bot.hosts import Hosts
+from bot.metrics import Metrics
 from bot.plan import Plan
 from bot.policy import GroupMembers, no_groups
 from bot.services import Services
@@ -55,11 +56,12 @@ class Core:
     @classmethod
     def open(cls, config: Config, state_dir: Path, reply: Reply, *, members: GroupMembers = no_groups,
              console_admin: str | None = None, poll: float = POLL_INTERVAL, card_interval: float = CARD_INTERVAL,
-             sample_interval: float = SAMPLE_INTERVAL, sharing: Callable[[int], None] | None = None) -> Core:
+             sample_interval: float = SAMPLE_INTERVAL, sharing: Callable[[int], None] | None = None,
+             metrics: Metrics | None = None) -> Core:
         """The core on a state dir; ``members`` answers who is in a user group; the intervals say how often a
         followed build is polled, its card edited and its memory sampled; ``sharing`` hears how many rigops run on
         the state (the front end shares its rate budget with them)."""
-        services = Services.open(config, state_dir, members=members, console_admin=console_admin)
+        services = Services.open(config, state_dir, members=members, console_admin=console_admin, metrics=metrics)
         return cls(services, reply, poll=poll, card_interval=card_interval, sample_interval=sample_interval,
                    sharing=sharing)
 

@@ -267,6 +267,8 @@ class Guards:
             guard.series.add_kill(kill)
         guard.kills_untold += kills
         guard.build_kills += [k for k in kills if k.whose == "build"]
+        for _ in (k for k in kills if k.whose == "build"):
+            self.services.metrics.oom_kills.labels(guard.run.host, guard.run.build).inc()
 
     # -- alerts ---------------------------------------------------------------------------------------
     async def _alert(self, guard: Guard, alert: Alert) -> None:
@@ -279,6 +281,8 @@ class Guards:
                                   detail={"run": guard.run.id, "available": alert.available, "total": alert.total,
                                           "reasons": list(alert.reasons), "suggest_jobs": alert.suggest_jobs,
                                           "policy": auto})
+        for reason in alert.reasons:
+            self.services.metrics.memory_alerts.labels(guard.run.host, guard.run.build, reason).inc()
         guard.alert_ts = await guard.thread.post(guard_text.alert_message(alert, guard.run, auto=auto))
         await self._post_chart(guard, title=guard_text.chart_title(guard.run, "memory pressure"))
         if auto == "pause":

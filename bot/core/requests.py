@@ -9,6 +9,7 @@ and the core answers through the front end's Reply. Nothing here knows Slack.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -103,17 +104,18 @@ class Requests:
     async def said(self, said: Said) -> None:
         """A message in an ops channel, or one that mentions rigops."""
         conv = Conversation(self.reply, said.channel, said.thread_ts or said.ts)
-        await self._guarded(conv, lambda: self._said_once(said, conv))
+        await self._guarded(conv, lambda: self._said_once(said, conv), kind="message")
 
     async def command(self, cmd: SlashCommand) -> None:
         """``/rigops …``: its answer starts a thread in the channel."""
         conv = Conversation(self.reply, cmd.channel, None, private_route=cmd.private_route)
-        await self._guarded(conv, lambda: self._command(cmd, conv))
+        await self._guarded(conv, lambda: self._command(cmd, conv), kind="command")
 
     async def pressed(self, press: Pressed) -> None:
         """A button under something rigops posted."""
         conv = Conversation(self.reply, press.place.channel, press.place.thread)
-        await self._guarded(conv, lambda: self._pressed(press))
+        if await self._guarded(conv, lambda: self._pressed(press), kind="press"):
+            self.services.metrics.request("press", press.kind, "done")
 
     # -- the gate -----------------------------------------------------------------------------------------
     async def admit(self, conv: Conversation, plan: Plan, *, user: str, via: str | None = None) -> Decision | None:
@@ -138,21 +140,27 @@ class Requests:
             await conv.private(user, messages.denied(decision.reason))
         return None
 
-    async def handle(self, conv: Conversation, plan: Plan, *, user: str, request_ts: str | None) -> None:
+    async def handle(self, conv: Conversation, plan: Plan, *, user: str, request_ts: str | None,
+                     kind: str = "message") -> None:
         """A parsed request: ask which host or build, refuse it, ask for a Run, or run it — after the policy said
         yes."""
+        count = functools.partial(self.services.metrics.request, kind, plan.steps[0].action if plan.steps else None)
         if plan.question is not None:
             await self.questions.ask(conv, plan, user=user, request_ts=request_ts)
+            count("asked")
             return
         decision = await self.admit(conv, plan, user=user)
         if decision is None:
+            count("refused" if plan.error else "denied")
             return
         if plan.destructive or self.services.config.is_group(plan.host):  # quick looks answer before :eyes: helps
             await conv.react(request_ts, "eyes")
         if plan.destructive and self.services.config.confirm and not decision.auto_approved:
             await self._ask(conv, plan, user=user, request_ts=request_ts)
+            count("asked")
             return
         await self.executor.execute(conv, plan, requester=Requester(user=user), request_ts=request_ts)
+        count("done")
 
     async def _ask(self, conv: Conversation, plan: Plan, *, user: str, request_ts: str | None,
                    note: str | None = None) -> None:
@@ -184,10 +192,13 @@ class Requests:
             if not plan.steps and not plan.error:
                 if said.addressed:
                     await self._did_you_mean(said, conv, context)
+                else:
+                    self.services.metrics.request("message", None, "ignored")
                 return
             if await self._over_limit(said.user, conv):
                 return
-            await self.handle(conv, await self.questions.complete(plan), user=said.user, request_ts=said.ts)
+            await self.handle(conv, await self.questions.complete(plan), user=said.user, request_ts=said.ts,
+                              kind="message")
 
     async def _did_you_mean(self, said: Said, conv: Conversation, context: ThreadContext | None) -> None:
         """Said to rigops, a request put as a supposition or advice ("@rigops maybe we could drop vllm to -j8")
@@ -218,7 +229,7 @@ class Requests:
                 await where.post(await self.schedules.command(rest, user=cmd.user, channel=cmd.channel))
             case _:
                 assert plan is not None
-                await self.handle(where, plan, user=cmd.user, request_ts=None)
+                await self.handle(where, plan, user=cmd.user, request_ts=None, kind="command")
 
     async def _answer_where(self, cmd: SlashCommand, conv: Conversation, *,
                             thread_needed: bool) -> Conversation | None:
@@ -255,16 +266,24 @@ class Requests:
             await conv.post(messages.SLOW_DOWN.format(limit=limit))
         return True
 
-    async def _guarded(self, conv: Conversation, work: Callable[[], Awaitable[None]]) -> None:
-        """Run the work; when the state database fails, say so in the thread: nothing was run."""
+    async def _guarded(self, conv: Conversation, work: Callable[[], Awaitable[None]], *, kind: str) -> bool:
+        """Run the work; when the state database fails, say so in the thread: nothing was run. False when the
+        work failed."""
+        metrics = self.services.metrics
         try:
             await work()
+            return True
         except StateError as exc:
             log.error("state failure: %s", exc)
+            engine = "postgresql" if (self.services.config.state or "").startswith("postgres") else "sqlite"
+            metrics.state_errors.labels(engine).inc()
+            metrics.request(kind, None, "failed")
             await conv.post(messages.state_failed(str(exc)))
         except Exception:  # a bug must not cost the person their answer, nor the front end its ack
             log.exception("a request failed")
+            metrics.request(kind, None, "failed")
             await conv.post(messages.GENERIC_FAILURE)
+        return False
 
     # -- buttons --------------------------------------------------------------------------------------------
     async def _pressed(self, press: Pressed) -> None:

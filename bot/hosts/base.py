@@ -121,6 +121,7 @@ class Host(ABC):
         self._start_lock = asyncio.Lock()
         self._tasks: set[asyncio.Task[None]] = set()  # every pipe's, until done
         self.last_used = time.monotonic()
+        self.reachable: bool | None = None  # did its last request reach the agent (None: none was sent yet)
 
     # -- transport, per subclass --------------------------------------------------------------
     @abstractmethod
@@ -222,17 +223,28 @@ class Host(ABC):
         timeout = timeout or self.config.command_timeout
         self.last_used = time.monotonic()
         for attempt in (1, 2):
-            pipe = await self._ensure_agent()
             try:
-                return await self._send(pipe, op, args or {}, timeout=timeout)
+                pipe = await self._ensure_agent()
+            except HostError:
+                self.reachable = False
+                raise
+            try:
+                answer = await self._send(pipe, op, args or {}, timeout=timeout)
+                self.reachable = True
+                return answer
             except HostTimeout:
+                self.reachable = False
                 await self._drop(pipe)  # a hung agent (or link) would hang every later request too
                 await self._close_transport()
                 raise
             except AgentUnavailable:
                 if attempt == 2 or op in ("kill", "spawn"):  # never repeat an action that may have run
+                    self.reachable = False
                     raise
                 log.info("agent on %s went away; starting it again", self.name)
+            except HostError:
+                self.reachable = True  # the agent answered, with an error of the request's own
+                raise
         raise AssertionError("unreachable")
 
     async def _drop(self, pipe: AgentPipe) -> None:

@@ -16,11 +16,13 @@ from slack_bolt.response import BoltResponse
 from slack_sdk.errors import SlackApiError
 from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetryHandler
 from slack_sdk.web.async_client import AsyncWebClient
+from slack_sdk.web.async_slack_response import AsyncSlackResponse
 
 from bot.config import DEFAULT_TIMEZONE, Config
 from bot.core.app import Core
 from bot.core.follow import CARD_INTERVAL, POLL_INTERVAL
 from bot.core.guard import SAMPLE_INTERVAL
+from bot.metrics import Metrics
 from bot.schedule_text import zone
 from bot.slack.groups import SlackGroups
 from bot.slack.home import home_view
@@ -59,18 +61,53 @@ def create_app(config: Config, state_dir: Path, *, bot_token: str, api_url: str 
     Web API calls keep within (Slack's own unless a test scales them down)."""
     # one HTTP session for every Web API call: without it slack_sdk opens a connection per call
     session = aiohttp.ClientSession()
-    client = AsyncWebClient(token=bot_token, base_url=api_url or AsyncWebClient.BASE_URL, session=session)
-    client.retry_handlers.append(AsyncRateLimitErrorRetryHandler(max_retry_count=RATE_LIMIT_RETRIES))
+    metrics = Metrics()
+    client = CountingClient(metrics, token=bot_token, base_url=api_url or AsyncWebClient.BASE_URL, session=session)
+    client.retry_handlers.append(CountingRateLimitRetry(metrics, max_retry_count=RATE_LIMIT_RETRIES))
     # HTTP mode checks signatures before bolt sees a request (bot/slack/signing.py), not with bolt's own check
     app = RigopsBolt(client=client, signing_secret="", process_before_response=False,
                      request_verification_enabled=False)
     reply = SlackReply(client, tiers=tiers)
     core = Core.open(config, state_dir, reply, members=SlackGroups(client).members,
                      poll=poll, card_interval=card_interval, sample_interval=sample_interval,
-                     sharing=reply.budget.set_share)
+                     sharing=reply.budget.set_share, metrics=metrics)
     register(app, core)
     app.event("app_home_opened")(Home(core).on_opened)
     return RigopsApp(bolt=app, core=core, reply=reply, session=session)
+
+
+class CountingClient(AsyncWebClient):
+    """slack_sdk's client, each Web API call counted by method and outcome (for /metrics)."""
+
+    def __init__(self, metrics: Metrics, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.metrics = metrics
+
+    async def api_call(self, api_method: str, **kwargs: Any) -> AsyncSlackResponse:
+        try:
+            response = await super().api_call(api_method, **kwargs)
+        except SlackApiError as exc:
+            self.metrics.slack_call(api_method, "ratelimited" if exc.response.status_code == 429 else "error")
+            raise
+        except Exception:
+            self.metrics.slack_call(api_method, "error")
+            raise
+        self.metrics.slack_call(api_method, "ok")
+        return response
+
+
+class CountingRateLimitRetry(AsyncRateLimitErrorRetryHandler):
+    """Retries a 429 after its Retry-After, as slack_sdk's handler does, and counts it."""
+
+    def __init__(self, metrics: Metrics, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.metrics = metrics
+
+    async def prepare_for_next_attempt_async(self, *, state: Any, request: Any, response: Any = None,
+                                             error: Any = None) -> None:
+        method = str(getattr(request, "url", "")).rsplit("/", 1)[-1] or "unknown"
+        self.metrics.slack_call(method, "ratelimited")
+        await super().prepare_for_next_attempt_async(state=state, request=request, response=response, error=error)
 
 
 class RigopsBolt(AsyncApp):

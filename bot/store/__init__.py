@@ -191,6 +191,10 @@ class Store:
         rows = self._db.query("SELECT * FROM runs WHERE id = ?", (run_id,))
         return _run(rows[0]) if rows else None
 
+    def answers(self) -> None:
+        """A round trip to the database (for /healthz). Raises StateError when it does not answer."""
+        self._db.query("SELECT 1", ())
+
     def runs(self, *, host: str | None = None, build: str | None = None, live: bool = False,
              limit: int = 50) -> list[BuildRun]:
         """Runs, newest first, optionally for one host/build and only those still running."""
