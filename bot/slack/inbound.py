@@ -68,14 +68,19 @@ def _same_org(team: object, enterprise: object, us: Installation) -> bool:
     return bool(us.enterprise_id and enterprise == us.enterprise_id)
 
 
-def said(event: Mapping[str, Any], *, addressed: bool) -> Said | None:
+def said(event: Mapping[str, Any], *, addressed: bool, bot_user: str | None = None) -> Said | None:
     """A person's message event, or None when its ids are not Slack's. The delivery key is the message itself
     (channel and ts), not the event's id: an edited mention arrives again as a new event for the same message,
-    and so do a message's ``message`` and ``app_mention`` events."""
+    and so do a message's ``message`` and ``app_mention`` events. A mention of rigops (``bot_user``) that opens
+    the text is dropped: it says who is spoken to, which ``addressed`` already holds (a mention of somebody else
+    that opens it says the message is for them)."""
     user, channel, ts = slack_id(event.get("user")), slack_id(event.get("channel")), slack_ts(event.get("ts"))
     if user is None or channel is None or ts is None:
         return None
-    return Said(text=text_of(event.get("text")), user=user, channel=channel, ts=ts,
+    text = text_of(event.get("text"))
+    if bot_user and ID_RE.fullmatch(bot_user):
+        text = re.sub(rf"^\s*<@{bot_user}(?:\|[^>]*)?>[\s,:]*", "", text)
+    return Said(text=text, user=user, channel=channel, ts=ts,
                 thread_ts=slack_ts(event.get("thread_ts")), addressed=addressed, delivery=f"{channel}:{ts}")
 
 

@@ -75,9 +75,10 @@ class Listeners:
         if said is not None:
             await self.core.said(said)
 
-    async def on_mention(self, event: dict[str, Any]) -> None:
+    async def on_mention(self, event: dict[str, Any], context: AsyncBoltContext) -> None:
         async with self.core.activity.track():
-            said = None if event.get("bot_id") else inbound.said(event, addressed=True)
+            said = None if event.get("bot_id") else inbound.said(event, addressed=True,
+                                                                  bot_user=context.get("bot_user_id"))
             if said is not None:
                 await _safely(self.core.said(said), "a mention")
 
