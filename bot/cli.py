@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from bot import config as config_mod
+from bot import logs
 from bot.errors import RigopsError
 
 log = logging.getLogger("rigops")
@@ -22,9 +23,12 @@ TOKEN_VARS = ("SLACK_BOT_TOKEN", "SLACK_APP_TOKEN", "SLACK_SIGNING_SECRET")
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING if args.cmd in (
-        "explain", "diagnose", "console") else logging.INFO,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+    form = args.log_format or os.environ.get("RIGOPS_LOG_FORMAT") or "text"
+    if form not in logs.FORMATS:
+        print(f"rigops: log format {form!r}: expected one of {', '.join(logs.FORMATS)}", file=sys.stderr)
+        return 2
+    logs.setup(logging.DEBUG if args.verbose else logging.WARNING if args.cmd in (
+        "explain", "diagnose", "console") else logging.INFO, form)
     try:
         result: int = args.func(args)
         return result
@@ -79,6 +83,9 @@ def _common_options(p: argparse.ArgumentParser, *, default: object) -> None:
                    help="state directory (default: $RIGOPS_STATE_DIR, else ~/.local/state/rigops)")
     p.add_argument("-v", "--verbose", action="store_true", default=False if default is None else default,
                    help="debug logging")
+    p.add_argument("--log-format", choices=("text", "json"), default=default,
+                   help="log lines for a person (text, the default) or one JSON object a line (json); "
+                        "also $RIGOPS_LOG_FORMAT")
 
 
 def load_dotenv(path: Path = Path(".env")) -> None:

@@ -5,6 +5,7 @@ away."""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import subprocess
 import sys
@@ -51,8 +52,8 @@ def rigops_http(emu: SlackEmulator, config: Path, folder: Path, port: int, metri
     log = folder / "rigops.log"
     with open(log, "wb") as out:
         proc = subprocess.Popen([sys.executable, "-m", "bot", "--config", str(config), "--state-dir",
-                                 str(folder / "state"), "run", "--http", str(port), "--metrics",
-                                 f"127.0.0.1:{metrics}"], env=env, stdin=subprocess.DEVNULL, stdout=out,
+                                 str(folder / "state"), "--log-format", "json", "run", "--http", str(port),
+                                 "--metrics", f"127.0.0.1:{metrics}"], env=env, stdin=subprocess.DEVNULL, stdout=out,
                                 stderr=subprocess.STDOUT)
     try:
         yield log
@@ -92,8 +93,9 @@ async def test_a_real_rigops_counts_what_it_answered(emulator: SlackEmulator, tm
 
         async def counted() -> Samples | None:
             found = samples((await get(f"http://127.0.0.1:{mport}/metrics"))[1])
-            return found if value(found, "rigops_requests_total", kind="message", action="none",
-                                  outcome="ignored") else None
+            done = value(found, "rigops_requests_total", kind="message", action="mem", outcome="done")
+            ignored = value(found, "rigops_requests_total", kind="message", action="none", outcome="ignored")
+            return found if done and ignored else None  # counted once each request is over
 
         deadline = time.monotonic() + 30
         found = None
@@ -107,6 +109,10 @@ async def test_a_real_rigops_counts_what_it_answered(emulator: SlackEmulator, tm
         assert value(found, "rigops_builds_followed") == 0 and value(found, "rigops_replica_leader") == 1
         assert not any("lunch" in str(labels) for _, labels in found)  # no chat text in any label
         assert await get(f"http://127.0.0.1:{mport}/healthz") == (200, "ok\n")
+    lines = [json.loads(line) for line in log.read_text().splitlines() if line.strip()]  # every line is JSON
+    assert any(line["message"].startswith("serving /metrics") for line in lines), lines
+    assert all({"time", "level", "logger", "message"} <= line.keys() for line in lines)
+    assert emulator.bot_token not in log.read_text()
 
 
 async def test_health_is_503_without_slack(emulator: SlackEmulator, tmp_path: Path) -> None:

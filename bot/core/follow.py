@@ -18,6 +18,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from bot import logs
 from bot.aio import cancel, log_end
 from bot.core.guard import Guards
 from bot.core.talk import Conversation, Reply
@@ -131,7 +132,8 @@ class Follower:
         if not self.services.store.replicas.claim(run.id, timeout=self.replica_timeout):
             log.info("run %d is followed by another rigops", run.id)
             return
-        task = asyncio.create_task(self._follow(run), name=f"follow-run-{run.id}")
+        with logs.ids(run=run.id, channel=run.channel, thread=run.thread_ts):  # the task's logs carry them
+            task = asyncio.create_task(self._follow(run), name=f"follow-run-{run.id}")
         task.add_done_callback(log_end)
         self._tasks[run.id] = task
 

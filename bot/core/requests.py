@@ -16,7 +16,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
-from bot import intents
+from bot import intents, logs
 from bot.actions import Requester
 from bot.core import audit
 from bot.core.execute import Executor
@@ -104,17 +104,23 @@ class Requests:
     async def said(self, said: Said) -> None:
         """A message in an ops channel, or one that mentions rigops."""
         conv = Conversation(self.reply, said.channel, said.thread_ts or said.ts)
-        await self._guarded(conv, lambda: self._said_once(said, conv), kind="message")
+        with logs.ids(channel=said.channel, thread=said.thread_ts or said.ts, user=said.user):
+            await self._guarded(conv, lambda: self._said_once(said, conv), kind="message")
 
     async def command(self, cmd: SlashCommand) -> None:
         """``/rigops …``: its answer starts a thread in the channel."""
         conv = Conversation(self.reply, cmd.channel, None, private_route=cmd.private_route)
-        await self._guarded(conv, lambda: self._command(cmd, conv), kind="command")
+        with logs.ids(channel=cmd.channel, user=cmd.user):
+            await self._guarded(conv, lambda: self._command(cmd, conv), kind="command")
 
     async def pressed(self, press: Pressed) -> None:
         """A button under something rigops posted."""
         conv = Conversation(self.reply, press.place.channel, press.place.thread)
-        if await self._guarded(conv, lambda: self._pressed(press), kind="press"):
+        ref = press.parsed.ref if press.parsed is not None else None
+        plan = ref if press.kind in ("run", "cancel", "pick") else None
+        with logs.ids(channel=press.place.channel, thread=press.place.thread, user=press.user, plan=plan):
+            done = await self._guarded(conv, lambda: self._pressed(press), kind="press")
+        if done:
             self.services.metrics.request("press", press.kind, "done")
 
     # -- the gate -----------------------------------------------------------------------------------------
