@@ -17,12 +17,18 @@ def run(cwd: Path, config: Path) -> subprocess.CompletedProcess[str]:
                            "run"], cwd=cwd, env=env, capture_output=True, text=True, timeout=60)
 
 
-def test_the_env_file_beside_the_config_is_read(tmp_path: Path) -> None:
+def folders(tmp_path: Path) -> tuple[Path, Path, Path]:
+    """(the config's folder, the working directory, the config)."""
     etc, work = tmp_path / "etc", tmp_path / "work"
     etc.mkdir()
     work.mkdir()
     config = etc / "rigops.toml"
     config.write_text('[hosts.local]\naddress = "local"\n')
+    return etc, work, config
+
+
+def test_the_env_file_beside_the_config_is_read(tmp_path: Path) -> None:
+    etc, work, config = folders(tmp_path)
     done = run(work, config)
     assert done.returncode != 0 and "SLACK_BOT_TOKEN is not set" in done.stderr, done.stderr
     (etc / ".env").write_text("SLACK_BOT_TOKEN=xoxb-beside-the-config\n")
@@ -32,11 +38,7 @@ def test_the_env_file_beside_the_config_is_read(tmp_path: Path) -> None:
 
 
 def test_the_working_directory_s_env_file_comes_first(tmp_path: Path) -> None:
-    etc, work = tmp_path / "etc", tmp_path / "work"
-    etc.mkdir()
-    work.mkdir()
-    config = etc / "rigops.toml"
-    config.write_text('[hosts.local]\naddress = "local"\n')
+    etc, work, config = folders(tmp_path)
     (etc / ".env").write_text("SLACK_BOT_TOKEN=xoxb-a\n")
     (work / ".env").write_text("SLACK_BOT_TOKEN=\n")  # set, to nothing, here: the one beside the config is not used
     done = run(work, config)

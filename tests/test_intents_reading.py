@@ -14,17 +14,10 @@ from bot import config
 from bot.intents import guess, parse, read
 from bot.intents_tolerance import mend
 from bot.plan import Plan
+from tests.test_intents import summary as steps
 
 CFG = config.load(Path(__file__).resolve().parent / "data" / "chat" / "rigops.toml")
 OPS = "C0OPS"
-
-
-def steps(plan: Plan) -> str:
-    out = []
-    for step in plan.steps:
-        number = step.jobs if step.action == "rebuild" else step.lines if step.action == "log" else None
-        out.append(step.action if number is None else f"{step.action}={number}")
-    return " ".join(out)
 
 
 def said(text: str, *, addressed: bool = False) -> Plan:
