@@ -460,7 +460,11 @@ def _checked_lines(nums: list[w.Number], errors: list[str]) -> int | None:
 
 
 def _checked(nums: list[w.Number], low: int, high: int, what: str, errors: list[str]) -> int | None:
-    """The one in-bounds value asked for; out-of-bounds or conflicting values become errors."""
+    """The one in-bounds value asked for; out-of-bounds or conflicting values become errors. An expression
+    beside one plain number explains it ("MAX_JOBS=8 (half the cores)"): the number is the one asked for."""
+    plain = {n.value for n in nums if n.value != w.UNWORKABLE}
+    if len(plain) == 1 and len(plain) < len({n.value for n in nums}):
+        nums = [n for n in nums if n.value != w.UNWORKABLE]
     bad = [n for n in dict.fromkeys(nums) if not low <= n.value <= high]
     errors += [f"{n.shown}: {what} must be between {low} and {high}" for n in bad]
     values = sorted({n.value for n in nums})

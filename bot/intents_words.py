@@ -85,7 +85,7 @@ CODE_COMMAND_RE = re.compile(
 # A jobs setting inside a longer command: "`--build-arg max_jobs=8`", "`export MAX_JOBS=4`", "`ninja -j 2`".
 CODE_JOBS_IN_RE = re.compile(
     r"(?<![\w-])(?:-{1,2}j(?:obs)?\s*=?\s*(?:\d{1,6}|\$\(+ ?nproc\)?[)/*+ 0-9-]{0,12})"
-    r"|(?:max_jobs|cmake_build_parallel_level|make_jobs|ninja_jobs|num_jobs|build_jobs)\s*=\s*\S{1,30}"
+    r"|(?:max_jobs|cmake_build_parallel_level|make_jobs|ninja_jobs|num_jobs|build_jobs|jobs)\s*=\s*\S{1,30}"
     r"|-{1,2}max-jobs[ =]\d{1,6}|-{1,2}parallel[ =]?\d{1,6})",
     re.I,
 )
@@ -325,7 +325,7 @@ MEM_RE = re.compile(
     r"(?! (?:spikes|spiked|goes|went|grows|grew|jumps|jumped|stays|stayed|peaks|peaked|climbs|climbed|rises|rose"
     r"|drops|dropped|is|was|were|gets|got|keeps|kept|hits|hit|seems|looks|shows|showed)\b)"
     r"|\bhow much (?:free |available |total )?(?:mem|memory|ram|swap)"
-    r"(?= space| is (?:left|free|used|there)| left| on HOST|$)"
+    r"(?= space| is (?:left|free|used|there)| left| on HOST| (?:is|does) HOST (?:using|use|have)|$)"
     r"|\bhow much (?:free |available )?(?:mem|memory|ram|swap)"
     r"(?: (?:is )?(?:left|free|available|used|in use|on HOST|does HOST have|do we have|is there"
     r"|have we got)|$)"
@@ -391,6 +391,7 @@ STATUS_QUESTION_RE = re.compile(
 # Questions about memory, the GPUs and the log now: "is memory ok on HOST?", "any swap left?", "are the gpus
 # free?", "what does the log say?", "any errors in the log?".
 MEM_QUESTION_RE = re.compile(
+    r"\b(?:output|result|numbers) of free(?: -[hmgb])?\b|"
     r"^(?:(?:is|are|how is|what is|how's|and|any|the|our|HOST's|HOST|on HOST|free|available) )*"
     r"(?:mem|memory|ram|swap|headroom)\b[^?]{0,30}\b(?:left|free|available|usage|used|ok|okay|fine|looking"
     r"|look like|like|full|pressure|status|situation|at|now|getting low|running low|holding up|enough)\b"
@@ -399,6 +400,7 @@ MEM_QUESTION_RE = re.compile(
     r"|^any (?:free |available )?(?:mem|memory|ram|swap|headroom) (?:left|free|available)\b"
 )
 GPU_QUESTION_RE = re.compile(
+    r"\b(?:output|result|numbers) of nvidia-smi\b|"
     r"\b(?:gpus?|nvidia-smi|vram|cards?)\b[^?]{0,30}\b(?:free|busy|idle|in use|used|util|utilization|doing"
     r"|available|occupied|say|says|show|shows|look|looking|loaded|hot|running|on)\b"
     r"|^(?:what is|who is|anything|anyone|what's) (?:running |using |on )(?:the )?(?:HOST's )?gpus?\b"

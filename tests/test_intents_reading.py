@@ -208,3 +208,15 @@ def test_a_request_put_softly_to_rigops_is_offered(text: str, expected: str) -> 
                                   "<@U07ALICE> maybe you could kill vllm", "restart the foo build on node-3"])
 def test_nothing_is_offered_for_a_negation_a_story_chatter_or_a_refusal(text: str) -> None:
     assert guess(text, config=CFG, channel=OPS) is None
+
+
+@pytest.mark.parametrize(("text", "expected", "error"), [
+    ("retry vllm with MAX_JOBS=8 (half the cores)", "rebuild=8", None),  # the number; the share explains it
+    ("<@U0RIGOPS> `JOBS=0` rebuild vllm", "rebuild", "-j0"),
+    ("what's the output of `free -h` on node-3 right now?", "mem", None),
+    ("how much swap is gpu01 using", "mem", None),
+])
+def test_numbers_and_commands_in_context(text: str, expected: str, error: str | None) -> None:
+    plan = said(text, addressed="U0RIGOPS" in text)
+    assert steps(plan).replace("kill ", "") == expected and (error is None) == (plan.error is None), plan
+    assert error is None or error in (plan.error or "")
