@@ -136,6 +136,13 @@ def read(
                 acts.IMPERATIVE_RE.match(clause.body) or clause.body.startswith(w.LEAD_MARK))):
             hits.ignored.append((clause.body.removeprefix(w.LEAD_MARK), carried))
             continue
+        if w.TAKEN_BACK_RE.fullmatch(clause.body.removeprefix(w.LEAD_MARK)) and (hits.strong | hits.weak) & {
+                "kill", "rebuild"}:
+            hits.ignored.append((clause.body.removeprefix(w.LEAD_MARK), "negation"))
+            hits.strong -= {"kill", "rebuild"}
+            hits.weak -= {"kill", "rebuild"}
+            hits.jobs = []
+            continue
         one = _read_clause(clause.body, addressed, question=clause.question, taking=taking)
         hits.merge(one, at)
         carried = one.ignored[-1][1] if one.ignored and one.ignored[-1][1] in CARRIED - taking else None

@@ -75,7 +75,8 @@ AUDIENCE_RE = re.compile(
     r" (?:who|that|building|on|with|using|hitting|running|trying|seeing|reading)\b"
     r"|\b(?:from|per|according to|in) the (?:docs|documentation|readme|manual|wiki|faq|guide|man page)\b"
     r"|\b(?:the )?(?:docs|documentation|readme|manual|wiki|faq|guide) (?:says|say|said|recommends|suggests)\b"
-    r"|^(?:psa|pro tip|protip|tip|til|fwiw|lesson learned|note to self)\b"
+    r"|^(?:psa|pro tip|protip|tip|til|fwiw|lesson learned|note to self|whoever)\b"
+    r"|\b(?:anyone|anybody|whoever|someone|people) who (?:builds|rebuilds|restarts|runs|kills|compiles)\b"
     r"|^(?:commands|steps|instructions|how|ways|options) to [a-z ]{2,30}:"
 )
 # Generic "you": a rule about how things behave, not a request to this channel.
@@ -90,6 +91,8 @@ GENERIC_RE = re.compile(
     r"|(?:most|much) of the time|as a side effect|in general|generally|rule of thumb|per core|per job"
     r"|is deprecated|is consistent with|by default|the default is|for instance|for example|e\.g\.|known issue)\b"
     r"|\b(?:keeps|keep) (?:it|things|the box|the machine) (?:alive|happy|stable|safe|going)\b"
+    r"|\b(?:trick|fix|solution|workaround|answer|way|idea|recipe|rule|cure|remedy|key) (?:is|was|here is)"
+    r" (?:just )?to\b|\bwhat (?:worked|works|helped|helps)(?: for me| for us)? (?:is|was)\b"
 )
 
 # --- suppositions --------------------------------------------------------------------------------------
@@ -140,7 +143,7 @@ HOW_TO_RE = re.compile(
 
 # "i find i must set …", "we just kill the build": a person saying what they do; "we need to", "i want" ask.
 STATEMENT_RE = re.compile(
-    r"^(?:i|we|you|they|one)(?: (?:just|also|always|often|then|still|usually|sometimes|normally|only))?"
+    r"^(?:(?:in|on|at|for|with|here|there|locally|usually|normally)(?: [a-z0-9-]+){0,2} )?(?:i|we|you|they|one)(?: (?:just|also|always|often|then|still|usually|sometimes|normally|only))?"
     r" (?!(?:need|needs|want|wanna|would like|'d like|should|must|gotta|have to|got to|better|can|could"
     r"|will|'ll|may|might|am|are|'m|'re)\b)[a-z']+"
 )

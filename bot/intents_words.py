@@ -165,7 +165,7 @@ LEAD_RE = re.compile(
     r"|could anyone|can we|could we|let's|lets|let us|go ahead and|we need to|need to|we should|you should"
     r"|i need you to|i'd like you to|i want you to|time to|gotta|we gotta|better|kindly|pretty please"
     r"|ok let's|how about we|why don't we|why don't you|perhaps|can we|could we|can i|could i|may i|mind"
-    r"|would you mind|do you mind|i'd like to|i want to|i wanna|lemme|let me)\b[\s,]*)*+"
+    r"|would you mind|do you mind|i'd like to|i want to|i wanna)\b[\s,]*)*+"
 )
 _CLAUSE_EDGES = " '\"()[]{}<>"
 # Lead-ins that are only noise: the clause they open is not made a request by them.
@@ -312,6 +312,9 @@ REBUILD_TARGET_RE = re.compile(
 ADDRESSED_KILL_RE = re.compile(r"^(?:kill|stop|abort|cancel|halt|terminate|nuke)\b")
 ADDRESSED_REBUILD_RE = re.compile(r"^(?:rebuild|retry|rerun|restart|relaunch)\b")
 AGAIN_ONLY_RE = re.compile(r"(?:again|go again|once more|one more time)(?: please| now)?")
+# A clause that takes back what came before it: "kill it? nah", "restart vllm... never mind".
+TAKEN_BACK_RE = re.compile(r"(?:nah|nope|no|never ?mind|nvm|scratch that|forget it|on second thought|hold on"
+                           r"|wait|not yet|actually no|jk|just kidding)(?: (?:wait|let it (?:run|be|finish)))?")
 RESTART_RE = re.compile(r"\b(?:restart|relaunch|start over)\b")
 
 MEM_RE = re.compile(

@@ -220,3 +220,50 @@ def test_numbers_and_commands_in_context(text: str, expected: str, error: str | 
     plan = said(text, addressed="U0RIGOPS" in text)
     assert steps(plan).replace("kill ", "") == expected and (error is None) == (plan.error is None), plan
     assert error is None or error in (plan.error or "")
+
+
+# --- a property: what asks for nothing never plans a kill or a rebuild, whatever the names and numbers ------
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+NEVER_DESTRUCTIVE = [
+    "last week {build} on {host} blew up at -j{n}, -j{m} fixed it",
+    "yesterday i killed {build} and restarted it at -j{n}",
+    "if {build} OOMs again on {host} we could try -j{n}",
+    "once the new RAM lands we'd bump {build} to -j{n}",
+    "FYI for anyone on {host}: -j{n} keeps {build} alive",
+    "PSA for folks building {build}: MAX_JOBS={n} is the sweet spot",
+    "their CI runs {build} at -j{n} and it OOMs all the time",
+    "don't kill {build} on {host}, it's almost done",
+    "no need to restart {build} at -j{n}",
+    "we usually rebuild {build} at -j{n} on {host}",
+    "<@U07ALICE> kill {build} on {host} and retry at -j{n}",
+    "when you see Killed in the log, restart with -j{m} in your environment",
+    "the trick is to restart {build} with -j{n}",
+    "in CI we rebuild {build} at -j{n}",
+    "had to restart {build} at -j{n} this morning",
+    "bob restarted {build} at -j{n}",
+    "killing {build} at -j{n} didn't help",
+    "let me kill {build}",
+    "kill {build}? nah",
+    "restart {build} at -j{n}... never mind",
+    "whoever restarts {build} next: use -j{n}",
+]
+
+
+@settings(max_examples=300, deadline=None)
+@given(template=st.sampled_from(NEVER_DESTRUCTIVE), build=st.sampled_from(["vllm", "llama-cpp", "flash-attn",
+       "sgl-kernel", "the build"]), host=st.sampled_from(["b200", "node-3", "gpu01", "the box"]),
+       n=st.integers(1, 1024), m=st.integers(1, 1024), addressed=st.booleans())
+def test_what_asks_for_nothing_never_kills_or_rebuilds(template: str, build: str, host: str, n: int, m: int,
+                                                        addressed: bool) -> None:
+    text = template.format(build=build, host=host, n=n, m=m)
+    addressed = addressed and not text.startswith("<@U07ALICE>")  # said to rigops, its mention would be in it
+    plan = said(text, addressed=addressed)
+    assert not plan.destructive or plan.error is not None, (text, plan)  # a refusal runs nothing
+
+
+def test_a_request_taken_back_is_not_run() -> None:
+    assert steps(said("kill vllm? nah, let it finish")) == ""
+    assert steps(said("kill vllm. no wait, rebuild it at -j4")) == "rebuild=4"  # what comes after still counts
