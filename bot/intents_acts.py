@@ -143,7 +143,8 @@ HOW_TO_RE = re.compile(
 
 # "i find i must set …", "we just kill the build": a person saying what they do; "we need to", "i want" ask.
 STATEMENT_RE = re.compile(
-    r"^(?:(?:in|on|at|for|with|here|there|locally|usually|normally)(?: [a-z0-9-]+){0,2} )?(?:i|we|you|they|one)(?: (?:just|also|always|often|then|still|usually|sometimes|normally|only))?"
+    r"^(?:(?:in|on|at|for|with|here|there|locally|usually|normally)(?: [a-z0-9-]+){0,2} )?(?:i|we|you|they|one)"
+    r"(?: (?:just|also|always|often|then|still|usually|sometimes|normally|only))?"
     r" (?!(?:need|needs|want|wanna|would like|'d like|should|must|gotta|have to|got to|better|can|could"
     r"|will|'ll|may|might|am|are|'m|'re)\b)[a-z']+"
 )
