@@ -179,16 +179,11 @@ def _to_someone(text: str, addressed: bool) -> bool:
 
 def _unknown_build_error(name: str, names: w.Names, config: Config, context: ThreadContext | None,
                          channel: str | None) -> str:
-    """A build the config does not know is never swapped for one it does: the refusal names what there is."""
-    host = names.hosts[0] if len(names.hosts) == 1 and names.hosts[0] in config.hosts else None
-    if host is None and context is not None and context.host in config.hosts:
-        host = context.host
+    """A build the config does not know is never swapped for one it does: the refusal names what there is on
+    the host the request is about (found as for any request, the unknown build aside)."""
     mapped = config.slack.channel_hosts.get(channel or "", ())
-    if host is None and len(mapped) == 1:
-        host = mapped[0]
-    if host is None:
-        host = config.default_host
-    if host is not None:
+    host = _resolve_host(replace(names, builds=()), config, context, [], [], mapped=mapped)
+    if host is not None and host in config.hosts:
         builds = ", ".join(config.hosts[host].builds) or "none"
         return f"no build {name!r} on {host} (builds there: {builds})"
     every = ", ".join(sorted({b for hc in config.hosts.values() for b in hc.builds})) or "none"
@@ -301,10 +296,9 @@ def _read_lookups(body: str, addressed: bool, hits: _Hits) -> None:
     for action, rx in (("mem", w.MEM_RE), ("status", w.STATUS_RE), ("log", w.LOG_RE), ("gpu", w.GPU_RE)):
         if rx.search(body):
             hits.strong.add(action)
-    if w.LOOK_VERB_RE.match(body) and not w.CHART_RE.search(body):
-        rest = body[w.LOOK_VERB_RE.match(body).end():]  # type: ignore[union-attr]
+    if (verb := w.LOOK_VERB_RE.match(body)) and not w.CHART_RE.search(body):
         for action, rx in w.LOOK_OBJECTS:
-            if rx.search(rest):
+            if rx.search(body, verb.end()):
                 hits.strong.add(action)
                 break
     bare = " ".join(w.FILLER_RE.sub(" ", body).split())

@@ -15,6 +15,8 @@ from __future__ import annotations
 import re
 from typing import Literal
 
+from bot.intents_words import NEGATIONS
+
 Act = Literal["story", "advice", "hypothetical", "negation", "other-team", "how-to", "report", "to-someone",
               "statement"]
 
@@ -110,8 +112,7 @@ HYPOTHETICAL_RE = re.compile(
 # --- negations -----------------------------------------------------------------------------------------
 
 NEGATED_RE = re.compile(
-    r"\b(?:don't|dont|do not|never|no need|not|nope|cannot|can't|cant|shouldn't|mustn't|won't|wouldn't"
-    r"|isn't|isnt|aren't|arent|wasn't|doesn't|doesnt|didn't|didnt|nothing to|no point|not necessary"
+    rf"\b(?:{NEGATIONS}|isn't|isnt|aren't|arent|wasn't|doesn't|doesnt|didn't|didnt|nothing to|no point|not necessary"
     r"|unnecessary|hold off|leave it|let it (?:run|be|finish|go)|no (?:oom|ooms|swap|swapping))\b"
 )
 

@@ -18,6 +18,8 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from bot.intents_words import word_set
+
 # --- slang ---------------------------------------------------------------------------------------------
 
 _IT = r"(?:it|that|this|the build|the compile|the thing|the BUILD build|the BUILD|BUILD build|BUILD|HOST)"
@@ -65,12 +67,8 @@ VOCABULARY: frozenset[str] = frozenset((
     "usage", "available", "restarting", "rebuilding", "killing", "stopping", "crashed", "crashing", "linking",
     "the",
 ))
-def _words(text: str) -> frozenset[str]:
-    return frozenset(text.split())
-
-
 # English words one edit away from a vocabulary word: these stay as they are.
-ENGLISH_NEAR: frozenset[str] = _words("""
+ENGLISH_NEAR: frozenset[str] = word_set("""
 about agains ail alike aline amain atop bail bast bill billed bills blast bone bort built bung cancer cast
 chancel cheek chick chock chow chuck compiler compilers cone cunning dill dine doing dole dome don dona dope
 dose dote dove doze drone dune dung east fail fails fast fee fill filled fills finisher flee fret froze

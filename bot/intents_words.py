@@ -230,10 +230,8 @@ NARRATIVE_RE = re.compile(
     r"|in (?:a few|\d+) (?:min|mins|minutes|hours?|h|secs?|seconds))\b"
 )
 # Negated destructive requests ("don't kill it", "no need to rebuild").
-NEGATION_RE = re.compile(
-    r"\b(?:don't|dont|do not|never|no need|not|nope|cannot|can't|cant|shouldn't|mustn't|won't|wouldn't"
-    r"|avoid|without|stop (?:killing|rebuilding|restarting|retrying))\b"
-)
+NEGATIONS = r"don't|dont|do not|never|no need|not|nope|cannot|can't|cant|shouldn't|mustn't|won't|wouldn't"
+NEGATION_RE = re.compile(rf"\b(?:{NEGATIONS}|avoid|without|stop (?:killing|rebuilding|restarting|retrying))\b")
 # Said to the bot, "should we kill it?" asks it to: this lead-in is dropped when the bot is addressed.
 ASKED_LEAD_RE = re.compile(r"^(?:should (?:we|i|you)|shall (?:we|i)|do you want to|wanna|want to) ")
 # Deliberation between people, in plain (unaddressed) messages: "should we kill it?", "if it ooms, ...".
@@ -616,7 +614,8 @@ def _mask_unknown_hosts(text: str, stems: frozenset[str] = frozenset()) -> tuple
     return HOST_SLOT_RE.sub(slot, text), unknown
 
 
-def _words(text: str) -> frozenset[str]:
+def word_set(text: str) -> frozenset[str]:
+    """The words of a table written as text, one set."""
     return frozenset(text.split())
 
 
@@ -633,7 +632,7 @@ UNKNOWN_BUILD_RE = re.compile(  # groups 1 and 2: a build's own slot; 3 and 4: a
     r"|running|going|log|logs|oom|ooming|oom-ing|swapping|killed|dead|died)\b)"
     rf"|\bbuilding {_NAME} (?:on|@) HOST\b"
 )
-NOT_A_BUILD = _words("""
+NOT_A_BUILD = word_set("""
 whole entire current running last first next new old clean full release debug nightly ci docker local
 incremental ninja cmake make pip wheel cuda gpu cpu kernel kernels same other stuck hung broken failed failing
 big slow long main default fresh previous stupid damn rogue runaway bad latest dev prod test parallel serial

@@ -25,8 +25,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-DEFAULT_ADDRESS = "127.0.0.1:9464"
-OUTCOMES = ("done", "refused", "failed", "ignored", "asked", "denied")
 
 
 class Metrics:

@@ -281,8 +281,7 @@ class Requests:
             return True
         except StateError as exc:
             log.error("state failure: %s", exc)
-            engine = "postgresql" if (self.services.config.state or "").startswith("postgres") else "sqlite"
-            metrics.state_errors.labels(engine).inc()
+            metrics.state_errors.labels(self.services.store.engine).inc()
             metrics.request(kind, None, "failed")
             await conv.post(messages.state_failed(str(exc)))
         except Exception:  # a bug must not cost the person their answer, nor the front end its ack

@@ -191,6 +191,11 @@ class Store:
         rows = self._db.query("SELECT * FROM runs WHERE id = ?", (run_id,))
         return _run(rows[0]) if rows else None
 
+    @property
+    def engine(self) -> str:
+        """The database the state is in: "postgresql" or "sqlite"."""
+        return "postgresql" if self.url else "sqlite"
+
     def answers(self) -> None:
         """A round trip to the database (for /healthz). Raises StateError when it does not answer."""
         self._db.query("SELECT 1", ())
