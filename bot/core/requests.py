@@ -210,14 +210,20 @@ class Requests:
         """Said to rigops, a request put as a supposition or advice ("@rigops maybe we could drop vllm to -j8")
         is not run on a guess: it is offered, with Run and Cancel. Anything else gets the short help."""
         offer = intents.guess(said.text, config=self.services.config, context=context, channel=said.channel)
+        metrics = self.services.metrics
         if offer is None:
+            metrics.request("message", None, "ignored")
             await conv.post(messages.NOT_UNDERSTOOD)
             return
-        if await self._over_limit(said.user, conv) or await self.admit(conv, offer, user=said.user) is None:
+        if await self._over_limit(said.user, conv):
+            return
+        if await self.admit(conv, offer, user=said.user) is None:
+            metrics.request("message", offer.steps[0].action, "denied")
             return
         minutes = self.services.policy.confirm_timeout() / 60
         await self._ask(conv, offer, user=said.user, request_ts=said.ts,
                         note=messages.did_you_mean(said.user, minutes=minutes))
+        metrics.request("message", offer.steps[0].action, "asked")
 
     async def _command(self, cmd: SlashCommand, conv: Conversation) -> None:
         word, _, rest = cmd.text.strip().partition(" ")

@@ -111,12 +111,18 @@ async def test_a_request_put_as_a_supposition_to_rigops_is_offered_not_run(
         await emulator.click(offer.ts, RUN_ACTION, channel=OPS, user="U0HUMAN")
         await emulator.wait_for(lambda: "available" in thread_text(emulator, OPS, root), timeout=30)
         assert [json.loads(e["detail"])["step"]["action"] for e in actions_run(core)] == ["mem"]
+        counted = core.services.metrics.registry.get_sample_value
+        assert counted("rigops_requests_total", {"kind": "message", "action": "mem", "outcome": "asked"}) == 1
+        await emulator.wait_for(lambda: counted(  # counted once the press's work is over
+            "rigops_requests_total", {"kind": "press", "action": "run", "outcome": "done"}) == 1, timeout=20)
 
         await core.activity.wait_finished(before + 2)
         no = await emulator.send_mention("don't kill the sgl-kernel build on b200", channel=OPS)
         await emulator.wait_for(lambda: emulator.thread(OPS, str(no["ts"])), timeout=20)
         replies = emulator.thread(OPS, str(no["ts"]))
         assert "/rigops help" in replies[0].text and not any(has_buttons(m) for m in replies)
+        await emulator.wait_for(lambda: counted(
+            "rigops_requests_total", {"kind": "message", "action": "none", "outcome": "ignored"}) == 1, timeout=20)
 
 
 async def test_a_mention_anywhere_is_answered_once(emulator: SlackEmulator, tmp_path: Path, state_dir: Path) -> None:
