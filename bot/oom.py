@@ -7,6 +7,7 @@ belong to the Slack side.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Literal
@@ -18,8 +19,20 @@ MIB = 1 << 20
 ENDED_KEPT = 512
 Whose = Literal["build", "other", "unknown"]
 Evidence = Literal["kernel", "cgroup", "vmstat"]
-Reason = Literal["low_memory", "no_headroom", "stalls", "swap_rising"]
+Reason = Literal["low_memory", "no_headroom", "rising", "stalls", "swap_rising"]
 Scope = Literal["host", "cgroup"]
+FORECAST_HORIZON = 15.0  # seconds: the forecast warns when the room left is gone sooner than this
+MIN_FALL = MIB  # bytes a second: room that falls slower than this is not falling
+ROOM_KEPT = 120  # samples of the room left that the forecast looks back on
+RATE_INTERVALS = 3  # the forecast's rate is the slowest fall of this many last intervals: a compile's first
+# jump (cc1plus to ~160 MiB in ~1.2 s, measured) spans two at 1 Hz, a steady rise spans them all
+# What one compile step of each kind may reach when nothing is known of the build yet (a first run): the
+# peaks measured here on examples/cuda's thrust kernels (cudafe++ 641 MiB, cicc 753 MiB, ptxas 64 MiB, the
+# host cc1plus 355 MiB) and on examples/demo's template code (cc1plus 183-430 MiB), rounded up by half as much
+# again. They bound how far the forecast lets a first run's jobs grow; a job already past its kind's figure
+# is not bounded at all.
+PRIORS: dict[str, int] = {"cc1plus": 640 * MIB, "cc1": 384 * MIB, "cudafe++": 1024 * MIB,
+                          "cicc": 1152 * MIB, "ptxas": 256 * MIB, "nvlink": 256 * MIB, "fatbinary": 128 * MIB}
 
 
 @dataclass(frozen=True)
@@ -38,6 +51,17 @@ class Thresholds:
     reserve: float = 0.10  # memory a suggested -j keeps free
     peaks: Mapping[str, int] = field(default_factory=dict)  # what this build's compilers of each name (cc1plus,
     # cicc, g++) reach, from its past runs
+    horizon: float = FORECAST_HORIZON
+    priors: Mapping[str, int] = field(default_factory=lambda: dict(PRIORS))  # stand-ins for ``peaks``, by name
+
+
+@dataclass(frozen=True)
+class Forecast:
+    """The room left falling at a steady ``rate`` (bytes a second) for ``lasted`` seconds: gone in ``eta``."""
+
+    rate: float
+    lasted: float
+    eta: float
 
 
 @dataclass(frozen=True)
@@ -86,6 +110,7 @@ class Alert:
     others: tuple[BuildUsage, ...] = ()  # the other builds on the host, whose memory this one cannot free
     need: int = 0  # what the running compilers may still add, each growing to ``job_peak``
     job_peak: int = 0  # what one compile job of this build reaches (its past runs, its ended compilers)
+    forecast: Forecast | None = None  # the room left is falling: at this rate it is gone in ``forecast.eta``
 
     @property
     def available_pct(self) -> float:
@@ -127,6 +152,7 @@ class OomWatch:
         self._ended: dict[str, list[int]] = {}  # by name, the peaks of this build's compilers that ended
         self._running: dict[str, int] = {}  # by name, the most a running compiler of the build was seen holding
         self._alerted_at = float("-inf")
+        self._room: list[tuple[float, int]] = []  # (time, room left) of the last samples, for the forecast
 
     @property
     def in_episode(self) -> bool:
@@ -194,11 +220,14 @@ class OomWatch:
         rate = self._swap_rate(s)
         self._note_peaks(s)
         need = self.growth(s)
+        ahead = self.forecast(s, available)
         reasons: list[Reason] = []
         if pct < th.available_pct:
             reasons.append("low_memory")
         elif need > available:
             reasons.append("no_headroom")
+        elif ahead is not None:
+            reasons.append("rising")
         if psi is not None and psi > th.psi_full_avg10:
             reasons.append("stalls")
         if s.swap_total and rate > th.swap_rise:
@@ -207,17 +236,67 @@ class OomWatch:
             if not reasons:
                 return None, False
             self._episode, self._calm = True, 0
-            if reasons == ["no_headroom"] and s.time - self._alerted_at < th.quiet_after:
+            if reasons in (["no_headroom"], ["rising"]) and s.time - self._alerted_at < th.quiet_after:
                 return None, False  # the same trouble as the alert just told
             self._alerted_at = s.time
-            return self._alert(s, tuple(reasons), scope, available, total, psi, rate, need), False
-        calm = pct >= th.leave_available_pct and available >= need \
+            return self._alert(s, tuple(reasons), scope, available, total, psi, rate, need, ahead), False
+        calm = pct >= th.leave_available_pct and available >= need and ahead is None \
             and (psi is None or psi <= th.leave_psi_full_avg10) and rate <= th.swap_rise / 2
         self._calm = self._calm + 1 if calm else 0
         if self._calm < th.calm_samples:
             return None, False
         self._episode, self._calm = False, 0
         return None, True
+
+    def forecast(self, s: Sample, room: int) -> Forecast | None:
+        """When the room left, falling as it has over the last intervals, is gone within the horizon.
+
+        A first run knows nothing of what its jobs reach, so it looks at how the room falls: at the slowest
+        of the last :data:`RATE_INTERVALS` intervals' rates (a job's first jump is no rate), for no longer than
+        the fall has already lasted (a rise of a few seconds is not extrapolated for a minute), and no further
+        than the running jobs can still grow, each to what its kind reaches (learned, or :data:`PRIORS`)."""
+        th = self.thresholds
+        self._room.append((s.time, room))
+        del self._room[:-ROOM_KEPT]
+        last = self._room[-RATE_INTERVALS - 1:]
+        if len(last) <= RATE_INTERVALS or any(b[0] <= a[0] for a, b in itertools.pairwise(last)):
+            return None
+        rate = min((a[1] - b[1]) / (b[0] - a[0]) for a, b in itertools.pairwise(last))
+        if rate <= MIN_FALL:
+            return None
+        interval = last[-1][0] - last[-2][0]
+        lasted = s.time - self._fall_began(interval)
+        eta = room / rate
+        horizon = max(th.horizon, 3 * interval)
+        if eta > min(horizon, lasted) or self._may_grow(s) < room:
+            return None
+        return Forecast(rate=rate, lasted=lasted, eta=eta)
+
+    def _fall_began(self, interval: float) -> float:
+        """When the room left began to fall: the last sample before which it was smaller (by more than a
+        sample's noise: :data:`MIN_FALL` over an interval), walking back from now."""
+        kept = self._room
+        i = len(kept) - 1
+        while i > 0 and kept[i - 1][1] >= kept[i][1] - MIN_FALL * max(interval, 1.0):
+            i -= 1
+        return kept[i][0]
+
+    def _may_grow(self, s: Sample) -> float:
+        """How much more the running compile jobs may take, each growing to what its kind reaches (its
+        largest shortfall over its steps); unbounded when a step is past that, is of no kind known, or a
+        linker runs (it is none of the jobs)."""
+        if s.linkers.count or len(s.top_compilers) < s.compilers.count:
+            return float("inf")
+        more = 0
+        for members in _by_job(s):
+            shortfall = 0
+            for p in members:
+                reach = self._learned(p.name) or self.thresholds.priors.get(p.name, 0)
+                if reach <= p.rss:
+                    return float("inf")
+                shortfall = max(shortfall, reach - p.rss)
+            more += shortfall
+        return more
 
     def job_peak(self, s: Sample) -> int:
         """What the heaviest kind of compile job running in ``s`` reaches in this build."""
@@ -264,7 +343,7 @@ class OomWatch:
         return (s.swap_used - prev.swap_used) / (s.time - prev.time)
 
     def _alert(self, s: Sample, reasons: tuple[Reason, ...], scope: Scope, available: int, total: int,
-               psi: float | None, rate: float, need: int) -> Alert:
+               psi: float | None, rate: float, need: int, ahead: Forecast | None) -> Alert:
         jobs = _by_job(s)
         heavy = [sum(p.rss for p in members) for members in jobs]
         per = sum(heavy) // len(heavy) if heavy else s.compilers.mean_rss
@@ -280,7 +359,7 @@ class OomWatch:
         return Alert(host=s.host, time=s.time, reasons=reasons, scope=scope, available=available, total=total,
                      psi_full_avg10=psi, swap_used=s.swap_used, swap_rate=rate, compilers=count,
                      per_compiler=per, suggest_jobs=suggest, others=self.usage_of_others(s), need=need,
-                     job_peak=self.job_peak(s))
+                     job_peak=self.job_peak(s), forecast=ahead)
 
 
 @dataclass(frozen=True)

@@ -303,6 +303,87 @@ def test_a_host_with_room_to_spare_never_counts_headroom_against_a_build() -> No
 
 
 # ---------------------------------------------------------------------------------------------------------
+# The forecast: a first run, with nothing learned, warned before the limit while its memory keeps rising
+
+def growers(t: float, *, rate: int, top: int, count: int = 4, base: int = 10 * MIB, name: str = "cc1plus",
+            limit: int = 400 * MIB) -> Sample:
+    """``count`` compilers that have grown at ``rate`` bytes a second since t=0, up to ``top`` each, beside
+    ``base`` of drivers, in a cgroup of ``limit``."""
+    each = min(top, int(rate * t))
+    jobs = [job(10 * (i + 1), name, each) for i in range(count)]
+    return compile_sample(t, jobs, limit=limit, used=min(limit, base + count * each))
+
+
+def first_alert(samples: list[Sample], watch: OomWatch | None = None) -> Any:
+    watch = watch or OomWatch()
+    return next((a for s in samples if (a := watch.feed(s).alert) is not None), None)
+
+
+def test_a_first_run_growing_toward_its_limit_is_warned_seconds_before_it() -> None:
+    """The issue's case: four compilers growing ~10 MiB/s each in a 400 MiB cgroup, no history. The room
+    runs out at ~9.75 s; the forecast warns with seconds to act and says when."""
+    samples = [growers(t, rate=10 * MIB, top=GIB) for t in range(1, 11)]
+    alert = first_alert(samples)
+    assert alert is not None and alert.reasons == ("rising",), alert
+    full = next(s.time for s in samples if s.cgroup is not None and s.cgroup.current >= 400 * MIB)
+    low = next(s.time for s in samples if s.cgroup is not None and s.cgroup.current > 380 * MIB)  # 5% left
+    assert (full, low) == (10, 10)  # what a threshold of memory left sees: the limit itself
+    assert alert.time <= full - 4, alert.time
+    ahead = alert.forecast
+    assert ahead is not None and ahead.rate == 40 * MIB and 3 <= ahead.eta <= 5, ahead
+
+
+def test_growth_that_stops_well_under_its_limit_raises_nothing() -> None:
+    """The same growth stopping at 40 MiB a compiler (170 of 400 MiB), then holding for a minute."""
+    assert first_alert([growers(t, rate=10 * MIB, top=40 * MIB) for t in range(1, 60)]) is None
+
+
+def test_a_compile_s_first_jump_is_not_extrapolated() -> None:
+    """Real cc1plus and cicc jump to most of their size in a second, then creep (measured: 98, 158, 168, 172
+    MiB). Two such jobs at 75% of the limit: the jump counts once, the creep does not reach the limit."""
+    shape = [0, 98, 158, 168, 172, 176, 183, 183]
+    samples = [compile_sample(t, [job(10, "cc1plus", shape[t] * MIB), job(20, "cc1plus", shape[t] * MIB)],
+                              limit=560 * MIB, used=(40 + 2 * shape[t]) * MIB) for t in range(len(shape))]
+    assert first_alert(samples) is None
+
+
+def test_jobs_near_what_they_are_known_to_reach_are_not_forecast_past_it() -> None:
+    """With history (cc1plus reaches 100 MiB here), four jobs at 85 MiB, rising fast, can add 60 MiB: with
+    100 MiB left, no alert; the same rise with a job past its kind's figure is not bounded."""
+    known = Thresholds(peaks={"cc1plus": 100 * MIB})
+    near = [growers(t, rate=17 * MIB, top=85 * MIB, limit=450 * MIB) for t in (2, 3, 4, 5)]
+    assert first_alert(near, OomWatch(thresholds=known)) is None
+    past = Thresholds(peaks={"cc1plus": 60 * MIB})
+    alert = first_alert(near, OomWatch(thresholds=past))
+    assert alert is not None and alert.reasons == ("rising",)
+    # the priors stand in for history: a tiny prior bounds the same jobs, as the learned peak did
+    tiny = Thresholds(priors={"cc1plus": 100 * MIB})
+    assert first_alert(near, OomWatch(thresholds=tiny)) is None
+
+
+def test_room_freed_by_an_ended_job_restarts_the_fall() -> None:
+    """A fall is extrapolated only as long as it has lasted, counted from the last time room came back: after
+    a job ends and frees room, a new fall of 50 MiB/s warns once it has lasted as long as the room left
+    would take (t=8), not a second earlier as a fall counted from t=0 would."""
+    watch = OomWatch(thresholds=Thresholds(quiet_after=0, calm_samples=1))
+    room = [390, 300, 200, 100, 350, 300, 250, 200, 150]  # MiB left of 400; at t=4 a job ended
+    alerts = [watch.feed(compile_sample(t, [job(10, "cc1plus", 50 * MIB)], limit=400 * MIB,
+                                        used=(400 - r) * MIB)).alert for t, r in enumerate(room)]
+    told = [a for a in alerts if a is not None]
+    assert [a.time for a in told] == [3, 8]
+    assert [a.forecast.lasted for a in told if a.forecast is not None] == [3, 4]
+
+
+def test_the_episode_of_a_rise_ends_when_the_room_stops_falling() -> None:
+    watch = OomWatch(thresholds=Thresholds(calm_samples=2))
+    for t in range(1, 7):
+        found = watch.feed(growers(t, rate=10 * MIB, top=GIB))
+    assert watch.in_episode
+    plateau = [watch.feed(growers(t, rate=10 * MIB, top=60 * MIB, count=4)) for t in range(7, 12)]
+    assert any(f.calm for f in plateau) and not watch.in_episode, found
+
+
+# ---------------------------------------------------------------------------------------------------------
 # A real OOM kill in a memory cgroup
 
 

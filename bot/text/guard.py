@@ -34,6 +34,10 @@ def alert_text(alert: Alert, run: BuildRun) -> str:
     if "no_headroom" in alert.reasons:
         parts.append(f"less than the running compilers still need: up to ~{size_text(alert.need)} more as each "
                      f"reaches ~{size_text(alert.job_peak)}, as this build's compile jobs do")
+    if (ahead := alert.forecast) is not None:
+        end = "the build's memory limit is hit" if alert.scope == "cgroup" else f"{alert.host} runs out of memory"
+        parts.append(f"memory use rising ~{size_text(int(ahead.rate))}/s for {ahead.lasted:.0f} s: at this rate "
+                     f"{end} in ~{max(1, round(ahead.eta))} s")
     if "swap_rising" in alert.reasons:
         parts.append(f"swap rising ({size_text(int(alert.swap_rate))}/s, {size_text(alert.swap_used)} used)")
     if "stalls" in alert.reasons and alert.psi_full_avg10 is not None:

@@ -31,6 +31,45 @@ def own_memory_cgroup() -> Path | None:
     return None
 
 
+def own_cpu_cgroup() -> Path | None:
+    """This process's cgroup v1 cpu directory (CFS quota), if there is one and we may make children there."""
+    mount = None
+    for line in Path("/proc/self/mountinfo").read_text().splitlines():
+        left, _, right = line.partition(" - ")
+        fields = right.split()
+        if len(fields) >= 3 and fields[0] == "cgroup" and "cpu" in fields[2].split(","):
+            mount = left.split()[4]
+    if mount is None:
+        return None
+    for line in Path("/proc/self/cgroup").read_text().splitlines():
+        _, controllers, path = line.split(":", 2)
+        if "cpu" in controllers.split(","):
+            found = Path(mount) / path.lstrip("/")
+            return found if (found / "cpu.cfs_quota_us").exists() and os.access(found, os.W_OK) else None
+    return None
+
+
+def cpu_limited(name: str, share: float) -> Path | None:
+    """A cgroup v1 cpu cgroup that gives what runs in it ``share`` of one core in all (a busy host, or a
+    Slurm job's CPU limit: compilers then grow over seconds, as on a big build box); None where there is no
+    writable cpu controller. Remove it with :func:`remove_cpu`."""
+    parent = own_cpu_cgroup()
+    if parent is None:
+        return None
+    path = parent / f"rigops-test-{os.getpid()}-{name}"
+    try:
+        path.mkdir()
+        (path / "cpu.cfs_period_us").write_text("100000")
+        (path / "cpu.cfs_quota_us").write_text(str(int(100000 * share)))
+    except OSError:
+        return None
+    return path
+
+
+def remove_cpu(path: Path) -> None:
+    wait_until(functools.partial(Cgroups._remove, path), timeout=20, what=f"{path} to empty and go")
+
+
 class Cgroups:
     """Child memory cgroups with a limit, below our own; everything in them is killed at the end."""
 

@@ -1,8 +1,9 @@
 /* hog: a fake build tool with real memory use, for rigops tests.
  *
- *   hog [-T] MB [SECONDS] [-- CHILD ARGS... [-- CHILD ARGS...]...]
+ *   hog [-T] [-g RATE] MB [SECONDS] [-- CHILD ARGS... [-- CHILD ARGS...]...]
  *
- * Allocates MB MiB and touches every page (so the RSS is real), starts each CHILD (a path, exec'd as is,
+ * Allocates MB MiB and touches every page (so the RSS is real) -- at once, or with -g at RATE MiB a second
+ * (a compiler whose memory grows while it works) -- starts each CHILD (a path, exec'd as is,
  * so copies of this program named like real tools make a realistic process tree), then:
  *   - with children: waits for all of them and exits 0, like a build driver;
  *   - without: sleeps SECONDS (default: forever) and exits 0.
@@ -20,7 +21,7 @@
 #include <unistd.h>
 
 static void usage(void) {
-    fputs("usage: hog [-T] MB [SECONDS] [-- CHILD ARGS...]...\n", stderr);
+    fputs("usage: hog [-T] [-g RATE] MB [SECONDS] [-- CHILD ARGS...]...\n", stderr);
     exit(2);
 }
 
@@ -29,9 +30,19 @@ int main(int argc, char **argv) {
     int ignore_term = 0;
     char *end;
 
-    if (i < argc && strcmp(argv[i], "-T") == 0) {
-        ignore_term = 1;
-        i++;
+    double rate = 0.0;  /* MiB a second; 0: all at once */
+    for (;;) {
+        if (i < argc && strcmp(argv[i], "-T") == 0) {
+            ignore_term = 1;
+            i++;
+        } else if (i + 1 < argc && strcmp(argv[i], "-g") == 0) {
+            rate = strtod(argv[i + 1], &end);
+            if (*end != '\0' || rate <= 0)
+                usage();
+            i += 2;
+        } else {
+            break;
+        }
     }
     if (i >= argc)
         usage();
@@ -56,8 +67,16 @@ int main(int argc, char **argv) {
             return 1;
         }
         long page = sysconf(_SC_PAGESIZE);
-        for (size_t off = 0; off < size; off += (size_t)page)
-            mem[off] = (char)(off >> 12 | 1);
+        /* with -g, a tick's worth of pages every 20 ms */
+        size_t tick = rate > 0 ? (size_t)(rate * 1048576.0 / 50.0) : size;
+        struct timespec pause_ts = {0, 20 * 1000 * 1000};
+        for (size_t done = 0; done < size; done += tick) {
+            size_t stop = done + tick < size ? done + tick : size;
+            for (size_t off = done; off < stop; off += (size_t)page)
+                mem[off] = (char)(off >> 12 | 1);
+            if (rate > 0 && stop < size)
+                nanosleep(&pause_ts, NULL);
+        }
     }
 
     int children = 0;

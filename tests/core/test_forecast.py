@@ -1,0 +1,123 @@
+"""A first run warned before its OOM kill, through the whole bot, with real memory cgroups: a build with no
+history has no learned peaks, so the headroom alert has nothing to go by; the forecast reads how fast the room
+left falls and warns when, at that rate, it is gone within the horizon — and stays quiet for a build that
+stops rising well under its limit.
+
+Twice: with fake compilers that grow at a set rate (the issue's four compilers at ~10 MiB/s in 400 MiB), and
+with real g++ compiling examples/demo's template code at -j4 in a cpu cgroup that gives the build 40% of one
+core (its compilers then grow over seconds, as heavy translation units do on a busy build box; unthrottled
+they jump to their size within one sample, before any rate can be read).
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from bot.config import Config
+from slackemu import SlackEmulator
+from tests.core.test_build_in_limit import project
+from tests.core.test_guard import alert_message, start, wait_text
+from tests.fakes.cgroups import Cgroups, cpu_limited, remove_cpu
+from tests.harness import OPS, make_config, running_app
+from tests.scenario import thread_text
+
+MIB = 1 << 20
+RATE = re.compile(r"memory use rising ~(\d+) MiB/s for (\d+) s: at this rate the build's memory limit is hit in "
+                  r"~(\d+) s")
+
+pytestmark = pytest.mark.timeout(300)
+
+
+def config(workdir: Path, cg: Path, script: str, *, jobs: int = 4, cpu: Path | None = None) -> Config:
+    """b200 is this machine with the default thresholds (alert at 5% left); the build moves into ``cg`` (and
+    ``cpu``) first."""
+    enter = f"echo $$ > {cg}/cgroup.procs || exit 99\n"
+    if cpu is not None:
+        enter += f"echo $$ > {cpu}/cgroup.procs || exit 98\n"
+    return make_config({"b200": {"address": "local", "builds": {"hello": {
+        "workdir": str(workdir), "command": enter + script, "jobs": jobs,
+        "log_dir": str(workdir / "logs")}}}}, confirm=False)
+
+
+def growers(fake_bin: Path, *, mb: int, hold: float | None = None) -> str:
+    """A fake ninja with four compilers growing 10 MiB a second up to ``mb`` each (then holding ``hold``
+    seconds, or until killed); the build fails when one was killed, as a real one would."""
+    hold_arg = [] if hold is None else [str(hold)]
+    compilers = " ".join(f"-- {fake_bin}/cc1plus -g 10 {mb} {' '.join(hold_arg)}" for _ in range(4))
+    return f"{fake_bin}/ninja 1 {compilers}\n" + ("exit 0" if hold is not None else "exit 1")
+
+
+@pytest.fixture
+def throttled() -> Iterator[Path]:
+    cpu = cpu_limited("forecast", 0.4)
+    if cpu is None:
+        pytest.skip("no writable cgroup v1 cpu controller here")
+    yield cpu
+    remove_cpu(cpu)
+
+
+async def test_four_growing_compilers_of_a_first_run_are_warned_before_the_kernel_kills(
+        emulator: SlackEmulator, tmp_path: Path, state_dir: Path, cgroups: Cgroups, fake_bin: Path) -> None:
+    cg = cgroups.make("growers", 400 * MIB)
+    async with running_app(emulator, config(tmp_path, cg, growers(fake_bin, mb=1000)), state_dir) as app:
+        root, _ = await start(emulator, app)
+        assert app.core.store.job_memory_by_name("b200", "hello") == {}  # a first run: nothing learned
+        alert = await alert_message(emulator, root, timeout=60)
+        found = RATE.search(alert.text)
+        assert found is not None, alert.text
+        rate, lasted, eta = (int(g) for g in found.groups())
+        assert 30 <= rate <= 45 and eta >= 2 and lasted >= eta, alert.text  # 4 x 10 MiB/s, seconds ahead
+        boom = await wait_text(emulator, root, "OOM killer killed", timeout=120)
+        assert float(alert.ts) < float(boom.ts), "the alert came after the kill"
+        await wait_text(emulator, root, "failed after", timeout=60)
+    assert thread_text(emulator, OPS, root).count("Memory pressure on b200") == 1
+
+
+async def test_growth_that_stops_well_under_the_limit_is_not_an_alert(
+        emulator: SlackEmulator, tmp_path: Path, state_dir: Path, cgroups: Cgroups, fake_bin: Path) -> None:
+    """The same growth, stopping at 40 MiB a compiler (170 of 400 MiB), held 8 s."""
+    cg = cgroups.make("fits", 400 * MIB)
+    async with running_app(emulator, config(tmp_path, cg, growers(fake_bin, mb=40, hold=8)), state_dir) as app:
+        root, _ = await start(emulator, app)
+        await wait_text(emulator, root, "succeeded in", timeout=90)
+    assert "Memory pressure" not in thread_text(emulator, OPS, root)
+
+
+real_build = pytest.mark.skipif(shutil.which("g++") is None or shutil.which("make") is None,
+                                reason="needs g++ and make")
+
+
+@real_build
+async def test_a_real_first_build_that_cannot_fit_is_warned_before_its_oom_kill(
+        emulator: SlackEmulator, tmp_path: Path, state_dir: Path, cgroups: Cgroups, throttled: Path) -> None:
+    """Four cc1plus of ~180 MiB each at -j4 in 480 MiB: the room falls ~50 MiB/s for seconds, then the
+    kernel kills one."""
+    cg = cgroups.make("real", 480 * MIB)
+    workdir = project(tmp_path / "src")
+    async with running_app(emulator, config(workdir, cg, "rm -f *.o\nexec make", cpu=throttled), state_dir) as app:
+        root, _ = await start(emulator, app)
+        alert = await alert_message(emulator, root, timeout=90)
+        assert RATE.search(alert.text) is not None, alert.text
+        boom = await wait_text(emulator, root, "OOM killer killed", timeout=240)
+        assert float(alert.ts) < float(boom.ts), "the alert came after the kill"
+
+
+@real_build
+async def test_a_real_first_build_that_fits_in_its_limit_is_not_warned(
+        emulator: SlackEmulator, tmp_path: Path, state_dir: Path, cgroups: Cgroups, throttled: Path) -> None:
+    """The same -j4 in 1400 MiB: it peaks near 720 MiB, rising as fast on the way."""
+    cg = cgroups.make("roomy", 1400 * MIB)
+    workdir = project(tmp_path / "src")
+    async with running_app(emulator, config(workdir, cg, "rm -f *.o\nexec make", cpu=throttled), state_dir) as app:
+        root, _ = await start(emulator, app)
+        await wait_text(emulator, root, "succeeded in", timeout=240)
+        store = app.core.store
+        await emulator.wait_for(lambda: store.job_memory_runs("b200", "hello"), timeout=20)  # kept after the post
+        peak = store.job_memory("b200", "hello")
+    assert "Memory pressure" not in thread_text(emulator, OPS, root)
+    assert max(peak) > 150 * MIB, peak  # the compilers were real and grew
