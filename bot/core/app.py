@@ -23,6 +23,7 @@ from bot.core.replicas import HEARTBEAT, Heartbeat
 from bot.core.requests import Activity, Requests, Said, SlashCommand
 from bot.core.schedules import Schedules
 from bot.core.talk import Conversation, Pressed, Reply
+from bot.errors import StateError
 from bot.hosts import Hosts
 from bot.metrics import Metrics
 from bot.plan import Plan
@@ -49,7 +50,8 @@ class Core:
         self.requests = Requests(services, reply, executor=self.executor, guards=self.guards,
                                  schedules=self.schedules)
         self.heartbeat = Heartbeat(services, follower=self.follower, leading=self.schedules.leading,
-                                   pressed=self.requests.pressed, sharing=sharing, interval=heartbeat)
+                                   pressed=self.requests.pressed, commanded=self.command, sharing=sharing,
+                                   interval=heartbeat)
         self.activity = Activity()
         self._reaper: asyncio.Task[None] | None = None
 
@@ -80,8 +82,23 @@ class Core:
     async def said(self, said: Said) -> None:
         await self.requests.said(said)
 
+    def claim_command(self, cmd: SlashCommand) -> bool:
+        """Claim a slash command in the state before the front end acknowledges it: should this rigops die before
+        it is answered, another answers it. False when it was claimed already (delivered twice); raises StateError
+        when the state does not answer."""
+        if cmd.key is None:
+            return True
+        return self.services.store.replicas.claim_command(cmd.key, cmd.to_json())
+
     async def command(self, cmd: SlashCommand) -> None:
+        """Answer a slash command, then mark its claim done (a command cancelled by a stop stays claimed: the
+        next rigops on the state answers it)."""
         await self.requests.command(cmd)
+        if cmd.key is not None:
+            try:
+                self.services.store.replicas.command_done(cmd.key)
+            except StateError as exc:  # answered; another rigops may answer it again once this one is gone
+                log.warning("a slash command was answered, but its claim could not be marked done: %s", exc)
 
     async def pressed(self, press: Pressed) -> None:
         await self.requests.pressed(press)

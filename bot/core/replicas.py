@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import Any
 
-from bot.aio import cancel, log_end
+from bot.aio import Tasks, cancel, log_end
 from bot.core.follow import Follower
+from bot.core.requests import SlashCommand
 from bot.core.talk import Pressed
 from bot.errors import StateError
 from bot.services import Services
@@ -26,12 +28,15 @@ class Heartbeat:
     """Beats every ``interval`` seconds: the replica's row, then adoption of orphaned runs."""
 
     def __init__(self, services: Services, *, follower: Follower, leading: Callable[[], bool],
-                 pressed: Callable[[Pressed], Awaitable[None]], sharing: Callable[[int], None] | None = None,
-                 interval: float = HEARTBEAT) -> None:
+                 pressed: Callable[[Pressed], Awaitable[None]],
+                 commanded: Callable[[SlashCommand], Coroutine[Any, Any, None]] | None = None,
+                 sharing: Callable[[int], None] | None = None, interval: float = HEARTBEAT) -> None:
         self.services = services
         self.follower = follower
         self.leading = leading
         self.pressed = pressed  # acts on a press another rigops handed over
+        self.commanded = commanded  # answers a slash command a rigops that died had claimed
+        self._commands = Tasks()
         self.sharing = sharing  # hears how many rigops run on the state (the front end's rate budget is shared)
         self.rigops = 1  # how many did at the last beat
         self.interval = interval
@@ -51,6 +56,7 @@ class Heartbeat:
             replicas.forget_dead(older_than=FORGET_AFTER)
             handed = replicas.handed_over()
             alive = sum(1 for _, up in replicas.all(timeout=self.follower.replica_timeout) if up)
+            self._take_commands()
         except StateError as exc:
             log.warning("heartbeat: %s", exc)
             return
@@ -67,10 +73,29 @@ class Heartbeat:
             except (KeyError, TypeError, ValueError) as exc:
                 log.warning("a press handed over by another rigops cannot be read (%s): %s", exc, press)
 
+    def _take_commands(self) -> None:
+        """Answer the slash commands that a rigops which stopped answering had claimed and not answered."""
+        if self.commanded is None:
+            return
+        replicas = self.services.store.replicas
+        for key, body in replicas.orphan_commands(timeout=self.follower.replica_timeout):
+            try:
+                cmd = SlashCommand.from_json(body)
+            except (KeyError, TypeError) as exc:
+                log.warning("a slash command claimed by another rigops cannot be read (%s): %s", exc, key)
+                continue
+            owner = replicas.take_command(key, timeout=self.follower.replica_timeout)
+            if owner is not None:
+                log.info("answering a slash command of %s in %s that rigops %s claimed and did not answer "
+                         "(it stopped answering)", cmd.user, cmd.channel, owner)
+                self._commands.start(self.commanded(cmd), name="taken-over-command")
+
     async def stop(self) -> None:
-        """No more beats (the runs are still this rigops' until :meth:`leave`)."""
+        """No more beats (the runs are still this rigops' until :meth:`leave`); the commands taken over and still
+        being answered are cancelled (claimed still: the next rigops answers them)."""
         await cancel(self._task)
         self._task = None
+        await self._commands.close()
 
     def leave(self) -> None:
         """This rigops is gone: the others may adopt its runs at once."""

@@ -12,9 +12,10 @@ import asyncio
 import functools
 import logging
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from typing import Any
 
 from bot import intents, logs
 from bot.actions import Requester
@@ -59,12 +60,24 @@ class Said:
 @dataclass(frozen=True)
 class SlashCommand:
     """``/rigops <text>`` typed by ``user`` in ``channel``; ``private_route`` reaches the user even where rigops
-    cannot post (Slack's response_url)."""
+    cannot post (Slack's response_url); ``key`` names this one command among the others (Slack's trigger id),
+    for the claim that lets another rigops answer it when this one dies after acknowledging it."""
 
     text: str
     user: str
     channel: str
     private_route: str | None = None
+    key: str | None = None
+
+    def to_json(self) -> dict[str, str | None]:
+        return {"text": self.text, "user": self.user, "channel": self.channel, "private_route": self.private_route,
+                "key": self.key}
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> SlashCommand:
+        route, key = d.get("private_route"), d.get("key")
+        return cls(text=str(d["text"]), user=str(d["user"]), channel=str(d["channel"]),
+                   private_route=route if isinstance(route, str) else None, key=key if isinstance(key, str) else None)
 
 
 class Activity:

@@ -8,6 +8,8 @@ never an exception: a listener that raises after its ack makes bolt answer Slack
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -20,6 +22,7 @@ from bot.slack.blocks import ACTION_PREFIX
 ID_RE = re.compile(r"[A-Z0-9][A-Z0-9_-]{1,39}", re.ASCII)  # U…, W…, C…, G…, D…, T…, E…, B…, A…
 TS_RE = re.compile(r"[0-9]{1,12}\.[0-9]{1,9}", re.ASCII)
 URL_RE = re.compile(r"https?://[^\s<>\"]{1,2000}", re.ASCII)
+TRIGGER_RE = re.compile(r"[0-9]{1,20}\.[0-9]{1,20}\.[0-9a-f]{8,64}", re.ASCII)  # 13201932580.1604.0f0ef0…
 MAX_TEXT = 40_000  # characters Slack keeps of a message's text
 MAX_COMMAND_TEXT = 4_000  # a slash command's text is far shorter in Slack's own client
 
@@ -89,8 +92,15 @@ def command(payload: Mapping[str, Any]) -> SlashCommand | None:
     if user is None or channel is None:
         return None
     route = payload.get("response_url")
-    return SlashCommand(text=text_of(payload.get("text"), limit=MAX_COMMAND_TEXT), user=user, channel=channel,
-                        private_route=route if isinstance(route, str) and URL_RE.fullmatch(route) else None)
+    text = text_of(payload.get("text"), limit=MAX_COMMAND_TEXT)
+    private_route = route if isinstance(route, str) and URL_RE.fullmatch(route) else None
+    trigger = payload.get("trigger_id")
+    if isinstance(trigger, str) and TRIGGER_RE.fullmatch(trigger):
+        key = f"trigger:{trigger}"
+    else:  # no trigger id Slack could have sent: the command's own fields name it
+        fields = json.dumps([user, channel, text, private_route, payload.get("command")], default=str)
+        key = "fields:" + hashlib.sha256(fields.encode()).hexdigest()[:32]
+    return SlashCommand(text=text, user=user, channel=channel, private_route=private_route, key=key)
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.core.app import Core
+from bot.errors import StateError
 from bot.slack import inbound
 from bot.text import messages
 
@@ -87,7 +88,16 @@ class Listeners:
         if cmd is None:
             await ack(text=messages.UNREADABLE_COMMAND)
             return
+        try:  # claimed before the ack: Slack never sends it again, so a rigops that dies now leaves it to another
+            fresh = self.core.claim_command(cmd)
+        except StateError as exc:  # answered all the same: a look needs no state, an action says it cannot record
+            log.warning("a slash command could not be claimed (answered here without a claim: should this rigops "
+                        "stop before answering, nobody will): %s", exc)
+            fresh = True
         await ack()
+        if not fresh:
+            log.info("a slash command delivered again was left to the rigops that claimed it first")
+            return
         async with self.core.activity.track():
             await _safely(self.core.command(cmd), "a slash command")
 

@@ -106,11 +106,20 @@ def add_replicas(db: sqlite3.Connection) -> None:
                 db.execute("UPDATE runs SET reported = 1 WHERE state NOT IN ('starting', 'running')")
 
 
+# A slash command is claimed in the state before it is acknowledged and done once answered: Slack never sends
+# a command twice, so one whose rigops died in between is answered by another.
+COMMANDS_V5 = """
+CREATE TABLE IF NOT EXISTS commands (
+    key TEXT PRIMARY KEY, replica TEXT NOT NULL, command TEXT NOT NULL, claimed_at REAL NOT NULL, done_at REAL
+);
+"""
+
 STATE_MIGRATIONS: tuple[Migration, ...] = (
     sql_migration("the tables written before schema versions", STATE_V1),
     Migration("job_memory rows all labelled", label_job_memory),
     Migration("runs say who stopped them", add_stopped_by),
     Migration("replicas, and who follows each run", add_replicas),
+    sql_migration("slash commands claimed before their ack", COMMANDS_V5),
 )
 
 POSTGRES_STATE_V1 = (
@@ -167,6 +176,11 @@ POSTGRES_STATE_MIGRATIONS: tuple[engine.Migration, ...] = (
         "ALTER TABLE runs ADD COLUMN card_ts TEXT",
         "ALTER TABLE runs ADD COLUMN reported INTEGER NOT NULL DEFAULT 0",
         "UPDATE runs SET reported = 1 WHERE state NOT IN ('starting', 'running')"),
+    engine.sql_migration(
+        "slash commands claimed before their ack",
+        """CREATE TABLE commands (
+            key TEXT PRIMARY KEY, replica TEXT NOT NULL, command TEXT NOT NULL,
+            claimed_at DOUBLE PRECISION NOT NULL, done_at DOUBLE PRECISION)"""),
 )
 
 SCHEDULES_V1 = """

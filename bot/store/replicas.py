@@ -13,6 +13,10 @@ an id of its own. Times are the replicas' clocks (keep them in sync, as any clus
 A button of a run's OOM guard ([Pause], [Resume now], [Stop & restart]) acts on what only the run's follower
 holds (the alert, the compilers it paused): pressed on another replica, it is handed to the owner
 (:meth:`Replicas.hand_over`), which takes it on its next beat.
+
+Slack sends a slash command once, to one rigops, and never again: the one that gets it claims it here before it
+acknowledges it (:meth:`Replicas.claim_command`) and marks it done once answered; one claimed by a replica that
+died in between is taken over by another (:meth:`Replicas.take_command`) and answered there.
 """
 
 from __future__ import annotations
@@ -33,6 +37,8 @@ from bot.store.engine import Database, Row
 ID_FILE = "replica"
 RECENT_END = 24 * 3600  # an unreported end older than this is not told any more
 HANDOFF_KEPT = 600.0  # seconds a press handed to another replica is still acted on
+COMMAND_ANSWERABLE = 1800.0  # a slash command's response_url lasts 30 minutes: an orphan older is not answered
+COMMANDS_KEPT = 24 * 3600.0  # the rows of claimed commands are dropped after a day
 
 
 @dataclass(frozen=True)
@@ -179,6 +185,43 @@ class Replicas:
         rows = self._db.query("SELECT id FROM runs WHERE owner = ? AND (state IN ('starting', 'running') "
                               "OR reported = 0)", (self.me,))
         return {int(r["id"]) for r in rows}
+
+    # -- slash commands ---------------------------------------------------------------------------------
+    def claim_command(self, key: str, command: Mapping[str, Any], *, now: float | None = None) -> bool:
+        """Claim a slash command before acknowledging it; False when it was claimed already (the same command
+        delivered again)."""
+        now = now or time.time()
+        with self._db.transaction() as db:
+            cur = db.execute("INSERT INTO commands (key, replica, command, claimed_at) VALUES (?, ?, ?, ?) "
+                             "ON CONFLICT (key) DO NOTHING", (key, self.me, json.dumps(command), now))
+            db.execute("DELETE FROM commands WHERE claimed_at < ?", (now - COMMANDS_KEPT,))
+            return cur.rowcount == 1
+
+    def command_done(self, key: str) -> None:
+        with self._db.transaction() as db:
+            db.execute("UPDATE commands SET done_at = ? WHERE key = ?", (time.time(), key))
+
+    def orphan_commands(self, *, timeout: float, now: float | None = None) -> list[tuple[str, dict[str, Any]]]:
+        """The commands claimed by a rigops that stopped answering before it answered them, still young enough
+        to answer (Slack's response_url lasts 30 minutes), oldest first."""
+        now = now or time.time()
+        rows = self._db.query(
+            "SELECT key, command FROM commands WHERE done_at IS NULL AND claimed_at >= ? AND replica <> ? AND "
+            "replica NOT IN (SELECT id FROM replicas WHERE seen_at >= ?) ORDER BY claimed_at",
+            (now - COMMAND_ANSWERABLE, self.me, now - timeout))
+        return [(str(r["key"]), json.loads(r["command"])) for r in rows]
+
+    def take_command(self, key: str, *, timeout: float, now: float | None = None) -> str | None:
+        """Take a command over from the dead rigops that claimed it; its id, or None when another took it."""
+        alive = (now or time.time()) - timeout
+        with self._db.transaction() as db:
+            rows = db.execute("SELECT replica FROM commands WHERE key = ? AND done_at IS NULL", (key,)).fetchall()
+            if not rows:
+                return None
+            cur = db.execute("UPDATE commands SET replica = ? WHERE key = ? AND replica = ? AND done_at IS NULL AND "
+                             "replica NOT IN (SELECT id FROM replicas WHERE seen_at >= ?)",
+                             (self.me, key, rows[0][0], alive))
+            return str(rows[0][0]) if cur.rowcount == 1 else None
 
     def set_card(self, run_id: int, card_ts: str) -> None:
         """Where a run's status card is, for whoever follows it next."""
