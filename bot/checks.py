@@ -156,14 +156,51 @@ def check_replicas(state_dir: Path, url: str | None) -> str:
     return f"ok   replicas: {about}"
 
 
-def _sqlite_replicas(path: Path) -> list[dict[str, Any]]:
+OUTAGES_SHOWN = 24 * 3600  # rigops check names the state's outages of the last day
+
+
+def check_outages(state_dir: Path, url: str | None, *, now: float | None = None) -> str:
+    """One line on the times the rigops on this state could not use it in the last day: how often, the
+    longest, the last (as each rigops wrote them once it could again)."""
+    from bot.store import BUSY_TIMEOUT, DB_NAME
+
+    since = (now or time.time()) - OUTAGES_SHOWN
+    try:
+        if url is not None:
+            from bot.store.postgres import outage_rows
+
+            rows = outage_rows(url, since=since, timeout=BUSY_TIMEOUT)
+        else:
+            rows = _sqlite_rows(state_dir / DB_NAME, "outages", "SELECT * FROM outages WHERE began_at >= ? "
+                                "ORDER BY began_at", (since,))
+    except (StateError, sqlite3.Error) as exc:
+        return f"FAIL state outages: {exc}"
+    if not rows:
+        return "ok   state outages: none in the last 24 h"
+    longest = max(rows, key=lambda r: float(r["lasted"]))
+    last = rows[-1]
+    return (f"WARN state outages: {_count(len(rows), 'time')} in the last 24 h the state did not answer; the longest "
+            f"{float(longest['lasted']):.0f} s from {_utc(longest['began_at'])} (seen by {longest['replica']}: "
+            f"{str(longest['problem'] or '')[:120]}); the last from {_utc(last['began_at'])}, "
+            f"{float(last['lasted']):.0f} s")
+
+
+def _utc(at: object) -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(float(str(at))))
+
+
+def _sqlite_rows(path: Path, table: str, sql: str, args: tuple[Any, ...] = ()) -> list[dict[str, Any]]:
     if not path.exists():
         return []
     with contextlib.closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5)) as db:
         db.row_factory = sqlite3.Row
-        if not db.execute("SELECT 1 FROM sqlite_master WHERE name = 'replicas'").fetchall():
+        if not db.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (table,)).fetchall():
             return []
-        return [dict(r) for r in db.execute("SELECT * FROM replicas")]
+        return [dict(r) for r in db.execute(sql, args)]
+
+
+def _sqlite_replicas(path: Path) -> list[dict[str, Any]]:
+    return _sqlite_rows(path, "replicas", "SELECT * FROM replicas")
 
 
 def _count(n: int, noun: str) -> str:
@@ -179,5 +216,6 @@ async def run_checks(config: Config, *, state_dir: Path) -> int:
         print(line)
         status = status if reached else 1
     print(await asyncio.to_thread(check_replicas, state_dir, config.state))
+    print(await asyncio.to_thread(check_outages, state_dir, config.state))
     print(check_rigops(state_dir))
     return status

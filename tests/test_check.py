@@ -7,12 +7,13 @@ import platform
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import psutil
 import pytest
 
-from bot.checks import StateDisk
+from bot.checks import StateDisk, check_outages
 
 MIB, GIB = 1 << 20, 1 << 30
 UNITS = {"MiB": MIB, "GiB": GIB}
@@ -38,9 +39,10 @@ def test_check_ends_with_a_line_about_rigops_itself(tmp_path: Path, state_dir: P
     assert lines[0] == f"config {config}: ok, 1 host(s)"
     assert lines[1].startswith("ok   local: this machine; agent up")
     assert lines[2] == "ok   replicas: no rigops running on this state"
-    found = RIGOPS_LINE.fullmatch(lines[3])
-    assert found, lines[3]
-    assert len(lines) == 4
+    assert lines[3] == "ok   state outages: none in the last 24 h"
+    found = RIGOPS_LINE.fullmatch(lines[4])
+    assert found, lines[4]
+    assert len(lines) == 5
 
     assert int(found["pid"]) not in (0, os.getpid())
     assert found["python"] == platform.python_version()
@@ -70,3 +72,25 @@ def test_check_ends_with_a_line_about_rigops_itself(tmp_path: Path, state_dir: P
 ])
 def test_the_state_disk_is_nearly_full_under_100_mib_or_1_percent(free: int, total: int, nearly_full: bool) -> None:
     assert StateDisk(free=free, total=total).nearly_full is nearly_full
+
+
+def test_check_names_the_times_the_state_did_not_answer(state_dir: Path) -> None:
+    """Outages as the rigops that saw them wrote them (its heartbeat, once the state answered again): check says
+    how many in the last day, the longest, the last; older ones are not counted."""
+    from bot.store import Store
+
+    now = time.time()
+    store = Store.open(state_dir)
+    try:
+        store.replicas.record_outage(now - 90000, 400.0, "older than a day")
+        store.replicas.record_outage(now - 3600, 31.4, "state database error: connection refused")
+        store.replicas.record_outage(now - 600, 2.2, "database is locked")
+        me = store.replicas.me
+    finally:
+        store.close()
+    line = check_outages(state_dir, None, now=now)
+    assert line.startswith("WARN state outages: 2 times in the last 24 h the state did not answer; the longest 31 s "
+                           "from "), line
+    assert f"(seen by {me}: state database error: connection refused); the last from " in line and line.endswith(
+        ", 2 s"), line
+    assert check_outages(state_dir, None, now=now + 2 * 86400) == "ok   state outages: none in the last 24 h"

@@ -30,6 +30,8 @@ from bot.plan import Plan
 from bot.policy import GroupMembers, no_groups
 from bot.services import Services
 from bot.store import Store
+from bot.text import messages, render
+from bot.text.render import StepLine
 
 log = logging.getLogger(__name__)
 IDLE_CLOSE = 600.0  # seconds a host connection may sit unused before it is closed
@@ -41,6 +43,7 @@ class Core:
                  card_interval: float = CARD_INTERVAL, sample_interval: float = SAMPLE_INTERVAL,
                  heartbeat: float = HEARTBEAT, sharing: Callable[[int], None] | None = None) -> None:
         self.services = services
+        self.reply = reply
         self.audit = AuditMirror(services, reply)  # every audit entry, whoever writes it, mirrored
         services.store.audit_listeners.append(self.audit)
         self.guards = Guards(services, restart=self._restart, interval=sample_interval)
@@ -50,8 +53,8 @@ class Core:
         self.requests = Requests(services, reply, executor=self.executor, guards=self.guards,
                                  schedules=self.schedules)
         self.heartbeat = Heartbeat(services, follower=self.follower, leading=self.schedules.leading,
-                                   pressed=self.requests.pressed, commanded=self.command, sharing=sharing,
-                                   interval=heartbeat)
+                                   pressed=self.requests.pressed, commanded=self.command,
+                                   interrupted=self.interrupted, sharing=sharing, interval=heartbeat)
         self.activity = Activity()
         self._reaper: asyncio.Task[None] | None = None
 
@@ -81,6 +84,22 @@ class Core:
 
     async def said(self, said: Said) -> None:
         await self.requests.said(said)
+
+    async def interrupted(self) -> None:
+        """The plans a rigops was running when it stopped (this one, before it was restarted, or another that
+        stopped answering): their message in the thread says so, once; what became of each build is told by
+        the build's own card and end. Raises StateError."""
+        store = self.services.store
+        for pending in store.interrupted_plans(since=store.replicas.started_at,
+                                               timeout=self.follower.replica_timeout):
+            if store.claim_plan(pending.id, "interrupted", waiting="running") is None:
+                continue  # another rigops saw it first
+            log.warning("plan %d was still running when its rigops stopped: told as interrupted", pending.id)
+            if pending.message_ts:
+                conv = Conversation(self.reply, pending.channel, pending.thread_ts)
+                lines = [StepLine(s, "failed", messages.INTERRUPTED) for s in pending.plan.steps]
+                await conv.update(pending.message_ts, render.plan_message(pending.plan, lines,
+                                                                          note=messages.interrupted_note()))
 
     def claim_command(self, cmd: SlashCommand) -> bool:
         """Claim a slash command in the state before the front end acknowledges it: should this rigops die before

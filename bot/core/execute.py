@@ -55,7 +55,8 @@ class Executor:
             pass
 
     async def execute(self, conv: Conversation, plan: Plan, *, requester: Requester, request_ts: str | None = None,
-                      status_ts: str | None = None, note: str = "") -> None:
+                      status_ts: str | None = None, note: str = "", record: bool = True,
+                      plan_id: int | None = None) -> None:
         """Run the plan's steps in order, editing one status message; stop at the first failure.
 
         A destructive plan runs alone on its host and build: a second one is told who is already at it, unless
@@ -74,10 +75,16 @@ class Executor:
             else:
                 await conv.post(text)
             return
+        store = self.services.store
+        if plan.destructive and record and plan_id is None:  # kept while it runs: a rigops that dies mid-way
+            plan_id = store.add_plan(channel=conv.channel, thread_ts=conv.thread or "",  # leaves it interrupted
+                                     request_ts=request_ts, user=requester.user, plan=plan, state="running")
         lines = [StepLine(s, "waiting") for s in plan.steps]
         needs_status = plan.destructive or len(plan.steps) > 1 or status_ts is not None
         if needs_status and status_ts is None:
             status_ts = await conv.post(render.plan_text(plan, lines, note=note))
+            if plan_id is not None and status_ts is not None:
+                store.set_plan_message(plan_id, message_ts=status_ts, thread_ts=conv.thread or status_ts)
 
         async def show() -> None:
             if status_ts is not None:
@@ -91,8 +98,9 @@ class Executor:
                 lines[i] = StepLine(step, "running")
                 await show()
                 try:
-                    await audit.record(self.services, conv, "action", user=requester.user, plan=plan,
-                                       detail={"step": step.to_json()})
+                    if record:  # a look answered while the state cannot be written is not recorded
+                        await audit.record(self.services, conv, "action", user=requester.user, plan=plan,
+                                           detail={"step": step.to_json()})
                     summary = await self._run_one(conv, plan, i, requester)
                     lines[i] = StepLine(step, "done", summary)
                 except RigopsError as exc:
@@ -103,16 +111,20 @@ class Executor:
                     lines[i] = StepLine(step, "failed", messages.GENERIC_FAILURE)
                     ok = False
                 with contextlib.suppress(RigopsError):
-                    self.services.store.audit("result", user=requester.user, channel=conv.channel,
-                                              thread_ts=conv.thread, host=plan.host, build=plan.build,
-                                              detail={"step": step.to_json(), "ok": ok,
-                                                      "summary": lines[i].summary[:500]})
+                    if record:
+                        self.services.store.audit("result", user=requester.user, channel=conv.channel,
+                                                  thread_ts=conv.thread, host=plan.host, build=plan.build,
+                                                  detail={"step": step.to_json(), "ok": ok,
+                                                          "summary": lines[i].summary[:500]})
                 if not ok:
                     lines[i + 1:] = [StepLine(s, "skipped") for s in plan.steps[i + 1:]]
                     if status_ts is None:
                         await conv.post(f":x: {lines[i].summary}")
                     break
             self._holders.pop(key, None)
+        if plan_id is not None:
+            with contextlib.suppress(RigopsError):
+                store.finish_plan(plan_id)
         await show()
         # done, failed, or done but the answer never reached the thread (the front end could not post it)
         await conv.react(request_ts, "x" if not ok else "warning" if conv.lost else "white_check_mark")

@@ -23,7 +23,7 @@ from bot.aio import cancel, log_end
 from bot.core.guard import Guards
 from bot.core.talk import Conversation, Reply
 from bot.diagnose import Diagnosis, diagnose
-from bot.errors import ActionFailed, HostError
+from bot.errors import ActionFailed, HostError, StateError
 from bot.progress import Progress, ProgressTracker, from_scratch
 from bot.services import Services
 from bot.stops import interruption
@@ -83,6 +83,9 @@ class LogKeeper:
         return "".join(reversed(parts))[-size:]
 
 
+STATE_BACKOFF = 3  # while the state does not answer, a followed build is looked at every 2**3 polls at most
+
+
 @dataclass
 class Following:
     run: BuildRun
@@ -98,6 +101,7 @@ class Following:
     lost_at: float | None = None  # when it stopped answering, once that has been told in the thread
     start_checked: bool = False  # whether where the build started was compared with the run before it
     restarted: str | None = None  # the card's note: it started from scratch where the last run got far
+    told: bool = False  # the end was told in the thread (it is then recorded as reported, once the state answers)
 
 
 class Follower:
@@ -186,6 +190,10 @@ class Follower:
                     await self._lost_contact(state, exc)
                 if state.lost_at is not None:
                     await self._card(state, final=None)  # the card says since when, and for how long
+                ended = False
+            except StateError as exc:  # the build goes on, and so does its card; what is recorded is tried again
+                failures = min(failures + 1, STATE_BACKOFF)
+                log.warning("following run %d: the state does not answer (%s); trying again", run.id, exc)
                 ended = False
             except Exception:
                 log.exception("following run %d failed", run.id)
@@ -349,7 +357,18 @@ class Follower:
     async def _finish(self, state: Following, result: RunState, code: int | None, *,
                       ended: float | None = None, interrupted: str | None = None) -> None:
         """Record and tell how the run ended. A run someone asked rigops to stop is already recorded as
-        stopped, by whom; one stopped from outside rigops (a signal) is told as stopped, never diagnosed."""
+        stopped, by whom; one stopped from outside rigops (a signal) is told as stopped, never diagnosed.
+        Raises StateError when the state does not answer: tried again on the next tick, the end told once."""
+        run = state.run
+        store = self.services.store
+        if not state.told:
+            await self._tell_end(state, result, code, ended=ended, interrupted=interrupted)
+        store.replicas.reported(run.id)  # from here on no other rigops tells this end again
+        final = store.run(run.id) or run
+        await self.guards.finish(final, post_chart=final.state != "stopped" and state.thread is not None)
+
+    async def _tell_end(self, state: Following, result: RunState, code: int | None, *, ended: float | None,
+                        interrupted: str | None) -> None:
         run = state.run
         store = self.services.store
         current = store.run(run.id)
@@ -363,14 +382,10 @@ class Follower:
             del self._reached[next(iter(self._reached))]
         await self._card(state, final=final.state)
         killed = await self.guards.settle(final)  # the OOM kills the last samples saw are told before the result
-        if state.thread is None:
-            store.replicas.reported(run.id)
-            await self.guards.finish(final, post_chart=False)
-            return
-        diagnosis: Diagnosis | None = None
-        if final.state == "failed":
-            diagnosis = await asyncio.to_thread(diagnose, state.keeper.text())
-        await state.thread.post(render.build_result(final, diagnosis, interrupted=interrupted, killed=killed,
-                                                    fits=self.guards.suggested(run.id)))
-        store.replicas.reported(run.id)  # from here on no other rigops tells this end again
-        await self.guards.finish(final, post_chart=final.state != "stopped")
+        if state.thread is not None:
+            diagnosis: Diagnosis | None = None
+            if final.state == "failed":
+                diagnosis = await asyncio.to_thread(diagnose, state.keeper.text())
+            await state.thread.post(render.build_result(final, diagnosis, interrupted=interrupted, killed=killed,
+                                                        fits=self.guards.suggested(run.id)))
+        state.told = True

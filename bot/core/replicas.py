@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
@@ -30,6 +31,7 @@ class Heartbeat:
     def __init__(self, services: Services, *, follower: Follower, leading: Callable[[], bool],
                  pressed: Callable[[Pressed], Awaitable[None]],
                  commanded: Callable[[SlashCommand], Coroutine[Any, Any, None]] | None = None,
+                 interrupted: Callable[[], Awaitable[None]] | None = None,
                  sharing: Callable[[int], None] | None = None, interval: float = HEARTBEAT) -> None:
         self.services = services
         self.follower = follower
@@ -37,6 +39,8 @@ class Heartbeat:
         self.pressed = pressed  # acts on a press another rigops handed over
         self.commanded = commanded  # answers a slash command a rigops that died had claimed
         self._commands = Tasks()
+        self.interrupted = interrupted  # tells the plans a rigops that stopped was running
+        self._down: tuple[float, str] | None = None  # since when (time.time()) the state does not answer, and why
         self.sharing = sharing  # hears how many rigops run on the state (the front end's rate budget is shared)
         self.rigops = 1  # how many did at the last beat
         self.interval = interval
@@ -57,8 +61,18 @@ class Heartbeat:
             handed = replicas.handed_over()
             alive = sum(1 for _, up in replicas.all(timeout=self.follower.replica_timeout) if up)
             self._take_commands()
+            if self.interrupted is not None:
+                await self.interrupted()
+            if self._down is not None:
+                began, problem = self._down
+                lasted = time.time() - began
+                replicas.record_outage(began, lasted, problem)
+                log.warning("the state answers this rigops' heartbeat again, after %.0f s without it", lasted)
+                self._down = None
         except StateError as exc:
             log.warning("heartbeat: %s", exc)
+            if self._down is None:
+                self._down = (time.time(), str(exc))
             return
         if alive and alive != self.rigops:
             log.info("%d rigops run on this state now (were %d): each takes its part of the rate limits",

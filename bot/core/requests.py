@@ -118,13 +118,18 @@ class Requests:
         """A message in an ops channel, or one that mentions rigops."""
         conv = Conversation(self.reply, said.channel, said.thread_ts or said.ts)
         with logs.ids(channel=said.channel, thread=said.thread_ts or said.ts, user=said.user):
-            await self._guarded(conv, lambda: self._said_once(said, conv), kind="message")
+            await self._guarded(conv, lambda: self._said_once(said, conv), kind="message",
+                                look=lambda problem: self._look_without_state(
+                                    conv, intents.parse(said.text, config=self.services.config, context=None,
+                                                        addressed=said.addressed, channel=said.channel),
+                                    user=said.user, request_ts=said.ts, problem=problem))
 
     async def command(self, cmd: SlashCommand) -> None:
         """``/rigops …``: its answer starts a thread in the channel."""
         conv = Conversation(self.reply, cmd.channel, None, private_route=cmd.private_route)
         with logs.ids(channel=cmd.channel, user=cmd.user):
-            await self._guarded(conv, lambda: self._command(cmd, conv), kind="command")
+            await self._guarded(conv, lambda: self._command(cmd, conv), kind="command",
+                                look=lambda problem: self._command_without_state(cmd, conv, problem))
 
     async def pressed(self, press: Pressed) -> None:
         """A button under something rigops posted."""
@@ -256,6 +261,28 @@ class Requests:
                 assert plan is not None
                 await self.handle(where, plan, user=cmd.user, request_ts=None, kind="command")
 
+    async def _look_without_state(self, conv: Conversation, plan: Plan, *, user: str, request_ts: str | None,
+                                  problem: str) -> bool:
+        """While the state cannot be written, a request that only looks (memory, status, a log, the GPUs) is
+        answered all the same, saying it was not recorded; False for anything else (nothing is run without its
+        record)."""
+        if not plan.steps or plan.error or plan.question is not None or plan.destructive:
+            return False
+        decision = await self.services.policy.decide(plan, user, channel=conv.channel)
+        if not decision.allowed:
+            return False
+        log.warning("answering a look without recording it (the state does not answer)")
+        await conv.post(messages.not_recorded(problem))
+        await self.executor.execute(conv, plan, requester=Requester(user=user), request_ts=request_ts, record=False)
+        return True
+
+    async def _command_without_state(self, cmd: SlashCommand, conv: Conversation, problem: str) -> bool:
+        word = cmd.text.strip().partition(" ")[0].lower()
+        if word in ("audit", "schedule", "schedules"):
+            return False
+        plan = intents.parse_command(cmd.text, config=self.services.config, channel=cmd.channel)
+        return await self._look_without_state(conv, plan, user=cmd.user, request_ts=None, problem=problem)
+
     async def _answer_where(self, cmd: SlashCommand, conv: Conversation, *,
                             thread_needed: bool) -> Conversation | None:
         """Where a slash command is answered: in the channel when rigops may post there; else privately to the
@@ -291,9 +318,10 @@ class Requests:
             await conv.post(messages.SLOW_DOWN.format(limit=limit))
         return True
 
-    async def _guarded(self, conv: Conversation, work: Callable[[], Awaitable[None]], *, kind: str) -> bool:
-        """Run the work; when the state database fails, say so in the thread: nothing was run. False when the
-        work failed."""
+    async def _guarded(self, conv: Conversation, work: Callable[[], Awaitable[None]], *, kind: str,
+                       look: Callable[[str], Awaitable[bool]] | None = None) -> bool:
+        """Run the work; when the state database fails, a request that is only a look is answered without it
+        (``look``), and anything else is told in the thread that nothing was run. False when the work failed."""
         metrics = self.services.metrics
         try:
             await work()
@@ -301,6 +329,9 @@ class Requests:
         except StateError as exc:
             log.error("state failure: %s", exc)
             metrics.state_errors.labels(self.services.store.engine).inc()
+            if look is not None and await look(str(exc)):
+                metrics.request(kind, None, "done")
+                return True
             metrics.request(kind, None, "failed")
             await conv.post(messages.state_failed(str(exc)))
         except Exception:  # a bug must not cost the person their answer, nor the front end its ack
@@ -358,7 +389,7 @@ class Requests:
                            detail={"requested_by": pending.user})
         await self.executor.execute(conv, pending.plan, requester=Requester(user=pending.user),
                                     request_ts=pending.request_ts, status_ts=pending.message_ts,
-                                    note=messages.approved_by(press.user))
+                                    note=messages.approved_by(press.user), plan_id=plan_id)
         store.finish_plan(plan_id)
 
     async def _expire(self, conv: Conversation, plan_id: int, message_ts: str | None, *, user: str,

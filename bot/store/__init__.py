@@ -115,22 +115,26 @@ class Store:
     # -- plans waiting for a button -------------------------------------------------------------
     def add_plan(self, *, channel: str, thread_ts: str, request_ts: str | None, user: str, plan: Plan,
                  state: PlanState = "pending") -> int:
-        """A plan waiting for a button: Run / Cancel ("pending"), or an answer to its question ("asking")."""
+        """A plan waiting for a button: Run / Cancel ("pending"), or an answer to its question ("asking"); or one
+        this rigops runs now ("running")."""
+        now = time.time()
+        running = state == "running"
         with self._db.transaction() as db:
-            return _inserted(db, 'INSERT INTO plans (channel, thread_ts, request_ts, "user", plan, state, created_at) '
-                             "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            return _inserted(db, 'INSERT INTO plans (channel, thread_ts, request_ts, "user", plan, state, created_at, '
+                             "replica, ran_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                              (channel, thread_ts, request_ts, user, json.dumps(plan.to_json(kept=True)), state,
-                              time.time()))
+                              now, self.replicas.me if running else None, now if running else None))
 
     def set_plan_message(self, plan_id: int, *, message_ts: str, thread_ts: str) -> None:
         with self._db.transaction() as db:
             db.execute("UPDATE plans SET message_ts = ?, thread_ts = ? WHERE id = ?", (message_ts, thread_ts, plan_id))
 
     def claim_plan(self, plan_id: int, new_state: PlanState, *, waiting: PlanState = "pending") -> PendingPlan | None:
-        """Move a plan still ``waiting`` to ``new_state``; None when it was not (pressed twice, expired)."""
+        """Move a plan still ``waiting`` to ``new_state``; None when it was not (pressed twice, expired). A plan
+        moved to "running" is this rigops' to run, from now."""
         with self._db.transaction() as db:
-            cur = db.execute("UPDATE plans SET state = ? WHERE id = ? AND state = ?",
-                             (new_state, plan_id, waiting))
+            cur = db.execute("UPDATE plans SET state = ?, replica = ?, ran_at = ? WHERE id = ? AND state = ?",
+                             (new_state, self.replicas.me, time.time(), plan_id, waiting))
             if cur.rowcount != 1:
                 return None
         return self.plan(plan_id)
@@ -149,6 +153,17 @@ class Store:
         rows = self._db.query("SELECT id FROM plans WHERE channel = ? AND thread_ts = ? AND state = 'asking' "
                               "ORDER BY id DESC LIMIT 1", (channel, thread_ts))
         return self.plan(int(rows[0]["id"])) if rows else None
+
+    def interrupted_plans(self, *, since: float, timeout: float) -> list[PendingPlan]:
+        """The plans left running by a rigops that stopped before they were done: by this one before ``since``
+        (its start: the same replica, restarted), or by one whose heartbeat is older than ``timeout``."""
+        now = time.time()
+        me = self.replicas.me
+        rows = self._db.query(
+            "SELECT id FROM plans WHERE state = 'running' AND ((replica = ? AND ran_at < ?) OR (replica IS NULL AND "
+            "created_at < ?) OR (replica <> ? AND replica NOT IN (SELECT id FROM replicas WHERE seen_at >= ?))) "
+            "ORDER BY id", (me, since, since, me, now - timeout))
+        return [p for r in rows if (p := self.plan(int(r["id"]))) is not None]
 
     def finish_plan(self, plan_id: int) -> None:
         with self._db.transaction() as db:

@@ -9,7 +9,7 @@ from bot.hosts.models import ProcId, RunRef
 from bot.plan import Plan
 
 RunState = Literal["starting", "running", "succeeded", "failed", "stopped", "lost"]
-PlanState = Literal["pending", "asking", "running", "done", "cancelled", "expired"]  # asking: a question
+PlanState = Literal["pending", "asking", "running", "done", "cancelled", "expired", "interrupted"]  # asking: a question
 
 
 @dataclass(frozen=True)

@@ -193,8 +193,13 @@ class PostgresDatabase:
     def _connect(self) -> SaConnection:
         """A connection from the pool (checked with a ping first), waiting out a server that is restarting for
         up to RECONNECT_FOR seconds: nothing has run on it yet, so trying again is safe for any operation.
+        Once an outage has outlasted that wait, each operation tries once and fails at once: the state is
+        synchronous, and a wait per operation would hold up everything else rigops does (following builds,
+        answering Slack) for as long as the server is away.
         The log says when the server stopped answering and, once it is back, for how long."""
         deadline, delay = time.monotonic() + RECONNECT_FOR, RECONNECT_FIRST
+        if self._down_since is not None and time.monotonic() - self._down_since > RECONNECT_FOR:
+            deadline = time.monotonic()  # a long outage: one try
         while True:
             try:
                 conn = self._engine.connect()
@@ -338,6 +343,16 @@ def replica_rows(url: str, *, timeout: float) -> list[dict[str, Any]]:
         if conn.exec_driver_sql("SELECT to_regclass('replicas')").scalar() is None:
             return []
         return [dict(r._mapping) for r in conn.execute(text("SELECT * FROM replicas"))]
+
+
+def outage_rows(url: str, *, since: float, timeout: float) -> list[dict[str, Any]]:
+    """The state's outages since ``since``, as the rigops that saw them wrote them (none before rigops made the
+    table), read without changing anything."""
+    with _peek(url, timeout=timeout) as conn:
+        if conn.exec_driver_sql("SELECT to_regclass('outages')").scalar() is None:
+            return []
+        return [dict(r._mapping) for r in conn.execute(
+            text("SELECT * FROM outages WHERE began_at >= :since ORDER BY began_at"), {"since": since})]
 
 
 def probe(url: str, *, timeout: float) -> tuple[str, int]:

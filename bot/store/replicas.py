@@ -39,6 +39,7 @@ RECENT_END = 24 * 3600  # an unreported end older than this is not told any more
 HANDOFF_KEPT = 600.0  # seconds a press handed to another replica is still acted on
 COMMAND_ANSWERABLE = 1800.0  # a slash command's response_url lasts 30 minutes: an orphan older is not answered
 COMMANDS_KEPT = 24 * 3600.0  # the rows of claimed commands are dropped after a day
+OUTAGES_KEPT = 30 * 24 * 3600.0  # the state's outages are kept for a month
 
 
 @dataclass(frozen=True)
@@ -185,6 +186,14 @@ class Replicas:
         rows = self._db.query("SELECT id FROM runs WHERE owner = ? AND (state IN ('starting', 'running') "
                               "OR reported = 0)", (self.me,))
         return {int(r["id"]) for r in rows}
+
+    # -- outages --------------------------------------------------------------------------------------
+    def record_outage(self, began_at: float, lasted: float, problem: str) -> None:
+        """This replica could not use the state from ``began_at`` for ``lasted`` seconds (written once it can)."""
+        with self._db.transaction() as db:
+            db.execute("INSERT INTO outages (replica, began_at, lasted, problem) VALUES (?, ?, ?, ?)",
+                       (self.me, began_at, lasted, problem[:500]))
+            db.execute("DELETE FROM outages WHERE began_at < ?", (time.time() - OUTAGES_KEPT,))
 
     # -- slash commands ---------------------------------------------------------------------------------
     def claim_command(self, key: str, command: Mapping[str, Any], *, now: float | None = None) -> bool:

@@ -82,6 +82,19 @@ def approved_by(user: str) -> str:
     return f"Approved by <@{user}>."
 
 
+INTERRUPTED = "rigops stopped while this ran"
+
+
+def interrupted_note() -> str:
+    return (":warning: rigops was stopped (or lost) while it ran this, and cannot tell how far it got. The build's "
+            "card and its end, in this thread, say where it is now; ask again if it still needs doing.")
+
+
+def not_recorded(problem: str) -> str:
+    return (f":information_source: rigops cannot write its state right now ({problem}): this look is answered "
+            "without a record. Anything that acts waits until the state is back.")
+
+
 def state_failed(problem: str) -> str:
     return f":warning: rigops cannot use its state right now ({problem}); nothing was run. Try again shortly."
 

@@ -3,15 +3,18 @@ and the disk under the state fills up."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import signal
 import sqlite3
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import psutil
 import pytest
 
 from bot.config import Config
@@ -92,6 +95,53 @@ async def test_a_bot_killed_mid_build_resumes_without_a_second_build(
     finally:
         store.close()
     assert thread_text(emulator, OPS, root).count("started `app`") == 1
+
+
+async def test_a_bot_killed_during_a_kill_tells_the_stop_once_it_is_back(
+        emulator: SlackEmulator, tmp_path: Path, state_dir: Path) -> None:
+    """rigops is killed with SIGKILL while it stops a build (the build ignores SIGTERM, so the stop is in its
+    grace period), then started again: the build is stopped — by the stop that was under way, or found stopped —
+    and its end is told in its thread, once; the stop's own message says that rigops stopped while it ran."""
+    config = write_config(tmp_path / "rigops.toml", tmp_path,
+                          "trap '' TERM; echo started; while :; do sleep 0.1; done")
+    bot = start_bot(emulator, config, state_dir)
+    try:
+        await emulator.wait_connected(timeout=30)
+        root = str((await emulator.send_message("rebuild -j2", channel=OPS))["ts"])
+        await emulator.wait_for(lambda: "started `app` at -j2" in thread_text(emulator, OPS, root), timeout=30)
+        await emulator.send_message("kill it", channel=OPS, thread_ts=root)
+        await emulator.wait_for(lambda: ":hourglass_flowing_sand: stop" in thread_text(emulator, OPS, root),
+                                timeout=30)
+        await asyncio.sleep(1)  # inside the stop's grace period (SIGTERM sent, ignored)
+        bot.send_signal(signal.SIGKILL)
+        bot.wait(10)
+    finally:
+        if bot.poll() is None:
+            bot.kill()
+            bot.wait()
+    killed = time.monotonic()
+    bot = start_bot(emulator, config, state_dir)
+    try:
+        await emulator.wait_for(lambda: "stopped" in thread_text(emulator, OPS, root).split("kill it")[-1]
+                                and "after" in thread_text(emulator, OPS, root), timeout=60)
+        told = time.monotonic() - killed
+        store = Store.open(state_dir)
+        try:
+            runs = store.runs()
+        finally:
+            store.close()
+        assert len(runs) == 1 and runs[0].state in ("stopped", "failed"), runs
+        assert not psutil.pid_exists(runs[0].pid) or psutil.Process(runs[0].pid).status() == "zombie"
+        print(f"rigops killed during a kill: the end told {told:.1f} s after, by the rigops started again")
+        await asyncio.sleep(2)  # a second telling would come now
+    finally:
+        bot.terminate()
+        bot.wait(20)
+    text = thread_text(emulator, OPS, root)
+    assert text.count("started `app`") == 1, text
+    # the stop's own message no longer says it is under way: rigops could not see it through
+    assert ":hourglass_flowing_sand: stop" not in text and "rigops stopped while this ran" in text, text
+    assert text.count("was stopped by <@U0HUMAN>") == 1, text
 
 
 # --- a bot killed between the spawn and recording its answer ----------------------------------------------
@@ -176,27 +226,60 @@ def fill(disk: Path) -> Path:
 
 async def test_a_full_disk_is_reported_and_nothing_runs_or_is_half_written(
         emulator: SlackEmulator, tmp_path: Path, small_disk: Path) -> None:
+    """With the state's disk full, a look is answered without its record (saying so), a request that acts is
+    refused with the reason, nothing is half-written, and all is as before once there is room again."""
     state = small_disk / "state"
-    config = make_config({"b200": {"address": "local"}}, confirm=False)
+    config = make_config({"b200": {"address": "local", "builds": {"app": {
+        "workdir": str(tmp_path), "command": "true", "log_dir": str(tmp_path / "logs")}}}}, confirm=False)
     async with running_bot(emulator, config, state) as core:
         first = await emulator.send_message("free -h", channel=OPS)
         assert await wait_done(emulator, OPS, str(first["ts"]), timeout=30) == "white_check_mark"
         before = core.store.audit_entries(500)
         filler = fill(small_disk)
         root = str((await emulator.send_message("how's memory?", channel=OPS))["ts"])
-        await emulator.wait_for(lambda: "cannot use its state right now" in thread_text(emulator, OPS, root),
+        await emulator.wait_for(lambda: "Memory on b200" in thread_text(emulator, OPS, root), timeout=30)
+        text = thread_text(emulator, OPS, root)
+        assert "cannot write its state right now" in text and "answered without a record" in text, text
+        assert "full" in text, text
+        act = str((await emulator.send_message("rebuild app on b200 -j2", channel=OPS))["ts"])
+        await emulator.wait_for(lambda: "cannot use its state right now" in thread_text(emulator, OPS, act),
                                 timeout=30)
-        assert "full" in thread_text(emulator, OPS, root) and "nothing was run" in thread_text(emulator, OPS, root)
-        assert "Memory on b200" not in thread_text(emulator, OPS, root)
+        assert "nothing was run" in thread_text(emulator, OPS, act)
+        assert "started `app`" not in thread_text(emulator, OPS, act)
         filler.unlink()
         again = await emulator.send_message("how's memory?", channel=OPS)
         assert await wait_done(emulator, OPS, str(again["ts"]), timeout=30) == "white_check_mark"
         after = core.store.audit_entries(500)
+        assert not core.store.runs(host="b200")  # the refused rebuild started nothing
     db = sqlite3.connect(state / "rigops.sqlite3")
     try:
         assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
     finally:
         db.close()
-    # the request that met the full disk left no row; the ones before and after it did
-    assert not [e for e in after if e["thread_ts"] == root]
+    # the requests that met the full disk left no row; the ones before and after did
+    assert not [e for e in after if e["thread_ts"] in (root, act)]
     assert [e for e in after if e["thread_ts"] == str(again["ts"])] and before == after[-len(before):]
+
+
+async def test_a_build_followed_while_the_state_disk_is_full_is_told_once_there_is_room(
+        emulator: SlackEmulator, tmp_path: Path, small_disk: Path) -> None:
+    """The state's disk fills in the middle of a followed build and the build ends while it is full: the card
+    goes on, and the end, which cannot be recorded, is told once there is room again — once."""
+    script = tmp_path / "build.sh"
+    script.write_text('for i in $(seq 1 24); do echo "[$i/24] Building CXX object src/f$i.o"; sleep 0.4; done\n')
+    config = make_config({"b200": {"address": "local", "builds": {"app": {
+        "workdir": str(tmp_path), "command": f"sh {script}", "log_dir": str(tmp_path / "logs")}}}}, confirm=False)
+    async with running_bot(emulator, config, small_disk / "state") as core:
+        root = str((await emulator.send_message("rebuild app on b200 -j2", channel=OPS))["ts"])
+        await emulator.wait_for(lambda: "/24] · " in thread_text(emulator, OPS, root), timeout=30)  # the card
+        filler = fill(small_disk)
+        await emulator.wait_for(lambda: "[24/24]" in thread_text(emulator, OPS, root), timeout=30)  # it goes on
+        assert len(core.store.runs(host="b200", live=True)) == 1  # reading a full disk works; the end is unwritten
+        await asyncio.sleep(2)  # the build has ended; its end cannot be recorded
+        assert "succeeded in" not in thread_text(emulator, OPS, root)
+        filler.unlink()
+        await emulator.wait_for(lambda: "succeeded in" in thread_text(emulator, OPS, root), timeout=30)
+        await emulator.wait_for(lambda: core.store.runs(host="b200")[0].reported, timeout=10)
+        await asyncio.sleep(1)  # a second telling would come now
+    texts = [m.text for m in emulator.thread(OPS, root)]
+    assert sum("succeeded in" in t and "`app` on *b200* —" not in t for t in texts) == 1, texts
