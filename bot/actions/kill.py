@@ -8,15 +8,22 @@ on that host: the agent is given those builds' roots to spare.
 
 from __future__ import annotations
 
+import asyncio
+import logging
+import time
 from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
 from bot.actions import ActionContext
+from bot.errors import AgentUnavailable, HostUnreachable
 from bot.hosts.agent import BUILD_TOOL_NAMES
 from bot.hosts.models import KillResult, Proc, ProcId
 from bot.store import BuildRun
+
+log = logging.getLogger(__name__)
+RESEND_FOR = 20.0  # seconds a stop cut off by a dropped connection is sent again for
 
 # "tree": the build's own process trees; "names": the build user's build tools by name, rigops having started
 # no run of the build; "tree_gone": by name too, the tree of the run rigops started being gone
@@ -66,11 +73,30 @@ async def kill_build(ctx: ActionContext) -> Stopped:
     for run in mine:
         ctx.store.finish_run(run.id, state="stopped", exit_status=None, stopped_by=ctx.requester.user)
     try:
-        result = await target.host.kill(roots=roots, user=target.build_user, fallback_names=BUILD_TOOL_NAMES,
-                                        spare=list(spare))
+        result = await _kill(ctx, roots, spare)
     except BaseException:
         for run in mine:
             ctx.store.reopen_run(run.id, state=run.state)
         raise
     kind: StopKind = "tree" if result.tree else "tree_gone" if roots else "names"
     return Stopped(build=target.build.name if target.build else None, kind=kind, result=result, others=spare)
+
+
+async def _kill(ctx: ActionContext, roots: list[ProcId], spare: Mapping[ProcId, str]) -> KillResult:
+    """The stop, sent again on a new connection when the one it went out on drops before its answer (sshd
+    restarted, the network cut: the agent that was stopping the build went with it); signalling again touches only
+    what still runs. Tries for about RESEND_FOR seconds."""
+    target = ctx.target
+    delay, deadline, sent = 0.5, time.monotonic() + RESEND_FOR, False
+    while True:
+        try:
+            return await target.host.kill(roots=roots, user=target.build_user, fallback_names=BUILD_TOOL_NAMES,
+                                          spare=list(spare))
+        except (AgentUnavailable, HostUnreachable) as exc:
+            # a host unreachable from the start was never sent the stop: that is said at once
+            sent = sent or isinstance(exc, AgentUnavailable)
+            if not sent or time.monotonic() + delay > deadline:
+                raise
+            log.warning("the stop on %s was cut off (%s): sent again on a new connection", target.config.name, exc)
+            await asyncio.sleep(delay)
+            delay = min(2 * delay, 4.0)

@@ -5,6 +5,7 @@ Nothing is mocked: asyncssh talks to this server exactly as it would to a GPU ho
 
 from __future__ import annotations
 
+import contextlib
 import getpass
 import os
 import shutil
@@ -14,6 +15,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import psutil
 
 from tests.waiting import wait_until
 
@@ -77,6 +80,23 @@ class SshServer:
         }
         table.update(overrides)
         return table
+
+    def restart(self, *, drop_sessions: bool) -> None:
+        """Stop this sshd and start it again on the same port, with the same keys. ``drop_sessions``: the
+        connections it serves die with it (a host that reboots, a cut network); else they live on, as with
+        ``systemctl restart ssh``."""
+        sessions = [c for c in psutil.Process(self.proc.pid).children(recursive=True)  # each connection's sshd
+                    if c.name().startswith("sshd")] if drop_sessions else []  # processes, not what they run
+        self.stop()
+        for child in sessions:
+            with contextlib.suppress(psutil.NoSuchProcess):
+                child.kill()
+        binary = sshd_binary()
+        assert binary is not None
+        with open(self.root / "sshd.log", "ab") as log:
+            self.proc = subprocess.Popen([binary, "-D", "-e", "-f", str(self.root / "sshd_config")],
+                                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log)
+        wait_for_port(self.port, timeout=START_TIMEOUT, proc=self.proc)
 
     def stop(self) -> None:
         if self.proc.poll() is None:
