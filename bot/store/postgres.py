@@ -184,11 +184,22 @@ class PostgresDatabase:
         if current is not None:
             return current.execute(sql, args).fetchall()
         try:
-            with self._connect() as conn:
-                rows = Connection(conn.execution_options(isolation_level="AUTOCOMMIT")).execute(sql, args)
-                return rows.fetchall()
+            return self._read(sql, args)
+        except DBAPIError as exc:  # a read on its own is safe to run again, on a new connection
+            if not exc.connection_invalidated:
+                raise self._error(exc) from exc
+            log.warning("the %s database %s dropped a read's connection (%s); reading again", self.what, self.where,
+                        _reason(exc, self._url))
         except SQLAlchemyError as exc:
             raise self._error(exc) from exc
+        try:
+            return self._read(sql, args)
+        except SQLAlchemyError as exc:
+            raise self._error(exc) from exc
+
+    def _read(self, sql: str, args: tuple[Any, ...]) -> list[Row]:
+        with self._connect() as conn:
+            return Connection(conn.execution_options(isolation_level="AUTOCOMMIT")).execute(sql, args).fetchall()
 
     def _connect(self) -> SaConnection:
         """A connection from the pool (checked with a ping first), waiting out a server that is restarting for

@@ -23,6 +23,7 @@ from bot.store.migrations import POSTGRES_STATE_MIGRATIONS
 from bot.store.postgres import RECONNECT_FOR, PostgresDatabase
 from tests.fakes.sshd import free_port
 from tests.store.pgserver import PostgresServer
+from tests.waiting import wait_until
 
 pytestmark = pytest.mark.postgres
 T = TypeVar("T")
@@ -149,6 +150,24 @@ def test_a_connection_the_server_dropped_is_replaced(two_rigops: tuple[Store, St
     assert store.first_delivery("Ev1") is True
     postgres.sql(pg_url, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'rigops'")
     assert store.first_delivery("Ev1") is False and other.first_delivery("Ev2") is True
+
+
+def test_a_read_whose_connection_drops_midway_is_read_again(two_rigops: tuple[Store, Store], pg_url: str,
+                                                            postgres: PostgresServer,
+                                                            caplog: pytest.LogCaptureFixture) -> None:
+    """The server ends the session of a read while it runs (``pg_terminate_backend``): a read on its own is safe
+    to run again, and is, on a new connection."""
+    store, _ = two_rigops
+    got: list[object] = []
+    reader = threading.Thread(target=lambda: got.append(
+        store._db.query("SELECT pg_sleep(1.5), 42 AS answer")[0]["answer"]))  # type: ignore[attr-defined]
+    reader.start()
+    wait_until(lambda: postgres.sql(pg_url, "SELECT count(*) FROM pg_stat_activity WHERE query LIKE "
+                                            "'SELECT pg_sleep(1.5)%'")[0][0] == 1, timeout=10, what="the read")
+    postgres.sql(pg_url, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE "
+                         "'SELECT pg_sleep(1.5)%'")
+    reader.join(20)
+    assert got == [42] and "dropped a read's connection" in caplog.text
 
 
 @pytest.mark.parametrize(("url", "why"), [
