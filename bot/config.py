@@ -28,6 +28,8 @@ DEFAULT_KILL_GRACE = 3.0
 DEFAULT_MEMORY_RESERVE = 0.10
 DEFAULT_MEMORY_ALERT_PCT = 5.0
 PressureAction = Literal["alert", "pause", "restart"]
+Resume = Literal["auto", "never"]
+RESUMES: tuple[str, ...] = ("auto", "never")
 PRESSURE_ACTIONS: tuple[PressureAction, ...] = ("alert", "pause", "restart")
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$")
 ENV_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -46,6 +48,7 @@ class BuildConfig:
     env: Mapping[str, str] = field(default_factory=dict)
     jobs: int | None = None
     log_dir: str | None = None  # default: <state dir on the host>/logs
+    resume: Resume = "auto"  # a restart keeps the finished work where the build tool allows it
 
 
 @dataclass(frozen=True)
@@ -286,7 +289,7 @@ def _build(r: _Reader, key: str, name: str, raw: Any) -> BuildConfig:
         r.fail(key, "expected a table")
     if not NAME_RE.match(name):
         r.fail(key, "build names are letters, digits, '.', '_' and '-'")
-    r.no_unknown(raw, {"workdir", "command", "env", "jobs", "log_dir"}, key)
+    r.no_unknown(raw, {"workdir", "command", "env", "jobs", "log_dir", "resume"}, key)
     workdir = r.get(raw, "workdir", str, None, prefix=key)
     command = r.get(raw, "command", str, None, prefix=key)
     if not workdir:
@@ -302,10 +305,13 @@ def _build(r: _Reader, key: str, name: str, raw: Any) -> BuildConfig:
     jobs = r.get(raw, "jobs", int, None, prefix=key)
     if jobs is not None and not 1 <= jobs <= 1024:
         r.fail(f"{key}.jobs", f"expected 1-1024, got {jobs}")
+    resume = r.get(raw, "resume", str, "auto", prefix=key)
+    if resume not in RESUMES:
+        r.fail(f"{key}.resume", f"expected one of {', '.join(RESUMES)}, got {resume!r}")
     return BuildConfig(
         name=name, workdir=workdir, command=command,
         env={k: str(v).lower() if isinstance(v, bool) else str(v) for k, v in env.items()},
-        jobs=jobs, log_dir=r.get(raw, "log_dir", str, None, prefix=key),
+        jobs=jobs, log_dir=r.get(raw, "log_dir", str, None, prefix=key), resume=cast(Resume, resume),
     )
 
 

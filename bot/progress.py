@@ -341,6 +341,15 @@ def from_scratch(start: BuildStart, before: Progress) -> bool:
     return before.percent - start.percent >= _FURTHER
 
 
+def resumed(start: BuildStart, before: Progress) -> int | None:
+    """How many steps a build that started at ``start`` found already built, where the run before it counted
+    ``before.total``: ninja in a kept build directory counts only what is left, from [1/left]; None when it did
+    not resume (it counted everything again, or there is nothing to compare)."""
+    if start.total is None or not before.total or start.done is None or start.done > _SCRATCH_STEPS:
+        return None
+    return before.total - start.total if start.total < before.total else None
+
+
 def source_of(line: str) -> str | None:
     """The source file a log line starts compiling — from CMake's "Building CXX object …", or a compiler's
     ``-c FILE`` — shortened to its last few path components; None for any other line."""

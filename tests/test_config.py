@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.config import load, state_dir
+from bot.config import BuildConfig, load, parse, state_dir
 from bot.errors import ConfigError
 
 EXAMPLE = """
@@ -96,3 +96,20 @@ def test_errors_name_the_file_the_key_and_the_problem(tmp_path: Path, text: str,
     with pytest.raises(ConfigError) as err:
         load(path)
     assert str(path) in str(err.value) and message in str(err.value)
+
+
+def test_a_build_keeps_its_work_unless_it_says_never() -> None:
+    from bot.actions.rebuild import build_env
+
+    def build(**extra: object) -> BuildConfig:
+        raw = {"workdir": "/src", "command": "pip install . --no-build-isolation -v", **extra}
+        return parse({"hosts": {"b200": {"address": "local", "builds": {"sgl": raw}}}}).hosts["b200"].builds["sgl"]
+
+    assert build().resume == "auto"
+    assert build_env(build(), 8)["SKBUILD_BUILD_DIR"] == "build/rigops-sgl/{wheel_tag}"
+    assert "SKBUILD_BUILD_DIR" not in build_env(build(resume="never"), 8)
+    own = build(command="pip install . -C build-dir=build/{wheel_tag} -v")  # the build names its own
+    assert "SKBUILD_BUILD_DIR" not in build_env(own, 8)
+    assert build_env(build(env={"SKBUILD_BUILD_DIR": "/scratch/b"}), 8)["SKBUILD_BUILD_DIR"] == "/scratch/b"
+    with pytest.raises(ConfigError, match=r"key 'hosts\.b200\.builds\.sgl\.resume': expected one of auto, never"):
+        build(resume="sometimes")

@@ -28,8 +28,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bot.progress import BuildStart, Progress, ProgressTracker, from_scratch
-from bot.text.render import restart_note
+from bot.progress import BuildStart, Progress, ProgressTracker, from_scratch, resumed
+from bot.text.render import restart_note, resume_note
 
 NEEDS_BUILD_TOOLS = pytest.mark.skipif(
     not all(shutil.which(tool) for tool in ("cmake", "ninja", "make", "g++")),
@@ -868,8 +868,11 @@ def test_a_restart_that_starts_over_is_told_from_one_that_resumes(real_logs: Rea
     assert from_scratch(again, killed)
     assert not from_scratch(again, feed_all(cut_at(text, 0.05)).progress())  # the last run had not got far
     if name == "ninja":  # the kept build directory: ninja counts only what is left
-        resumed = feed_all(real_logs.ninja_rebuild.decode(errors="replace")).start()
-        assert resumed is not None and not from_scratch(resumed, killed)
+        again_kept = feed_all(real_logs.ninja_rebuild.decode(errors="replace")).start()
+        assert again_kept is not None and not from_scratch(again_kept, killed)
+        assert again_kept.total is not None and killed.total is not None
+        assert resumed(again_kept, killed) == killed.total - again_kept.total > 0
+    assert resumed(again, killed) is None  # the same total again: nothing was kept
 
 
 def test_the_llama_cpp_restart_from_the_issue() -> None:
@@ -893,3 +896,13 @@ def test_the_llama_cpp_restart_from_the_issue() -> None:
 def test_the_fix_fits_the_build_system(system: str | None, fix: str) -> None:
     note = restart_note(BuildStart(3, None, 3.0, system), Progress(None, None, 64.0, "compiling", ""))
     assert "started again from 3%; the last run reached 64%" in note and fix in note
+
+
+def test_a_resumed_build_says_how_much_was_already_built() -> None:
+    before = Progress(412, 690, 59.7, "compiling", "")
+    assert resumed(BuildStart(1, 278, 0.4, "scikit-build-core"), before) == 412
+    assert resume_note(BuildStart(1, 278, 0.4, "scikit-build-core"), 412) == (
+        ":fast_forward: resumed: 412 of 690 steps were already built, 278 to go.")
+    assert resumed(BuildStart(1, 690, 0.1, "cmake"), before) is None  # counted everything again
+    assert resumed(BuildStart(40, 278, 14.4, "cmake"), before) is None  # not its first steps: no comparison
+    assert resumed(BuildStart(None, None, 3.0, None), before) is None  # make: a percent only

@@ -39,7 +39,9 @@ def test_any_text_gives_a_plan_of_config_names_and_bounded_numbers(text: str, ad
             command = build_command(build, jobs)
             assert ALLOWED_COMMAND.match(command), command
             env = build_env(build, jobs)
-            assert set(env) == {"CMAKE_POLICY_VERSION_MINIMUM", "MAX_JOBS", "CMAKE_BUILD_PARALLEL_LEVEL", "MAKEFLAGS"}
+            assert set(env) == {"CMAKE_POLICY_VERSION_MINIMUM", "MAX_JOBS", "CMAKE_BUILD_PARALLEL_LEVEL", "MAKEFLAGS",
+                                "SKBUILD_BUILD_DIR"}
+            assert env["SKBUILD_BUILD_DIR"] == "build/rigops-sgl-kernel/{wheel_tag}"  # from the config, not chat
             assert env["MAX_JOBS"] == str(jobs) and env["MAKEFLAGS"] == f"-j{jobs}"
             assert re.fullmatch(r"~/\.local/state/rigops/logs/sgl-kernel-\d{8}-\d{6}\.log", log_path(build, now=0))
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import dataclass
 
@@ -17,6 +18,9 @@ DEFAULT_LOG_DIR = "~/.local/state/rigops/logs"
 FAR_ABOVE = 2  # configured jobs above this many times a first run's estimate get a warning
 
 
+NAMES_BUILD_DIR = re.compile(r"build[-_]dir", re.IGNORECASE)  # -C build-dir=…, --config-settings=build-dir=…
+
+
 @dataclass(frozen=True)
 class RebuildResult:
     run: BuildRun
@@ -28,8 +32,20 @@ class RebuildResult:
 
 
 def build_env(build: BuildConfig, jobs: int) -> dict[str, str]:
-    """The build's configured environment plus the parallelism every common build tool reads."""
-    return {**build.env, "MAX_JOBS": str(jobs), "CMAKE_BUILD_PARALLEL_LEVEL": str(jobs), "MAKEFLAGS": f"-j{jobs}"}
+    """The build's configured environment plus the parallelism every common build tool reads, and, unless the
+    build opts out (``resume = "never"``) or names its own, a build directory scikit-build-core keeps between
+    runs (it builds in a new temporary one each time otherwise, and a restart after an OOM starts from
+    nothing): other build tools ignore the variable."""
+    env = {**build.env, "MAX_JOBS": str(jobs), "CMAKE_BUILD_PARALLEL_LEVEL": str(jobs), "MAKEFLAGS": f"-j{jobs}"}
+    if build.resume == "auto" and "SKBUILD_BUILD_DIR" not in build.env and not NAMES_BUILD_DIR.search(build.command):
+        env["SKBUILD_BUILD_DIR"] = kept_build_dir(build)
+    return env
+
+
+def kept_build_dir(build: BuildConfig) -> str:
+    """Where scikit-build-core builds ``build`` when rigops keeps its work: relative to the project (its source
+    directory), one per wheel tag (scikit-build-core fills in ``{wheel_tag}``: another Python gets its own)."""
+    return f"build/rigops-{build.name}/{{wheel_tag}}"
 
 
 def build_command(build: BuildConfig, jobs: int) -> str:

@@ -24,7 +24,7 @@ from bot.core.guard import Guards
 from bot.core.talk import Conversation, Reply
 from bot.diagnose import Diagnosis, diagnose
 from bot.errors import ActionFailed, HostError, StateError
-from bot.progress import Progress, ProgressTracker, from_scratch
+from bot.progress import Progress, ProgressTracker, from_scratch, resumed
 from bot.services import Services
 from bot.stops import interruption
 from bot.store import BuildRun, RunState
@@ -246,8 +246,13 @@ class Follower:
             return
         before = await self._reached_before(state.run)
         state.start_checked = True
-        if before is not None and from_scratch(start, before):
+        if before is None:
+            return
+        if from_scratch(start, before):
             state.restarted = render.restart_note(start, before)
+            state.card_due = 0.0
+        elif (built := resumed(start, before)) is not None:
+            state.restarted = render.resume_note(start, built)
             state.card_due = 0.0
 
     async def _reached_before(self, run: BuildRun) -> Progress | None:

@@ -305,9 +305,10 @@ def unreachable(since: float, *, now: float | None = None) -> str:
 
 
 RESTART_FIX = {
-    "scikit-build-core": "keep scikit-build-core's build directory: `pip install . -C build-dir=build/{wheel_tag}` "
-                         "(uv: `uv pip install . -C build-dir=build/{wheel_tag}`), or `build-dir = "
-                         "\"build/{wheel_tag}\"` under `[tool.scikit-build]` in pyproject.toml",
+    "scikit-build-core": "keep scikit-build-core's build directory (rigops keeps one by itself unless the build "
+                         "says `resume = \"never\"` or names its own): `pip install . -C "
+                         "build-dir=build/{wheel_tag}` (uv: `uv pip install . -C build-dir=build/{wheel_tag}`), or "
+                         "`build-dir = \"build/{wheel_tag}\"` under `[tool.scikit-build]` in pyproject.toml",
     "setuptools": "keep setuptools' `build/`: `python setup.py build_ext` keeps it, and so does "
                   "`pip install --no-build-isolation .` run in the source tree (not a copy in a temporary directory)",
     "cmake": "configure into a build directory that stays, `cmake -B build`, and build with `cmake --build build`",
@@ -316,6 +317,12 @@ RESTART_FIX = {
 
 def _counter(done: int | None, total: int | None, percent: float | None) -> str:
     return f"[{done}/{total}]" if done is not None and total else f"{percent or 0:.0f}%"
+
+
+def resume_note(start: BuildStart, built: int) -> str:
+    """A restarted build that kept the last run's work: "resumed: 412 of 690 steps were already built"."""
+    total = (start.total or 0) + built
+    return f":fast_forward: resumed: {built} of {total} steps were already built, {start.total} to go."
 
 
 def restart_note(start: BuildStart, before: Progress) -> str:

@@ -47,14 +47,15 @@ def skbuild_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return python
 
 
-def config(tmp_path: Path, python: Path, *, keep_build_dir: bool) -> Config:
-    """b200 is this machine; its one build is a copy of the project, installed into ``python``'s venv."""
+def config(tmp_path: Path, python: Path, *, keep_build_dir: bool, resume: str = "auto") -> Config:
+    """b200 is this machine; its one build is a copy of the project, installed into ``python``'s venv
+    (``keep_build_dir``: the command names its own build dir; ``resume``: the build's setting)."""
     workdir = tmp_path / "skbuild"
     shutil.copytree(PROJECT, workdir)
     command = INSTALL.format(pip=f"{sys.executable} -m pip", python=python) + (KEPT if keep_build_dir else "")
     env = {"SKBUILD_CMAKE_DEFINE": f"DEMO_SRC={DEMO}", "PIP_NO_INDEX": "1", "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
     return make_config({"b200": {"address": "local", "builds": {"skheavy": {
-        "workdir": str(workdir), "command": command, "env": env,
+        "workdir": str(workdir), "command": command, "env": env, "resume": resume,
         "jobs": 2, "log_dir": str(tmp_path / "logs")}}}}, confirm=False)
 
 
@@ -112,7 +113,9 @@ async def kill_halfway(emu: SlackEmulator, app: RigopsApp, root: str, run: int) 
 
 async def test_a_restart_of_a_real_pip_install_from_scratch_says_so_and_how_to_resume(
         emulator: SlackEmulator, tmp_path: Path, state_dir: Path, skbuild_python: Path) -> None:
-    async with running_app(emulator, config(tmp_path, skbuild_python, keep_build_dir=False), state_dir) as app:
+    """With ``resume = "never"``, scikit-build-core's own default: a new temporary build dir each run."""
+    cfg = config(tmp_path, skbuild_python, keep_build_dir=False, resume="never")
+    async with running_app(emulator, cfg, state_dir) as app:
         root = str((await emulator.send_message("rebuild -j2", channel=OPS))["ts"])
         first = await kill_halfway(emulator, app, root, 1)
         await emulator.send_message("rebuild -j2", channel=OPS, thread_ts=root)
@@ -154,3 +157,30 @@ async def test_a_restart_of_a_real_pip_install_in_a_kept_build_dir_resumes_and_c
     assert STEPS - len(built) <= left <= STEPS - before[-1][0] < STEPS, (before, built, after)
     assert "-- Configuring done" in log and "*** Building project with Ninja..." in log  # configure ran again
     assert f"[{left}/{left}]" in card and "started again" not in card and "build directory" not in card, card
+    assert f":fast_forward: resumed: {STEPS - left} of {STEPS} steps were already built, {left} to go." in card, card
+
+
+async def test_a_restart_of_a_real_pip_install_resumes_by_itself(
+        emulator: SlackEmulator, tmp_path: Path, state_dir: Path, skbuild_python: Path) -> None:
+    """The seed's command as it was (no build dir of its own) and the build's default, ``resume = "auto"``:
+    rigops keeps scikit-build-core's build directory (``SKBUILD_BUILD_DIR``), so the run after a kill builds
+    only what is left, and its card says how much was already built. Measured: the steps and the wall time of
+    the run after the kill, against the same run from scratch (``resume = "never"``, the test above)."""
+    async with running_app(emulator, config(tmp_path, skbuild_python, keep_build_dir=False), state_dir) as app:
+        root = str((await emulator.send_message("rebuild -j2", channel=OPS))["ts"])
+        first = await kill_halfway(emulator, app, root, 1)
+        kept = sorted((tmp_path / "skbuild" / "build" / "rigops-skheavy").glob("*/CMakeFiles/skheavy.dir/src/*.o"))
+        await emulator.send_message("rebuild -j2", channel=OPS, thread_ts=root)
+        second = await run_in(app, 2, states=("stopped", "succeeded", "failed"), timeout=90)
+        card = await emulator.wait_for(lambda: (c := card_of(emulator, root, 2)) and "succeeded" in c and c,
+                                       timeout=30)
+    before, after = counters(first.log), counters(second.log)
+    took = (second.ended_at or 0) - second.started_at
+    print(f"\nresume=auto: run 1 counted {before[0]} .. {before[-1]}, leaving {len(kept)} objects; run 2 counted "
+          f"{after[0]} .. {after[-1]} in {took:.1f} s\n--- card ---\n{card}")
+    assert second.state == "succeeded", Path(second.log).read_text(errors="replace")[-3000:]
+    assert kept, "the first run built nowhere rigops kept"
+    left = after[0][1]
+    assert after[0][0] == 1 and left < STEPS, after  # only what was left
+    assert f":fast_forward: resumed: {STEPS - left} of {STEPS} steps were already built, {left} to go." in card, card
+    assert "started again" not in card, card

@@ -79,6 +79,8 @@ async def test_requests_during_a_postgresql_restart_are_each_answered_once(
             watcher.cancel()
             lost += [(run, i, n) for i, ts in enumerate(asked) if (n := answered(emulator, ts)) != 1]
             recovered.append(max(waits.values(), default=0.0))
+            print(f"restart {run + 1}: {sum(1 for ts in asked if answered(emulator, ts) == 1)} of {ASKED} answered "
+                  f"once, the slowest in {recovered[-1]:.1f} s", flush=True)
         text = log.read_text()
     print(f"postgresql restarts: {RUNS}, requests {RUNS * ASKED}, not answered exactly once: {len(lost)}; "
           f"acks Slack judged failed: {len(target.failures)}; the slowest answer took "
