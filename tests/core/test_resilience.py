@@ -50,6 +50,13 @@ def write_config(path: Path, workdir: Path, command: str) -> Path:
                                  "workdir": str(workdir), "command": command, "log_dir": f"{workdir}/logs"}}}}})
 
 
+def kill_9(bot: subprocess.Popen[bytes]) -> None:
+    """SIGKILL, as the OOM killer or a crashed machine stops rigops: nothing of it gets to clean up."""
+    if bot.poll() is None:
+        bot.send_signal(signal.SIGKILL)
+    bot.wait(10)
+
+
 def start_bot(emu: SlackEmulator, config: Path, state: Path) -> subprocess.Popen[bytes]:
     env = {**os.environ, "SLACK_BOT_TOKEN": emu.bot_token, "SLACK_APP_TOKEN": emu.app_token,
            "SLACK_API_URL": emu.api_url}
@@ -68,12 +75,8 @@ async def test_a_bot_killed_mid_build_resumes_without_a_second_build(
         event = await emulator.send_message("rebuild -j2", channel=OPS)
         root = str(event["ts"])
         await emulator.wait_for(lambda: "started `app` at -j2" in thread_text(emulator, OPS, root), timeout=30)
-        bot.send_signal(signal.SIGKILL)
-        bot.wait(10)
     finally:
-        if bot.poll() is None:
-            bot.kill()
-            bot.wait()
+        kill_9(bot)
     store = Store.open(state_dir)
     try:
         runs = store.runs()
@@ -113,12 +116,8 @@ async def test_a_bot_killed_during_a_kill_tells_the_stop_once_it_is_back(
         await emulator.wait_for(lambda: ":hourglass_flowing_sand: stop" in thread_text(emulator, OPS, root),
                                 timeout=30)
         await asyncio.sleep(1)  # inside the stop's grace period (SIGTERM sent, ignored)
-        bot.send_signal(signal.SIGKILL)
-        bot.wait(10)
     finally:
-        if bot.poll() is None:
-            bot.kill()
-            bot.wait()
+        kill_9(bot)
     killed = time.monotonic()
     bot = start_bot(emulator, config, state_dir)
     try:

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from slackemu import ApiCall, SlackEmulator
-from tests.core.test_takeover import bring_forward
+from tests.core.test_takeover import bring_forward, write_config
 from tests.fakes.replicas import query, rigops_processes, write_toml
 from tests.fakes.sshd import free_port
 from tests.harness import HUMAN, OPS, SIGNING_SECRET
@@ -91,27 +91,12 @@ async def test_requests_during_a_postgresql_restart_are_each_answered_once(
 
 
 # -- a followed build through a long outage, and the leader's session cut just before a digest ---------------
-def build_config(path: Path, workdir: Path, url: str, *, steps: int, pause: float,
-                 schedule: str | None = None) -> Path:
-    script = workdir / "build.sh"
-    script.write_text(f'for i in $(seq 1 {steps}); do echo "[$i/{steps}] Building CXX object src/f$i.o"; '
-                      f"sleep {pause}; done\n")
-    config: dict[str, object] = {
-        "confirm": False, "state": url, "slack": {"ops_channels": [OPS]},
-        "policy": {"operators": [HUMAN], "rate_limit": 1000},
-        "hosts": {"b200": {"address": "local", "builds": {"app": {
-            "workdir": str(workdir), "command": f"sh {script}", "log_dir": f"{workdir}/logs"}}}}}
-    if schedule is not None:
-        config["schedules"] = [{"cron": schedule, "channel": OPS}]
-    return write_toml(path, config)
-
-
 async def test_a_followed_build_carries_on_through_30_s_without_postgresql_and_its_end_is_told_once(
         emulator: SlackEmulator, tmp_path: Path, postgres: PostgresServer) -> None:
     """The server stops 3 s into a 24 s build and is back 30 s later: the card goes on being edited while the
     state is away, the build ends while it is still away, and its end is told once the state is back — once."""
     url = postgres.fresh_state()
-    config = build_config(tmp_path / "rigops.toml", tmp_path, url, steps=48, pause=0.5)
+    config = write_config(tmp_path / "rigops.toml", tmp_path, url, steps=48, pause=0.5)
     seen: list[ApiCall] = []
     emulator.on_call.append(seen.append)
     with rigops_processes(emulator, config, tmp_path, 1):
@@ -157,7 +142,7 @@ async def test_the_leader_s_session_cut_just_before_a_digest_posts_it_once(
     """The leader holds its leadership as a PostgreSQL advisory lock on a session of its own; that session is
     ended by the server (``pg_terminate_backend``) 3 s before the digest is due: the digest goes out once."""
     url = postgres.fresh_state()
-    config = build_config(tmp_path / "rigops.toml", tmp_path, url, steps=1, pause=0, schedule="0 * * * *")
+    config = write_config(tmp_path / "rigops.toml", tmp_path, url, steps=1, pause=0, schedule="0 * * * *")
     seen: list[ApiCall] = []
     emulator.on_call.append(seen.append)
 

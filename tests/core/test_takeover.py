@@ -32,10 +32,12 @@ STEPS = 40  # the build's steps, 0.4 s each: it outlives a takeover
 CARD = "`app` on *b200* —"
 
 
-def write_config(path: Path, workdir: Path, state: str, *, schedule: str | None = None) -> Path:
+def write_config(path: Path, workdir: Path, state: str, *, schedule: str | None = None, steps: int = STEPS,
+                 pause: float = 0.4) -> Path:
+    """One local build of ``steps`` ninja-like steps, ``pause`` seconds each, on the state ``state``."""
     script = workdir / "build.sh"
-    script.write_text(f'for i in $(seq 1 {STEPS}); do echo "[$i/{STEPS}] Building CXX object src/f$i.o"; '
-                      "sleep 0.4; done\n")
+    script.write_text(f'for i in $(seq 1 {steps}); do echo "[$i/{steps}] Building CXX object src/f$i.o"; '
+                      f"sleep {pause}; done\n")
     config = {"confirm": False, "state": state, "slack": {"ops_channels": [OPS]},
               "policy": {"operators": [HUMAN], "rate_limit": 1000},
               "hosts": {"b200": {"address": "local", "builds": {"app": {

@@ -16,36 +16,29 @@ from tests.waiting import wait_until
 
 def own_memory_cgroup() -> Path | None:
     """This process's cgroup v1 memory directory, if there is one."""
-    mount = None
-    for line in Path("/proc/self/mountinfo").read_text().splitlines():
-        left, _, right = line.partition(" - ")
-        fields = right.split()
-        if len(fields) >= 3 and fields[0] == "cgroup" and "memory" in fields[2].split(","):
-            mount = left.split()[4]
-    if mount is None:
-        return None
-    for line in Path("/proc/self/cgroup").read_text().splitlines():
-        _, controllers, path = line.split(":", 2)
-        if "memory" in controllers.split(","):
-            return Path(mount) / path.lstrip("/")
-    return None
+    return _own_cgroup("memory")
 
 
 def own_cpu_cgroup() -> Path | None:
     """This process's cgroup v1 cpu directory (CFS quota), if there is one and we may make children there."""
+    found = _own_cgroup("cpu")
+    return found if found is not None and (found / "cpu.cfs_quota_us").exists() and os.access(found, os.W_OK) \
+        else None
+
+
+def _own_cgroup(controller: str) -> Path | None:
     mount = None
     for line in Path("/proc/self/mountinfo").read_text().splitlines():
         left, _, right = line.partition(" - ")
         fields = right.split()
-        if len(fields) >= 3 and fields[0] == "cgroup" and "cpu" in fields[2].split(","):
+        if len(fields) >= 3 and fields[0] == "cgroup" and controller in fields[2].split(","):
             mount = left.split()[4]
     if mount is None:
         return None
     for line in Path("/proc/self/cgroup").read_text().splitlines():
         _, controllers, path = line.split(":", 2)
-        if "cpu" in controllers.split(","):
-            found = Path(mount) / path.lstrip("/")
-            return found if (found / "cpu.cfs_quota_us").exists() and os.access(found, os.W_OK) else None
+        if controller in controllers.split(","):
+            return Path(mount) / path.lstrip("/")
     return None
 
 
