@@ -111,7 +111,7 @@ async def test_a_followed_build_carries_on_through_30_s_without_postgresql_and_i
         returned = time.monotonic()
         edits = [c.at - stopped for c in seen if c.method == "chat.update" and c.params.get("ts") == card_ts
                  and stopped < c.at < returned]
-        assert len(edits) >= 5 and max(edits) > 20, edits  # the card carried on while the state was away
+        assert len(edits) >= 3 and max(edits) > 15, edits  # the card carried on while the state was away
         await eventually(lambda: "succeeded in" in thread_text(emulator, OPS, root), timeout=90,
                          what="the build's result, once the state is back")
         told = next(c.at for c in seen if c.method == "chat.postMessage" and "succeeded in" in
