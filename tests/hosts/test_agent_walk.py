@@ -148,6 +148,7 @@ def test_a_tool_that_leaves_its_tree_still_counts_as_the_build_user_s(
     os.kill(ninja, signal.SIGKILL)
     wait_until(lambda: (info := proc_info(compiler)) is not None and info["ppid"] != ninja,
                what="the compiler to be re-parented")
+    wait_until(lambda: proc_info(ninja) is None, what="ninja to be reaped")  # till then its zombie is in the tree
     s = sample([build.root])
     assert s["scan_age"] > 0
     assert (s["tree"], compilers(s), s["ended"]) == (1, {compiler}, [])
