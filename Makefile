@@ -6,7 +6,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-$(shell cksum pyproject.toml | cut -d' ' -f1)
 DEMO   := examples/demo/rigops.toml
 
-.PHONY: run test lint unit bench sshd postgres cuda clean
+.PHONY: run test lint unit bench sshd postgres ccache cuda clean
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -39,6 +39,14 @@ postgres:
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null; \
 	fi
 
+# The compiler-cache tests put a real ccache in front of a real CMake build; install it when it is missing.
+ccache:
+	@if ! command -v ccache >/dev/null 2>&1; then \
+		echo "installing ccache"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq ccache >/dev/null || \
+			echo "ccache could not be installed: its test is skipped"; \
+	fi
+
 lint: $(STAMP)
 	$(BIN)/ruff check bot tests bench
 	$(BIN)/mypy --strict bot slackemu
@@ -46,7 +54,7 @@ lint: $(STAMP)
 unit: $(STAMP)
 	$(BIN)/pytest -q -m "not ssh and not postgres"
 
-test: $(STAMP) sshd postgres lint
+test: $(STAMP) sshd postgres ccache lint
 	$(BIN)/pytest -q
 
 bench: $(STAMP) sshd

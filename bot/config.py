@@ -30,6 +30,8 @@ DEFAULT_MEMORY_ALERT_PCT = 5.0
 PressureAction = Literal["alert", "pause", "restart"]
 Resume = Literal["auto", "never"]
 RESUMES: tuple[str, ...] = ("auto", "never")
+Cache = Literal["none", "ccache", "sccache"]
+CACHES: tuple[str, ...] = ("none", "ccache", "sccache")
 PRESSURE_ACTIONS: tuple[PressureAction, ...] = ("alert", "pause", "restart")
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$")
 ENV_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -49,6 +51,7 @@ class BuildConfig:
     jobs: int | None = None
     log_dir: str | None = None  # default: <state dir on the host>/logs
     resume: Resume = "auto"  # a restart keeps the finished work where the build tool allows it
+    cache: Cache = "none"  # a compiler cache put in front of CMake's compilers ("ccache", "sccache")
 
 
 @dataclass(frozen=True)
@@ -289,7 +292,7 @@ def _build(r: _Reader, key: str, name: str, raw: Any) -> BuildConfig:
         r.fail(key, "expected a table")
     if not NAME_RE.match(name):
         r.fail(key, "build names are letters, digits, '.', '_' and '-'")
-    r.no_unknown(raw, {"workdir", "command", "env", "jobs", "log_dir", "resume"}, key)
+    r.no_unknown(raw, {"workdir", "command", "env", "jobs", "log_dir", "resume", "cache"}, key)
     workdir = r.get(raw, "workdir", str, None, prefix=key)
     command = r.get(raw, "command", str, None, prefix=key)
     if not workdir:
@@ -308,10 +311,14 @@ def _build(r: _Reader, key: str, name: str, raw: Any) -> BuildConfig:
     resume = r.get(raw, "resume", str, "auto", prefix=key)
     if resume not in RESUMES:
         r.fail(f"{key}.resume", f"expected one of {', '.join(RESUMES)}, got {resume!r}")
+    cache = r.get(raw, "cache", str, "none", prefix=key)
+    if cache not in CACHES:
+        r.fail(f"{key}.cache", f"expected one of {', '.join(CACHES)}, got {cache!r}")
     return BuildConfig(
         name=name, workdir=workdir, command=command,
         env={k: str(v).lower() if isinstance(v, bool) else str(v) for k, v in env.items()},
         jobs=jobs, log_dir=r.get(raw, "log_dir", str, None, prefix=key), resume=cast(Resume, resume),
+        cache=cast(Cache, cache),
     )
 
 

@@ -470,3 +470,25 @@ class ProgressTracker:
             samples.append((now, value))
         while len(samples) > _MIN_SAMPLES and samples[1][0] <= now - _WINDOW:
             samples.popleft()
+
+
+@dataclass(frozen=True)
+class CacheStats:
+    """What a compiler cache did for one run: of ``compiles`` it was asked to cache, ``hits`` came from it."""
+
+    hits: int
+    compiles: int
+
+
+def cache_stats(text: str) -> CacheStats | None:
+    """ccache's stats log of one run (``CCACHE_STATSLOG``: a ``# <source>`` line per call, then its counters):
+    how many compiles were answered from the cache. Calls it could not cache (a link, a preprocessor-only
+    call) count for neither; None when the log holds no compile."""
+    hits = misses = 0
+    for call in text.split("\n# "):
+        counters = set(call.split())
+        if counters & {"direct_cache_hit", "preprocessed_cache_hit"}:
+            hits += 1
+        elif "cache_miss" in counters:
+            misses += 1
+    return CacheStats(hits, hits + misses) if hits + misses else None

@@ -31,15 +31,32 @@ class RebuildResult:
     advice: Advice | None = None  # the advisor's -j, when the request named none (runs 0: a first run's estimate)
 
 
-def build_env(build: BuildConfig, jobs: int) -> dict[str, str]:
+def build_env(build: BuildConfig, jobs: int, *, log: str | None = None, run_id: int = 0) -> dict[str, str]:
     """The build's configured environment plus the parallelism every common build tool reads, and, unless the
     build opts out (``resume = "never"``) or names its own, a build directory scikit-build-core keeps between
     runs (it builds in a new temporary one each time otherwise, and a restart after an OOM starts from
-    nothing): other build tools ignore the variable."""
+    nothing): other build tools ignore the variable. With ``cache``, the compiler cache in front of CMake's C,
+    C++ and CUDA compilers (read when CMake configures a build directory for the first time); ccache also
+    writes what each compile found (hit or miss) beside the run's ``log``, for the result to count."""
     env = {**build.env, "MAX_JOBS": str(jobs), "CMAKE_BUILD_PARALLEL_LEVEL": str(jobs), "MAKEFLAGS": f"-j{jobs}"}
     if build.resume == "auto" and "SKBUILD_BUILD_DIR" not in build.env and not NAMES_BUILD_DIR.search(build.command):
         env["SKBUILD_BUILD_DIR"] = kept_build_dir(build)
+    if build.cache != "none":
+        for lang in ("C", "CXX", "CUDA"):
+            env.setdefault(f"CMAKE_{lang}_COMPILER_LAUNCHER", build.cache)
+        if build.cache == "ccache" and log is not None:
+            env.setdefault("CCACHE_STATSLOG", cache_log(build, log, run_id))
     return env
+
+
+def cache_log(build: BuildConfig, log: str, run_id: int) -> str:
+    """Where ccache writes each compile's outcome for run ``run_id`` logging to ``log``: beside it, absolute (the
+    agent resolves a leading ``~/``), as every compile reads it from its own directory; ccache appends to it, so
+    it is the run's own."""
+    path = f"{log}.run{run_id}.ccache"
+    if path.startswith(("/", "~/")):
+        return path
+    return f"{build.workdir.rstrip('/')}/{path}"
 
 
 def kept_build_dir(build: BuildConfig) -> str:
@@ -90,8 +107,9 @@ async def rebuild(ctx: ActionContext, *, jobs: int | None) -> RebuildResult:
                                 exit_file=f"{log}.exit", boot_id=info.boot_id, started_by=ctx.requester.user,
                                 channel=ctx.requester.channel, thread_ts=ctx.requester.thread_ts)
     try:
-        spawned = await target.host.spawn(workdir=build.workdir, command=command, env=build_env(build, jobs),
-                                          log_path=log, exit_file=begun.exit_file)
+        spawned = await target.host.spawn(workdir=build.workdir, command=command,
+                                          env=build_env(build, jobs, log=log, run_id=begun.id), log_path=log,
+                                          exit_file=begun.exit_file)
     except HostError as exc:
         if _nothing_started(exc):
             ctx.store.forget_run(begun.id)

@@ -19,12 +19,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from bot import logs
+from bot.actions.rebuild import cache_log
 from bot.aio import cancel, log_end
 from bot.core.guard import Guards
 from bot.core.talk import Conversation, Reply
 from bot.diagnose import Diagnosis, diagnose
 from bot.errors import ActionFailed, HostError, StateError
-from bot.progress import Progress, ProgressTracker, from_scratch, resumed
+from bot.progress import Progress, ProgressTracker, cache_stats, from_scratch, resumed
 from bot.services import Services
 from bot.stops import interruption
 from bot.store import BuildRun, RunState
@@ -273,6 +274,21 @@ class Follower:
         tracker.feed("\n".join(tail.lines) + "\n", now=time.time())
         return tracker.progress()
 
+    async def _cache_line(self, run: BuildRun) -> str:
+        """What the build's ccache did this run, from the stats log it wrote beside the run's log ("" when the
+        build has no ccache, or the log cannot be read: the result does not wait on it)."""
+        build = self.services.config.hosts[run.host].builds.get(run.build)
+        if build is None or build.cache != "ccache":
+            return ""
+        try:
+            chunk = await self.services.hosts[run.host].read(cache_log(build, run.log, run.id), offset=0,
+                                                             max_bytes=8 << 20)
+        except HostError as exc:
+            log.info("no ccache stats for run %d: %s", run.id, exc)
+            return ""
+        stats = cache_stats(chunk.data)
+        return render.cache_line("ccache", stats) if stats is not None else ""
+
     async def _lost_contact(self, state: Following, exc: HostError) -> None:
         """Tell the thread that the host does not answer; the card shows it from now on."""
         state.lost_at = state.seen_at or time.time()
@@ -392,5 +408,6 @@ class Follower:
             if final.state == "failed":
                 diagnosis = await asyncio.to_thread(diagnose, state.keeper.text())
             await state.thread.post(render.build_result(final, diagnosis, interrupted=interrupted, killed=killed,
-                                                        fits=self.guards.suggested(run.id)))
+                                                        fits=self.guards.suggested(run.id),
+                                                        cache=await self._cache_line(run)))
         state.told = True

@@ -1179,7 +1179,7 @@ def op_spawn(req: dict[str, Any]) -> dict[str, Any]:
     if not SUPERVISOR_SOURCE:
         raise AgentError("spawn_failed", "this agent was started without the build supervisor's source")
     env = dict(os.environ)
-    env.update(env_arg)
+    env.update({k: os.path.expanduser(v) if v.startswith("~/") else v for k, v in env_arg.items()})  # as sh does
     try:
         for path in (log_path, exit_file):
             os.makedirs(os.path.dirname(path), exist_ok=True)

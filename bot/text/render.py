@@ -23,7 +23,7 @@ from bot.hosts.models import GpuReport, Proc, Snapshot
 from bot.memory import free_table, human
 from bot.oom import BuildUsage, OomKill
 from bot.plan import Plan, Question, Step, half_jobs
-from bot.progress import BuildStart, Progress
+from bot.progress import BuildStart, CacheStats, Progress
 from bot.redact import redact
 from bot.store import BuildRun
 
@@ -319,6 +319,12 @@ def _counter(done: int | None, total: int | None, percent: float | None) -> str:
     return f"[{done}/{total}]" if done is not None and total else f"{percent or 0:.0f}%"
 
 
+def cache_line(tool: str, stats: CacheStats) -> str:
+    """"ccache: 37 of 40 compiles came from the cache (92%).": what the build's compiler cache did this run."""
+    return (f":package: {tool}: {stats.hits} of {stats.compiles} compile{'s' if stats.compiles != 1 else ''} came "
+            f"from the cache ({100 * stats.hits / stats.compiles:.0f}%).")
+
+
 def resume_note(start: BuildStart, built: int) -> str:
     """A restarted build that kept the last run's work: "resumed: 412 of 690 steps were already built"."""
     total = (start.total or 0) + built
@@ -378,7 +384,7 @@ def build_card(run: BuildRun, progress: Progress, *, eta: float | None, peak_use
 
 
 def build_result(run: BuildRun, diagnosis: Diagnosis | None, *, interrupted: str | None = None,
-                 killed: Sequence[OomKill] = (), fits: int | None = None) -> Message:
+                 killed: Sequence[OomKill] = (), fits: int | None = None, cache: str = "") -> Message:
     """The message that says how a build ended, with the first real error, its fix and what to do next; a
     build that was stopped says by whom, or (``interrupted``) what shows it was stopped, never an error;
     ``killed``: the build's processes the kernel's OOM killer killed, as the guard saw them (a log says only
@@ -387,7 +393,8 @@ def build_result(run: BuildRun, diagnosis: Diagnosis | None, *, interrupted: str
     who = f" <@{run.started_by}>" if run.started_by else ""
     took = duration((run.ended_at or time.time()) - run.started_at)
     if run.state == "succeeded":
-        return Message(f":white_check_mark: `{run.build}` on *{run.host}* succeeded in {took} (-j{run.jobs}).{who}")
+        return Message(f":white_check_mark: `{run.build}` on *{run.host}* succeeded in {took} (-j{run.jobs}).{who}"
+                       + (f"\n{cache}" if cache else ""))
     if run.state == "stopped" and run.stopped_by:
         return Message(f":octagonal_sign: `{run.build}` on *{run.host}* was stopped by {stopped_by(run.stopped_by)} "
                        f"after {took} (-j{run.jobs}).")
@@ -403,6 +410,7 @@ def build_result(run: BuildRun, diagnosis: Diagnosis | None, *, interrupted: str
                 f"(the host rebooted, or the build was killed with its supervisor).{who}")
     else:
         text = f":x: `{run.build}` on *{run.host}* failed after {took} (exit {run.exit_status}, -j{run.jobs}).{who}"
+        text += f"\n{cache}" if cache else ""
     if diagnosis is not None and diagnosis.line:
         line = _clip(diagnosis.line, 1500)
         text += f"\n*First error* (`{diagnosis.category}`):\n```{line}```\n*Fix:* {diagnosis.fix}"
