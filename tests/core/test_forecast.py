@@ -22,7 +22,7 @@ from bot.config import Config
 from slackemu import SlackEmulator
 from tests.core.test_build_in_limit import project
 from tests.core.test_guard import alert_message, start, wait_text
-from tests.fakes.cgroups import Cgroups, cpu_limited, remove_cpu
+from tests.fakes.cgroups import Cgroups
 from tests.harness import OPS, make_config, running_app
 from tests.scenario import thread_text
 
@@ -44,27 +44,30 @@ def config(workdir: Path, cg: Path, script: str, *, jobs: int = 4, cpu: Path | N
         "log_dir": str(workdir / "logs")}}}}, confirm=False)
 
 
-def growers(fake_bin: Path, *, mb: int, hold: float | None = None) -> str:
-    """A fake ninja with four compilers growing 10 MiB a second up to ``mb`` each (then holding ``hold``
-    seconds, or until killed); the build fails when one was killed, as a real one would."""
-    hold_arg = [] if hold is None else [str(hold)]
-    compilers = " ".join(f"-- {fake_bin}/cc1plus -g 10 {mb} {' '.join(hold_arg)}" for _ in range(4))
-    return f"{fake_bin}/ninja 1 {compilers}\n" + ("exit 0" if hold is not None else "exit 1")
+def growers(fake_bin: Path, *, mb: int, hold: float, ok: bool) -> str:
+    """A fake ninja with four compilers growing 10 MiB a second up to ``mb`` each, then holding ``hold`` seconds;
+    the build exits 0 when ``ok`` (nothing was killed), else 1, as a real one whose compiler was killed would."""
+    compilers = " ".join(f"-- {fake_bin}/cc1plus -g 10 {mb} {hold}" for _ in range(4))
+    return f"{fake_bin}/ninja 1 {compilers}\n" + ("exit 0" if ok else "exit 1")
 
 
 @pytest.fixture
 def throttled() -> Iterator[Path]:
-    cpu = cpu_limited("forecast", 0.4)
-    if cpu is None:
-        pytest.skip("no writable cgroup v1 cpu controller here")
-    yield cpu
-    remove_cpu(cpu)
+    """40% of one core: four heavy units grow ~50 MiB/s together, for seconds."""
+    yield from throttle(0.4)
+
+
+@pytest.fixture
+def less_throttled() -> Iterator[Path]:
+    """80% of one core: the same units grow about twice as fast (and the build takes half the time)."""
+    yield from throttle(0.8)
 
 
 async def test_four_growing_compilers_of_a_first_run_are_warned_before_the_kernel_kills(
         emulator: SlackEmulator, tmp_path: Path, state_dir: Path, cgroups: Cgroups, fake_bin: Path) -> None:
-    cg = cgroups.make("growers", 400 * MIB)
-    async with running_app(emulator, config(tmp_path, cg, growers(fake_bin, mb=1000)), state_dir) as app:
+    cg = cgroups.make("growers", 400 * MIB)  # 4 x 120 MiB do not fit; once one is killed, the other three do
+    async with running_app(emulator, config(tmp_path, cg, growers(fake_bin, mb=120, hold=2, ok=False)),
+                           state_dir) as app:
         root, _ = await start(emulator, app)
         assert app.core.store.job_memory_by_name("b200", "hello") == {}  # a first run: nothing learned
         alert = await alert_message(emulator, root, timeout=60)
@@ -82,7 +85,7 @@ async def test_growth_that_stops_well_under_the_limit_is_not_an_alert(
         emulator: SlackEmulator, tmp_path: Path, state_dir: Path, cgroups: Cgroups, fake_bin: Path) -> None:
     """The same growth, stopping at 40 MiB a compiler (170 of 400 MiB), held 8 s."""
     cg = cgroups.make("fits", 400 * MIB)
-    async with running_app(emulator, config(tmp_path, cg, growers(fake_bin, mb=40, hold=8)), state_dir) as app:
+    async with running_app(emulator, config(tmp_path, cg, growers(fake_bin, mb=40, hold=8, ok=True)), state_dir) as app:
         root, _ = await start(emulator, app)
         await wait_text(emulator, root, "succeeded in", timeout=90)
     assert "Memory pressure" not in thread_text(emulator, OPS, root)
@@ -109,11 +112,12 @@ async def test_a_real_first_build_that_cannot_fit_is_warned_before_its_oom_kill(
 
 @real_build
 async def test_a_real_first_build_that_fits_in_its_limit_is_not_warned(
-        emulator: SlackEmulator, tmp_path: Path, state_dir: Path, cgroups: Cgroups, throttled: Path) -> None:
-    """The same -j4 in 1400 MiB: it peaks near 720 MiB, rising as fast on the way."""
+        emulator: SlackEmulator, tmp_path: Path, state_dir: Path, cgroups: Cgroups, less_throttled: Path) -> None:
+    """The same -j4 in 1400 MiB: it peaks near 720 MiB, rising twice as fast on the way."""
     cg = cgroups.make("roomy", 1400 * MIB)
     workdir = project(tmp_path / "src")
-    async with running_app(emulator, config(workdir, cg, "rm -f *.o\nexec make", cpu=throttled), state_dir) as app:
+    async with running_app(emulator, config(workdir, cg, "rm -f *.o\nexec make", cpu=less_throttled),
+                           state_dir) as app:
         root, _ = await start(emulator, app)
         await wait_text(emulator, root, "succeeded in", timeout=240)
         store = app.core.store

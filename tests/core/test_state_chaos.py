@@ -1,8 +1,8 @@
 """The state as a dependency that fails, with the real parts (real rigops processes, a real PostgreSQL server):
 - a ``rigops run --http`` asked "free -h" every ~0.45 s by the Slack emulator (over HTTP, signed, its acks judged
   as Slack judges them) while the server restarts with a fast shutdown (every client cut off): each request is
-  answered once, none lost, none doubled; ``RIGOPS_CHAOS_RUNS`` repeats the restart (``make test`` runs 2);
-- the server stopped for 30 s in the middle of a followed build: the card carries on, the end is told once;
+  answered once, none lost, none doubled; ``RIGOPS_CHAOS_RUNS`` repeats the restart (``make test`` runs 1);
+- the server stopped for 20 s in the middle of a followed build: the card carries on, the end is told once;
 - the leader's database session ended by the server just before a scheduled digest: the digest is posted once.
 The recovery times are printed; the tests check what happened, not how fast.
 """
@@ -30,7 +30,7 @@ from tests.test_metrics import rigops_http, wait_listening
 from tests.waiting import eventually
 
 pytestmark = [pytest.mark.postgres, pytest.mark.timeout(3600)]
-RUNS = int(os.environ.get("RIGOPS_CHAOS_RUNS", "2"))
+RUNS = int(os.environ.get("RIGOPS_CHAOS_RUNS", "1"))
 ASKED = 12  # requests a run, one every GAP seconds; the restart begins with the fourth
 GAP = 0.45
 DOWN = 1.0  # seconds the server stays stopped
@@ -91,12 +91,12 @@ async def test_requests_during_a_postgresql_restart_are_each_answered_once(
 
 
 # -- a followed build through a long outage, and the leader's session cut just before a digest ---------------
-async def test_a_followed_build_carries_on_through_30_s_without_postgresql_and_its_end_is_told_once(
+async def test_a_followed_build_carries_on_through_20_s_without_postgresql_and_its_end_is_told_once(
         emulator: SlackEmulator, tmp_path: Path, postgres: PostgresServer) -> None:
-    """The server stops 3 s into a 24 s build and is back 30 s later: the card goes on being edited while the
+    """The server stops 3 s into a 16 s build and is back 20 s later: the card goes on being edited while the
     state is away, the build ends while it is still away, and its end is told once the state is back — once."""
     url = postgres.fresh_state()
-    config = write_config(tmp_path / "rigops.toml", tmp_path, url, steps=48, pause=0.5)
+    config = write_config(tmp_path / "rigops.toml", tmp_path, url, steps=32, pause=0.5)
     seen: list[ApiCall] = []
     emulator.on_call.append(seen.append)
     with rigops_processes(emulator, config, tmp_path, 1):
@@ -105,18 +105,18 @@ async def test_a_followed_build_carries_on_through_30_s_without_postgresql_and_i
         await eventually(lambda: query(url, "SELECT card_ts FROM runs") and query(url, "SELECT card_ts FROM runs")[0][0]
                          is not None, timeout=60, what="the build's card, recorded")
         (card_ts,), = query(url, "SELECT card_ts FROM runs")
-        back = await asyncio.to_thread(postgres.down_for, 30.0)
+        back = await asyncio.to_thread(postgres.down_for, 20.0)
         stopped = time.monotonic()
         await asyncio.to_thread(back.join, 90)
         returned = time.monotonic()
         edits = [c.at - stopped for c in seen if c.method == "chat.update" and c.params.get("ts") == card_ts
                  and stopped < c.at < returned]
-        assert len(edits) >= 3 and max(edits) > 15, edits  # the card carried on while the state was away
+        assert len(edits) >= 2 and max(edits) > 8, edits  # the card carried on while the state was away
         await eventually(lambda: "succeeded in" in thread_text(emulator, OPS, root), timeout=90,
                          what="the build's result, once the state is back")
         told = next(c.at for c in seen if c.method == "chat.postMessage" and "succeeded in" in
                     str(c.params.get("text", "")))
-        print(f"30 s without PostgreSQL mid-build: {len(edits)} card edits meanwhile; the end told "
+        print(f"20 s without PostgreSQL mid-build: {len(edits)} card edits meanwhile; the end told "
               f"{told - returned:.1f} s after the server was back")
         await eventually(lambda: query(url, "SELECT state, reported FROM runs") == [("succeeded", 1)], timeout=30,
                          what="the end recorded as told")
@@ -128,7 +128,7 @@ async def test_a_followed_build_carries_on_through_30_s_without_postgresql_and_i
         line = next(x for x in check.stdout.splitlines() if "state outages" in x)
         found = re.match(r"WARN state outages: 1 time in the last 24 h the state did not answer; the longest (\d+) s",
                          line)
-        assert found is not None and 25 <= int(found[1]) <= 45, line
+        assert found is not None and 15 <= int(found[1]) <= 35, line
         await asyncio.sleep(3)  # a second telling would come now
     texts = [m.text for m in emulator.thread(OPS, root)]
     assert sum("succeeded in" in t and "`app` on *b200* —" not in t for t in texts) == 1, texts
