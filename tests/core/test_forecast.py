@@ -22,7 +22,7 @@ from bot.config import Config
 from slackemu import SlackEmulator
 from tests.core.test_build_in_limit import project
 from tests.core.test_guard import alert_message, start, wait_text
-from tests.fakes.cgroups import Cgroups
+from tests.fakes.cgroups import Cgroups, cpu_limited, remove_cpu
 from tests.harness import OPS, make_config, running_app
 from tests.scenario import thread_text
 
@@ -49,6 +49,14 @@ def growers(fake_bin: Path, *, mb: int, hold: float, ok: bool) -> str:
     the build exits 0 when ``ok`` (nothing was killed), else 1, as a real one whose compiler was killed would."""
     compilers = " ".join(f"-- {fake_bin}/cc1plus -g 10 {mb} {hold}" for _ in range(4))
     return f"{fake_bin}/ninja 1 {compilers}\n" + ("exit 0" if ok else "exit 1")
+
+
+def throttle(share: float) -> Iterator[Path]:
+    cpu = cpu_limited("forecast", share)
+    if cpu is None:
+        pytest.skip("no writable cgroup v1 cpu controller here")
+    yield cpu
+    remove_cpu(cpu)
 
 
 @pytest.fixture
