@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import re
 import signal
 import sqlite3
 import subprocess
@@ -260,6 +261,11 @@ async def test_a_full_disk_is_reported_and_nothing_runs_or_is_half_written(
     assert [e for e in after if e["thread_ts"] == str(again["ts"])] and before == after[-len(before):]
 
 
+def counter(text: str) -> int:
+    """The highest [n/24] a thread's card has shown."""
+    return max((int(n) for n in re.findall(r"\[(\d+)/24\]", text)), default=0)
+
+
 async def test_a_build_followed_while_the_state_disk_is_full_is_told_once_there_is_room(
         emulator: SlackEmulator, tmp_path: Path, small_disk: Path) -> None:
     """The state's disk fills in the middle of a followed build and the build ends while it is full: the card
@@ -272,9 +278,12 @@ async def test_a_build_followed_while_the_state_disk_is_full_is_told_once_there_
         root = str((await emulator.send_message("rebuild app on b200 -j2", channel=OPS))["ts"])
         await emulator.wait_for(lambda: "/24] · " in thread_text(emulator, OPS, root), timeout=30)  # the card
         filler = fill(small_disk)
-        await emulator.wait_for(lambda: "[24/24]" in thread_text(emulator, OPS, root), timeout=30)  # it goes on
-        assert len(core.store.runs(host="b200", live=True)) == 1  # reading a full disk works; the end is unwritten
-        await asyncio.sleep(2)  # the build has ended; its end cannot be recorded
+        at_fill = counter(thread_text(emulator, OPS, root))
+        (run,) = core.store.runs(host="b200", live=True)  # reading a full disk works
+        await emulator.wait_for(lambda: Path(run.exit_file).exists(), timeout=30)  # the build ends meanwhile
+        assert counter(thread_text(emulator, OPS, root)) > at_fill + 5  # its card went on
+        assert len(core.store.runs(host="b200", live=True)) == 1  # its end is not written yet
+        await asyncio.sleep(2)  # the end cannot be recorded, so it is not told
         assert "succeeded in" not in thread_text(emulator, OPS, root)
         filler.unlink()
         await emulator.wait_for(lambda: "succeeded in" in thread_text(emulator, OPS, root), timeout=30)
