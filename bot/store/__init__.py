@@ -143,10 +143,7 @@ class Store:
         rows = self._db.query("SELECT * FROM plans WHERE id = ?", (plan_id,))
         if not rows:
             return None
-        r = rows[0]
-        return PendingPlan(id=r["id"], channel=r["channel"], thread_ts=r["thread_ts"], message_ts=r["message_ts"],
-                           request_ts=r["request_ts"], user=r["user"], plan=Plan.from_json(json.loads(r["plan"])),
-                           state=r["state"], created_at=r["created_at"])
+        return _pending(rows[0])
 
     def open_question(self, channel: str, thread_ts: str) -> PendingPlan | None:
         """The newest question rigops asked in a thread and nobody has answered yet."""
@@ -160,10 +157,10 @@ class Store:
         now = time.time()
         me = self.replicas.me
         rows = self._db.query(
-            "SELECT id FROM plans WHERE state = 'running' AND ((replica = ? AND ran_at < ?) OR (replica IS NULL AND "
+            "SELECT * FROM plans WHERE state = 'running' AND ((replica = ? AND ran_at < ?) OR (replica IS NULL AND "
             "created_at < ?) OR (replica <> ? AND replica NOT IN (SELECT id FROM replicas WHERE seen_at >= ?))) "
             "ORDER BY id", (me, since, since, me, now - timeout))
-        return [p for r in rows if (p := self.plan(int(r["id"]))) is not None]
+        return [_pending(r) for r in rows]  # one query a heartbeat, not one per plan
 
     def finish_plan(self, plan_id: int) -> None:
         with self._db.transaction() as db:
@@ -393,3 +390,9 @@ def where(state_dir: Path, *, url: str | None) -> str:
     from bot.store.postgres import public_url
 
     return f"PostgreSQL {public_url(url)}"
+
+
+def _pending(r: Row) -> PendingPlan:
+    return PendingPlan(id=r["id"], channel=r["channel"], thread_ts=r["thread_ts"], message_ts=r["message_ts"],
+                       request_ts=r["request_ts"], user=r["user"], plan=Plan.from_json(json.loads(r["plan"])),
+                       state=r["state"], created_at=r["created_at"])
