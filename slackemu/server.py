@@ -644,6 +644,8 @@ class SlackEmulator:
         for c in self.calls[-n:]:
             error = "" if c.ok or c.response is None else f" -> {c.response.get('error')}"
             lines.append(f"  {c.method} {json.dumps(c.params, default=str)[:200]} [{c.status}]{error}")
+        if last := next((c for c in reversed(self.calls) if c.method in ("chat.update", "chat.postMessage")), None):
+            lines.append(f"the last message text in full: {str(last.params.get('text', ''))[:1500]!r}")
         lines.append(
             f"envelopes: {len(self.envelopes)}, acked: {len(self._acked)}, queued: {len(self._pending)}"
         )

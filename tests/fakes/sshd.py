@@ -85,8 +85,7 @@ class SshServer:
         """Stop this sshd and start it again on the same port, with the same keys. ``drop_sessions``: the
         connections it serves die with it (a host that reboots, a cut network); else they live on, as with
         ``systemctl restart ssh``."""
-        sessions = [c for c in psutil.Process(self.proc.pid).children(recursive=True)  # each connection's sshd
-                    if c.name().startswith("sshd")] if drop_sessions else []  # processes, not what they run
+        sessions = _sshd_children(self.proc.pid) if drop_sessions else []
         self.stop()
         for child in sessions:
             with contextlib.suppress(psutil.NoSuchProcess):
@@ -106,6 +105,16 @@ class SshServer:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
+
+
+def _sshd_children(pid: int) -> list[psutil.Process]:
+    """Each connection's sshd process (not what it runs); one that ends while it is looked at is gone already."""
+    found = []
+    for child in psutil.Process(pid).children(recursive=True):
+        with contextlib.suppress(psutil.NoSuchProcess):
+            if child.name().startswith("sshd"):
+                found.append(child)
+    return found
 
 
 def start_sshd(root: Path, *, extra_env: dict[str, str] | None = None) -> SshServer:
