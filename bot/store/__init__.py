@@ -147,9 +147,9 @@ class Store:
 
     def open_question(self, channel: str, thread_ts: str) -> PendingPlan | None:
         """The newest question rigops asked in a thread and nobody has answered yet."""
-        rows = self._db.query("SELECT id FROM plans WHERE channel = ? AND thread_ts = ? AND state = 'asking' "
+        rows = self._db.query("SELECT * FROM plans WHERE channel = ? AND thread_ts = ? AND state = 'asking' "
                               "ORDER BY id DESC LIMIT 1", (channel, thread_ts))
-        return self.plan(int(rows[0]["id"])) if rows else None
+        return _pending(rows[0]) if rows else None
 
     def interrupted_plans(self, *, since: float, timeout: float) -> list[PendingPlan]:
         """The plans left running by a rigops that stopped before they were done: by this one before ``since``
