@@ -148,7 +148,12 @@ def read(
         carried = one.ignored[-1][1] if one.ignored and one.ignored[-1][1] in CARRIED - taking else None
     if normal.quoted and not hits.trouble and w.TROUBLE_RE.search(normal.quoted):
         hits.trouble = True  # "> node-3 is swapping" above "confirmed, stop it": the quote is the trouble
-    actions = _actions(hits, addressed or context is not None)  # a thread rigops acts in talks to rigops
+    if hits.trouble and not hits.jobs and not whole and (m := n.JOBS_RETRY_AT_RE.search(masked)):
+        hits.strong.add("rebuild")
+        hits.jobs.append(w.Number.of(m.group(1), "-j{}"))
+    # a thread rigops acts in talks to rigops; a message about one of its builds or hosts talks about them
+    actions = _actions(hits, addressed or context is not None, named=bool(names.hosts or names.builds)
+                       and not w.ALTERNATIVES_RE.search(masked))
     if not actions:
         return Plan(), hits.ignored
     jobs, lines, errors = _numbers(hits, actions)
@@ -256,15 +261,23 @@ def guess(text: str, *, config: Config, context: ThreadContext | None = None,
 def _read_clause(body: str, addressed: bool, *, question: bool = False,
                  taking: frozenset[str] = frozenset()) -> _Hits:
     hits = _Hits()
-    if w.NARRATIVE_RE.search(body):
+    opens = body.removeprefix(w.LEAD_MARK)
+    if addressed:
+        opens = w.ASKED_LEAD_RE.sub("", opens)
+    starts_imperative = body.startswith(w.LEAD_MARK) or bool(acts.IMPERATIVE_RE.match(opens))
+    # A request's reason does not make it a story: "kill the stuck job so that it doesn't come back later"
+    main = w.REASON_RE.split(body, maxsplit=1)[0] if starts_imperative else body
+    if w.NARRATIVE_RE.search(main):
         hits.ignored.append((body, "story"))
         return hits
     if addressed:
         body = w.ASKED_LEAD_RE.sub("", body)
+        main = w.ASKED_LEAD_RE.sub("", main)
     lead = body.startswith(w.LEAD_MARK)
     imperative = bool(acts.IMPERATIVE_RE.match(body)) or lead
     body = body.removeprefix(w.LEAD_MARK)
-    act = acts.act_of(body, addressed=addressed, imperative=imperative, has_names=acts.names_ours(body),
+    main = main.removeprefix(w.LEAD_MARK)
+    act = acts.act_of(main, addressed=addressed, imperative=imperative, has_names=acts.names_ours(body),
                       trouble=bool(w.TROUBLE_RE.search(body) or w.GPU_OOM_RE.search(body)))
     if act is not None and act not in taking:
         hits.ignored.append((body, act))
@@ -282,7 +295,7 @@ def _read_clause(body: str, addressed: bool, *, question: bool = False,
                            ("gpu", w.GPU_QUESTION_RE), ("log", w.LOG_QUESTION_RE)):
             if rx.search(body):
                 hits.strong.add(action)
-    if not w.NEGATION_RE.search(body) and (addressed or not w.DELIBERATION_RE.search(body)):
+    if not w.NEGATION_RE.search(main) and (addressed or not w.DELIBERATION_RE.search(main)):
         _read_kill(body, addressed, hits, lead=lead)
         _read_rebuild(body, addressed, hits)
     return hits
@@ -414,9 +427,11 @@ def _group_index(m: re.Match[str]) -> int:
 # --- from hits to steps --------------------------------------------------------------------------------
 
 
-def _actions(hits: _Hits, addressed: bool) -> set[str]:
+def _actions(hits: _Hits, addressed: bool, *, named: bool = False) -> set[str]:
+    """A weak request ("stop it", "restart") acts beside a strong one, memory trouble, a message to rigops,
+    or a message that names the build or host it is about ("llama-cpp is hanging gpu01. stop it")."""
     actions = set(hits.strong)
-    if addressed or hits.trouble or hits.strong:
+    if addressed or hits.trouble or hits.strong or named:
         actions |= hits.weak
     if addressed:
         actions |= hits.soft

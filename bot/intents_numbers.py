@@ -151,6 +151,8 @@ JOBS_AT_RE = re.compile(
     r"(?: on HOST)?|\brebuild) at"
     rf" {_NUM}{_COUNT_END}"
 )
+# "retry at 24" after news of memory trouble: the jobs, not a time of day (alone, "retry at 12" may be noon).
+JOBS_RETRY_AT_RE = re.compile(rf"\b(?:retry|rerun|redo|try again|go again|restart) at {_NUM}{_COUNT_END}")
 JOBS_TO_RE = re.compile(  # imperative "drop to 32", "cap it at 16", "set jobs to 16"
     r"(?:^|\bto )(?:(?:drop|lower|reduce|cut|go down|bump|raise|limit|cap|throttle)(?: (?:it|that))?|set"
     r"|hard-?code|change|make)"

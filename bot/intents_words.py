@@ -235,6 +235,15 @@ NEGATION_RE = re.compile(rf"\b(?:{NEGATIONS}|avoid|without|stop (?:killing|rebui
 # Said to the bot, "should we kill it?" asks it to: this lead-in is dropped when the bot is addressed.
 ASKED_LEAD_RE = re.compile(r"^(?:should (?:we|i|you)|shall (?:we|i)|do you want to|wanna|want to) ")
 # Deliberation between people, in plain (unaddressed) messages: "should we kill it?", "if it ooms, ...".
+# Where a request's reason or purpose begins: "stop it as it waits for an input that can't be given". What
+# follows says why, and its tenses and negations are not the request's ("… so it doesn't come back later").
+# Conditions ("if", "unless", "when") are not reasons: "rebuild at 8 if it fails" stays a supposition.
+REASON_RE = re.compile(
+    r"\s(?:so that|so it|so we|so the|because|'cause|cause it|since it|since the|as it|as they|as the|as we"
+    r"|which|otherwise|or else|before it|before the|to avoid|to prevent|to stop it)\b"
+)
+# A choice put to the channel, not a request: "stop and try again or let it continue?"
+ALTERNATIVES_RE = re.compile(r"\bor (?:let it|leave it|wait|keep it|just wait|not|should (?:i|we))\b")
 DELIBERATION_RE = re.compile(
     r"\b(?:will|would|might|should|shall|did|does|wonder|if|unless|whether|do you think|i'd|we'd|you'd"
     r"|have (?:you|we|they) (?:tried|used))\b|'ll\b"
@@ -294,7 +303,8 @@ _REBUILD_TAIL = (
 )
 REBUILD_OBJECT_RE = re.compile(
     r"^(?:rebuild|retry|rerun|restart|relaunch|start over)"
-    rf"(?: (?:it|that|this|the build|the compile|BUILD|HOST|on HOST)){_REBUILD_TAIL}$"
+    rf"(?: (?:it|that|this|the build|the compile|BUILD|HOST|on HOST|the whole thing|the whole build|everything"
+    rf"|the whole lot|the lot|the job|the install)){_REBUILD_TAIL}$"
 )
 REBUILD_BARE_RE = re.compile(rf"^(?:rebuild){_REBUILD_TAIL}$")
 REBUILD_WEAK_RE = re.compile(
