@@ -69,13 +69,33 @@ SHARE_OF_CORES_RE = re.compile(
 )
 
 
+# The machine's core count said in words where a number goes: "as many jobs as there are cores", "the number of
+# CPUs on the host", "one job per core", "-j auto". It is the expression it stands for too ("$(nproc)").
+_CORES = (r"(?:(?:the|all|available|physical|logical|system|cpu|hardware) )*(?:cores?|cpus?|processors?|threads)\b"
+          r"(?: (?:on|of|in) (?:the|this|that|your|my|our) (?:host|box|machine|node|server|system))?")
+AS_MANY_AS_CORES_RE = re.compile(
+    rf"\b(?:as many|the same number of) (?:(?P<what>jobs|threads|workers|processes) )?as (?:there are )?{_CORES}"
+    rf"(?: there are)?")
+NUMBER_OF_CORES_RE = re.compile(rf"\b(?:(?:equal|equivalent|set) to )?the (?:number|count|no\.?) of {_CORES}")
+JOB_PER_CORE_RE = re.compile(r"\b(?:one|a|1) (?:job|thread|worker|process) (?:per|for each|for every|a) "
+                             r"(?:core|cpu|processor)\b")
+JOBS_AUTO_RE = re.compile(r"(?<![\w-])(?P<key>-{1,2}j(?:obs)?|jobs|max_jobs)(?P<sep>\s*=\s*|\s+)auto\b")
+
+
+def _cores(text: str) -> str:
+    text = AS_MANY_AS_CORES_RE.sub(lambda m: f"$(nproc) {m.group('what') or 'jobs'}", text)
+    text = JOB_PER_CORE_RE.sub("$(nproc) jobs", text)
+    text = NUMBER_OF_CORES_RE.sub("$(nproc)", text)
+    return JOBS_AUTO_RE.sub(r"\g<key>\g<sep>$(nproc)", text)
+
+
 def _share(m: re.Match[str]) -> str:
     return "$(nproc) cores" if m.group("all") else "$(nproc)/share cores"
 
 
 def canonical_numbers(text: str) -> str:
     """Counts in words and separators rewritten to the forms the rules read (see above)."""
-    text = SHARE_OF_CORES_RE.sub(_share, text)
+    text = _cores(SHARE_OF_CORES_RE.sub(_share, text))
     text = SPELLED_RE.sub(_spelled, text)
     text = THOUSANDS_RE.sub(r"\g<1>000", text)
     text = FLAGS_VAR_RE.sub("", text)

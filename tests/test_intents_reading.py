@@ -140,10 +140,23 @@ def test_words_that_describe_a_build_are_not_names(text: str) -> None:
 
 
 @pytest.mark.parametrize("text", ["rebuild vllm with half the cores", "rebuild vllm with all cores",
-                                  "rebuild vllm at `max(nproc // 2, 4)`", "rebuild vllm with -j$(nproc)"])
+                                  "rebuild vllm at `max(nproc // 2, 4)`", "rebuild vllm with -j$(nproc)",
+                                  "rebuild vllm with as many jobs as there are cores",
+                                  "restart vllm, one job per cpu", "rebuild vllm with jobs=auto",
+                                  "rebuild vllm with -j auto",
+                                  "set max_jobs to the number of logical cores on the host and rebuild vllm"])
 def test_a_share_of_the_cores_or_an_expression_is_refused(text: str) -> None:
     plan = said(text)
     assert plan.error is not None and "name a number" in plan.error, plan
+
+
+@pytest.mark.parametrize("text", ["we built vllm with as many jobs as cores last week and it died",
+                                  "fyi one job per core is too many for vllm on node-3",
+                                  "rebuild vllm, the number of cores there is 64 so -j32 is fine"])
+def test_the_core_count_in_words_outside_a_request_does_not_act_or_refuse(text: str) -> None:
+    plan = said(text)
+    assert plan.error is None or "name a number" not in plan.error, plan
+    assert all(step.jobs in (None, 32) for step in plan.steps), plan
 
 
 # --- looks, compounds and order ------------------------------------------------------------------------
