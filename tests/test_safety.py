@@ -43,7 +43,8 @@ def test_any_text_gives_a_plan_of_config_names_and_bounded_numbers(text: str, ad
                                 "SKBUILD_BUILD_DIR"}
             assert env["SKBUILD_BUILD_DIR"] == "build/rigops-sgl-kernel/{wheel_tag}"  # from the config, not chat
             assert env["MAX_JOBS"] == str(jobs) and env["MAKEFLAGS"] == f"-j{jobs}"
-            assert re.fullmatch(r"~/\.local/state/rigops/logs/sgl-kernel-\d{8}-\d{6}\.log", log_path(build, now=0))
+            assert re.fullmatch(r"~/\.local/state/rigops/logs/sgl-kernel-\d{8}-\d{6}-\d{3}\.log",
+                                log_path(build, now=0))
 
 
 @settings(max_examples=200, deadline=None)
@@ -52,3 +53,14 @@ def test_slash_command_arguments_never_become_names(text: str) -> None:
     plan = intents.parse_command(text, config=CONFIG)
     assert plan.host in (None, *CONFIG.hosts) and plan.build in (None, "sgl-kernel")
     assert all(s.action in ACTIONS for s in plan.steps)
+
+
+def test_runs_started_in_the_same_second_keep_their_own_logs() -> None:
+    """A Retry right after a fast failure starts in the second the failed run started: it must not write over
+    the log (and the exit record beside it) that the failure's diagnosis and `log` still read."""
+    build = CONFIG.hosts["b200"].builds["sgl-kernel"]
+    second = 1_764_680_000.0
+    logs = {log_path(build, now=second + ms / 1000) for ms in (0, 1, 250, 999)}
+    assert len(logs) == 4, logs
+    assert log_path(build, now=second + 0.25).endswith("-250.log")
+    assert sorted(logs) == [log_path(build, now=second + ms / 1000) for ms in (0, 1, 250, 999)]  # they sort in time

@@ -71,7 +71,9 @@ def build_command(build: BuildConfig, jobs: int) -> str:
 
 
 def log_path(build: BuildConfig, *, now: float) -> str:
-    stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(now))
+    """``<log_dir>/<build>-YYYYmmdd-HHMMSS-mmm.log``: to the millisecond, so that a run started in the second
+    another one ended (a Retry right after a fast failure, the guard's restart) does not write over its log."""
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(now)) + f"-{int(now * 1000) % 1000:03d}"
     return f"{(build.log_dir or DEFAULT_LOG_DIR).rstrip('/')}/{build.name}-{stamp}.log"
 
 
