@@ -41,9 +41,7 @@ pytestmark = [pytest.mark.skipif(shutil.which("g++") is None or shutil.which("ma
 
 
 def project(where: Path) -> Path:
-    """Four translation units of examples/demo's heavy code and a Makefile that always compiles them all; the
-    compiler and the headers are read into the page cache from here first (:func:`warm_page_cache`)."""
-    warm_page_cache()
+    """Four translation units of examples/demo's heavy code and a Makefile that always compiles them all."""
     where.mkdir()
     for i in range(1, UNITS + 1):
         (where / f"unit{i}.cpp").write_text(
@@ -83,6 +81,7 @@ async def test_a_real_build_in_a_memory_limit_is_told_in_that_limit(
         emulator: SlackEmulator, tmp_path: Path, state_dir: Path, cgroups: Cgroups) -> None:
     cg = cgroups.make("limit", LIMIT)
     workdir = project(tmp_path / "src")
+    warm_page_cache()
     async with running_app(emulator, config(workdir, cg), state_dir) as app:
         store = app.core.store
 
