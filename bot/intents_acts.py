@@ -37,7 +37,7 @@ IMPERATIVE_RE = re.compile(
     r"^(?:kill|stop|abort|cancel|halt|terminate|nuke|rebuild|retry|rerun|restart|relaunch|start over|try"
     r"|drop|lower|reduce|cut|bump|raise|limit|cap|throttle|set|use|run|go|do|give|show|post|paste|send|get"
     r"|grab|dump|tail|check|look at|print|pull|fetch|share|tell me|let me know|graph|plot|chart|draw|return"
-    r"|display|list|monitor|watch|indicate|report|pull up|bring up|redo|relaunch|yank|stpo"
+    r"|display|list|monitor|watch|indicate|report|pull up|bring up|redo|yank"
     r"|status|mem|memory|gpu|gpus|nvidia-smi|log|logs|free -h|progress|eta)\b"
 )
 

@@ -234,7 +234,6 @@ NEGATIONS = r"don't|dont|do not|never|no need|not|nope|cannot|can't|cant|shouldn
 NEGATION_RE = re.compile(rf"\b(?:{NEGATIONS}|avoid|without|stop (?:killing|rebuilding|restarting|retrying))\b")
 # Said to the bot, "should we kill it?" asks it to: this lead-in is dropped when the bot is addressed.
 ASKED_LEAD_RE = re.compile(r"^(?:should (?:we|i|you)|shall (?:we|i)|do you want to|wanna|want to) ")
-# Deliberation between people, in plain (unaddressed) messages: "should we kill it?", "if it ooms, ...".
 # Where a request's reason or purpose begins: "stop it as it waits for an input that can't be given". What
 # follows says why, and its tenses and negations are not the request's ("… so it doesn't come back later").
 # Conditions ("if", "unless", "when") are not reasons: "rebuild at 8 if it fails" stays a supposition.
@@ -244,6 +243,7 @@ REASON_RE = re.compile(
 )
 # A choice put to the channel, not a request: "stop and try again or let it continue?"
 ALTERNATIVES_RE = re.compile(r"\bor (?:let it|leave it|wait|keep it|just wait|not|should (?:i|we))\b")
+# Deliberation between people, in plain (unaddressed) messages: "should we kill it?", "if it ooms, ...".
 DELIBERATION_RE = re.compile(
     r"\b(?:will|would|might|should|shall|did|does|wonder|if|unless|whether|do you think|i'd|we'd|you'd"
     r"|have (?:you|we|they) (?:tried|used))\b|'ll\b"

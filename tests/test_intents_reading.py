@@ -153,7 +153,7 @@ def test_a_share_of_the_cores_or_an_expression_is_refused(text: str) -> None:
 @pytest.mark.parametrize("text", ["we built vllm with as many jobs as cores last week and it died",
                                   "fyi one job per core is too many for vllm on node-3",
                                   "rebuild vllm, the number of cores there is 64 so -j32 is fine"])
-def test_the_core_count_in_words_outside_a_request_does_not_act_or_refuse(text: str) -> None:
+def test_the_core_count_in_words_that_is_not_the_jobs_asked_for_is_not_refused(text: str) -> None:
     plan = said(text)
     assert plan.error is None or "name a number" not in plan.error, plan
     assert all(step.jobs in (None, 32) for step in plan.steps), plan
