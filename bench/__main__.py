@@ -12,7 +12,7 @@ from bench.common import ROOT, machine
 
 BENCHES = ("bench.bench_probe", "bench.bench_seed", "bench.bench_slack", "bench.bench_diagnose", "bench.bench_chat",
            "bench.bench_tail", "bench.bench_watch",
-           "bench.bench_fleet", "bench.bench_agent", "bench.bench_digest", "bench.bench_replicas")
+           "bench.bench_fleet", "bench.bench_agent", "bench.bench_digest", "bench.bench_replicas", "bench.bench_resume")
 
 
 def main() -> int:

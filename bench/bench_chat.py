@@ -45,15 +45,16 @@ def load() -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
-Steps = list[tuple[str, int | None, int | None]]
+Steps = list[tuple[str, int | None, int | str | None]]  # (action, -j, lines; for a rebuild "clean" or None)
 
 
 def steps_of(plan: Plan) -> Steps:
-    return _same_work([(s.action, s.jobs, s.lines) for s in plan.steps])
+    return _same_work([(s.action, s.jobs, "clean" if s.clean else s.lines) for s in plan.steps])
 
 
 def expected_steps(item: dict[str, Any]) -> Steps:
-    return _same_work([(s["action"], s.get("jobs"), s.get("lines")) for s in item["expect"]["steps"]])
+    return _same_work([(s["action"], s.get("jobs"), "clean" if s.get("clean") else s.get("lines"))
+                       for s in item["expect"]["steps"]])
 
 
 def _same_work(steps: Steps) -> Steps:

@@ -46,8 +46,9 @@ COMMANDS: tuple[Command, ...] = (
             "stop the build: its own processes (the build user's compilers by name only when rigops did not start "
             "it); other builds are spared", role="operator", destructive=True, hosts="one", build_default=True,
             describe=lambda n, build: f"stop {build} (its own processes; other builds are spared)"),
-    Command("rebuild", ("retry", "restart"), "[host] [build] [-jN]",
-            "start the build again, first stopping it if it runs (other builds go on)", role="operator",
+    Command("rebuild", ("retry", "restart"), "[host] [build] [-jN] [--clean]",
+            "start the build again, first stopping it if it runs (other builds go on); `--clean` removes the "
+            "build directory rigops keeps for it first", role="operator",
             destructive=True, hosts="one", build_default=True,
             describe=lambda n, build: f"start {build} at -j{n}" if n else f"start {build} at its default -j"),
     Command("log", ("logs", "tail"), "[host] [build] [N]", "the last N lines of the build log (default 40)",

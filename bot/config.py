@@ -31,6 +31,7 @@ PressureAction = Literal["alert", "pause", "restart"]
 Resume = Literal["auto", "never"]
 RESUMES: tuple[str, ...] = ("auto", "never")
 Cache = Literal["none", "ccache", "sccache"]
+NAMES_BUILD_DIR = re.compile(r"build[-_]dir", re.IGNORECASE)  # -C build-dir=…, --config-settings=build-dir=…
 CACHES: tuple[str, ...] = ("none", "ccache", "sccache")
 PRESSURE_ACTIONS: tuple[PressureAction, ...] = ("alert", "pause", "restart")
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$")
@@ -52,6 +53,20 @@ class BuildConfig:
     log_dir: str | None = None  # default: <state dir on the host>/logs
     resume: Resume = "auto"  # a restart keeps the finished work where the build tool allows it
     cache: Cache = "none"  # a compiler cache put in front of CMake's compilers ("ccache", "sccache")
+
+    @property
+    def names_build_dir(self) -> bool:
+        """The build says where scikit-build-core builds it (``-C build-dir=…`` in its command, or
+        ``SKBUILD_BUILD_DIR`` in its env): that directory is the build's own, and rigops leaves it alone."""
+        return "SKBUILD_BUILD_DIR" in self.env or bool(NAMES_BUILD_DIR.search(self.command))
+
+    @property
+    def kept_dir(self) -> str | None:
+        """The directory rigops keeps the build's work in between runs (relative to its workdir, one
+        subdirectory per wheel tag below it), or None: ``resume = "never"``, or the build names its own."""
+        if self.resume != "auto" or self.names_build_dir:
+            return None
+        return f"build/rigops-{self.name}"
 
 
 @dataclass(frozen=True)

@@ -52,6 +52,7 @@ _PREFIX = re.compile(r"""(?:              # each eats one separating space: the 
   | Step\ \#\d+(?:\ -\ "[^"\n]{0,80}")?:\ ?                                      # Cloud Build: Step #18 - "x":
   | \[[A-Za-z][\w.-]*\]\                                                        # [build]
   | (?:DEBUG|TRACE)\ (?=\S)                                                      # uv -v
+  | \|\ (?=\s*\S)                                                               # Yocto/BitBake task: "| "
 )+""", re.X)
 
 
@@ -225,7 +226,7 @@ class _Log:
             return None
         parts = [_strip_prefix(previous), _strip_prefix(line),
                  _strip_prefix(self._line_at(following)[0]) if following < len(self.text) else ""]
-        if _QUOTED_SOURCE.match(parts[1].lstrip()):
+        if _QUOTED_SOURCE.match(parts[1].lstrip()) or _NOT_AN_ERROR.match(parts[1].lstrip()):
             return None
         joined = "".join(part.rstrip("\r") for part in parts)
         for rule in rules:

@@ -30,7 +30,7 @@ from bot import intents_numbers as n
 from bot import intents_tolerance as tol
 from bot import intents_words as w
 from bot.commands import COMMANDS, WORDS
-from bot.config import ALL_HOSTS, NAME_RE, Config
+from bot.config import ALL_HOSTS, NAME_RE, BuildConfig, Config
 from bot.plan import (
     ACTIONS,
     MAX_JOBS,
@@ -62,6 +62,7 @@ USAGE: dict[str, str] = {c.name: c.full_usage for c in COMMANDS}
 CMD_JOBS_RE = re.compile(r"(?:-{1,2}j(?:obs)?=?|j|max_jobs=)?(-?[0-9]+)")
 CMD_LINES_RE = re.compile(r"(?:-n|--lines=?)?(-?[0-9]+)")
 CMD_JOIN_RE = re.compile(r"(?<!\S)(-{1,2}j(?:obs)?|-n|--lines)\s+(?=-?\d)")
+CLEAN_ARGS = frozenset(("--clean", "clean", "--fresh", "fresh", "--from-scratch"))  # `/rigops rebuild --clean`
 SAFE_TOKEN_RE = re.compile(r"[a-z0-9_.=+:/-]{1,32}", re.ASCII)
 
 
@@ -80,6 +81,7 @@ class _Hits:
     soft: set[str] = field(default_factory=set)  # asked only when said to rigops or in its build's thread
     order: dict[str, int] = field(default_factory=dict)  # action -> the clause it was first asked in
     ignored: list[tuple[str, str]] = field(default_factory=list)  # (clause, why it did not act)
+    clean: bool = False  # a rebuild asked to start clean ("rebuild from scratch", "wipe the build dir")
 
     def merge(self, other: _Hits, at: int) -> None:
         for action in sorted(other.strong | other.weak | other.soft):
@@ -93,6 +95,7 @@ class _Hits:
         self.jobs += other.jobs
         self.lines += other.lines
         self.ignored += other.ignored
+        self.clean |= other.clean
 
 
 # --- public API ----------------------------------------------------------------------------------------
@@ -142,6 +145,7 @@ def read(
             hits.strong -= {"kill", "rebuild"}
             hits.weak -= {"kill", "rebuild"}
             hits.jobs = []
+            hits.clean = False
             continue
         one = _read_clause(clause.body, addressed, question=clause.question, taking=taking)
         hits.merge(one, at)
@@ -161,7 +165,8 @@ def read(
     if unknown:
         errors.append(_unknown_build_error(names.unknown_builds[0], names, config, context, channel))
     relative = hits.relative if "rebuild" in actions and not hits.jobs else None
-    plan = _resolve(_steps(actions, jobs, lines, hits.order), names, config, context, errors, (), channel=channel)
+    plan = _resolve(_steps(actions, jobs, lines, hits.order, clean=hits.clean), names, config, context, errors, (),
+                    channel=channel)
     if unknown:  # never a plan for another build than the one named, even a refused one
         plan = replace(plan, build=None, question=None, guess=None)
     return (_relative_jobs(plan, relative, context) if relative else plan), hits.ignored
@@ -221,11 +226,16 @@ def parse_command(text: str, *, config: Config, context: ThreadContext | None = 
     if action is None:
         known = ", ".join(a for a in ACTIONS)
         return Plan(error=f"unknown subcommand {_show(words[0])} (subcommands: {known})")
-    hosts, builds, number, errors = _command_args(words[1:], action, config)
+    args = words[1:]
+    clean = action == "rebuild" and any(a in CLEAN_ARGS for a in args)
+    if clean:
+        args = [a for a in args if a not in CLEAN_ARGS]
+    hosts, builds, number, errors = _command_args(args, action, config)
     jobs = _checked_jobs([number] if number is not None and action == "rebuild" else [], errors)
     lines = _checked_lines([number] if number is not None and action == "log" else [], errors)
     names = w.Names(hosts=tuple(hosts), builds=tuple(builds))
-    return _resolve(_steps({action}, jobs, lines), names, config, context, errors, (), channel=channel)
+    return _resolve(_steps({action}, jobs, lines, clean=clean), names, config, context, errors, (),
+                    channel=channel)
 
 
 def _relative_jobs(plan: Plan, direction: str, context: ThreadContext | None) -> Plan:
@@ -298,6 +308,7 @@ def _read_clause(body: str, addressed: bool, *, question: bool = False,
     if not w.NEGATION_RE.search(main) and (addressed or not w.DELIBERATION_RE.search(main)):
         _read_kill(body, addressed, hits, lead=lead)
         _read_rebuild(body, addressed, hits)
+        hits.clean |= bool(w.CLEAN_ASK_RE.match(body))  # "wipe the build dir, then rebuild": with the rebuild only
     return hits
 
 
@@ -353,7 +364,7 @@ def _read_kill(body: str, addressed: bool, hits: _Hits, *, lead: bool = False) -
 def _read_rebuild(body: str, addressed: bool, hits: _Hits) -> None:
     jobs = _read_jobs(body, addressed)
     strong = bool(jobs or w.REBUILD_OBJECT_RE.match(body) or w.REBUILD_BARE_RE.match(body)
-                  or w.REBUILD_AGAIN_RE.match(body)
+                  or w.REBUILD_AGAIN_RE.match(body) or w.REBUILD_NOUN_RE.match(body)
                   or _at_request(body, w.REBUILD_TARGET_RE.search(body))
                   or (addressed and w.ADDRESSED_REBUILD_RE.match(body)))
     weak = bool(w.REBUILD_WEAK_RE.match(body))
@@ -374,6 +385,13 @@ def _read_rebuild(body: str, addressed: bool, hits: _Hits) -> None:
     if w.RESTART_RE.search(body):
         bucket.add("kill")
     hits.jobs += jobs
+    hits.clean |= _asks_clean(body)
+
+
+def _asks_clean(body: str) -> bool:
+    """The clause asks for a clean start ("rebuild from scratch", "a fresh build", "wipe the build dir"),
+    not for the opposite ("rebuild, no need to clean")."""
+    return bool((w.CLEAN_RE.search(body) or w.CLEAN_ASK_RE.match(body)) and not w.NOT_CLEAN_RE.search(body))
 
 
 def _read_jobs(body: str, addressed: bool) -> list[w.Number]:
@@ -492,7 +510,7 @@ def _checked(nums: list[w.Number], low: int, high: int, what: str, errors: list[
 
 
 def _steps(actions: set[str], jobs: int | None, lines: int | None,
-           order: dict[str, int] | None = None) -> tuple[Step, ...]:
+           order: dict[str, int] | None = None, *, clean: bool = False) -> tuple[Step, ...]:
     """The steps in the order the message asked for them ("stop it, check the gpus, then rebuild at 8");
     a kill that a rebuild implies, and the memory look that trouble adds, go right before the rebuild."""
     order = order or {}
@@ -508,7 +526,8 @@ def _steps(actions: set[str], jobs: int | None, lines: int | None,
         return (order.get(a, last), rank[a])
 
     return tuple(
-        Step(a, jobs=jobs if a == "rebuild" else None, lines=lines if a == "log" else None)
+        Step(a, jobs=jobs if a == "rebuild" else None, lines=lines if a == "log" else None,
+             clean=clean and a == "rebuild")
         for a in sorted((a for a in ACTIONS if a in actions), key=key)
     )
 
@@ -536,9 +555,26 @@ def _resolve(
             build = _resolve_build(host, names, config, context, actions, errors, asked)
     elif names.hosts and len(names.hosts) == 1:
         host = names.hosts[0]
+    chosen = config.hosts[host].builds.get(build or "") if host in config.hosts and host is not None else None
+    if chosen is not None and any(s.clean for s in steps):
+        warnings = (*warnings, *_clean_checked(chosen, errors))
     error = "; ".join(dict.fromkeys(errors)) or None
     question = asked[0] if asked and len(dict.fromkeys(errors)) == 1 else None  # one open answer, nothing wrong
     return Plan(host=host, build=build, steps=steps, error=error, warnings=warnings, question=question, guess=guess)
+
+
+def _clean_checked(build: BuildConfig, errors: list[str]) -> tuple[str, ...]:
+    """A clean rebuild removes only the build directory rigops keeps: a build that names its own is refused
+    (rigops never removes a directory it did not make); one that keeps none starts as it always does."""
+    if build.names_build_dir:
+        errors.append(f"`{build.name}` names its own build directory (`build-dir` in its command, or "
+                      "SKBUILD_BUILD_DIR in its env), and rigops removes only the one it keeps itself: remove "
+                      "that one on the host, or drop it from the config and let rigops keep it")
+        return ()
+    if build.kept_dir is None:
+        return (f"rigops keeps no build directory for `{build.name}` (resume = \"never\"): it starts as its "
+                "command always does",)
+    return ()
 
 
 def _resolve_host(

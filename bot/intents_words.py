@@ -316,6 +316,19 @@ REBUILD_TARGET_RE = re.compile(
     r" (?:build|compile|BUILD)\b"
     r"(?! (?:system|time|times|server|farm|cache|script|dir|directory|folder|button))"
 )
+# A rebuild asked for by its noun: "clean rebuild of BUILD", "do a fresh build of BUILD on HOST", "kick off a
+# rebuild". Without a verb only with a word that makes it a request (clean, fresh, full), and then only ending the
+# clause: "fresh build of BUILD failed again" tells, it does not ask.
+_NOUN_END = (r"(?=(?: (?:on HOST|HOST|please|pls|plz|now|for now|asap|thanks|thx|for me|again|real quick"
+             r"|at -?j?\d+|-j ?\d+|j\d+|with \d+ jobs))*$)")
+_NOUN_OF = r"(?: (?:of|for) (?:BUILD|it|that|the build))?"
+REBUILD_NOUN_RE = re.compile(
+    r"^(?:(?:can you|could you|would you|please|pls|just|let's|lets|we need|i need|need|ok|so|then|and) )*"
+    r"(?:(?:do|run|kick off|trigger|start|launch|fire off|queue|give (?:it|us|me|BUILD))"
+    r" (?:a |an |one more |another )?(?:(?:clean|fresh|full|new|proper|from-scratch|scratch) )?(?:re)?build"
+    rf"{_NOUN_OF}(?: on HOST)?\b"
+    rf"|(?:a |an )?(?:clean|fresh|full|from-scratch|scratch) (?:re)?build{_NOUN_OF}{_NOUN_END})"
+)
 # When the bot is addressed, a clause that opens with the verb is a request whatever follows.
 ADDRESSED_KILL_RE = re.compile(r"^(?:kill|stop|abort|cancel|halt|terminate|nuke)\b")
 ADDRESSED_REBUILD_RE = re.compile(r"^(?:rebuild|retry|rerun|restart|relaunch)\b")
@@ -324,6 +337,20 @@ AGAIN_ONLY_RE = re.compile(r"(?:again|go again|once more|one more time)(?: pleas
 TAKEN_BACK_RE = re.compile(r"(?:nah|nope|no|never ?mind|nvm|scratch that|forget it|on second thought|hold on"
                            r"|wait|not yet|actually no|jk|just kidding)(?: (?:wait|let it (?:run|be|finish)))?")
 RESTART_RE = re.compile(r"\b(?:restart|relaunch|start over)\b")
+# A rebuild asked to start clean: "rebuild clean", "clean rebuild", "rebuild from scratch", "a fresh build".
+CLEAN_RE = re.compile(r"\b(?:clean(?:ly)?|from (?:scratch|zero|nothing|the ground up)|fresh|afresh|a clean slate"
+                      r"|scratch build|full rebuild)\b")
+# A clause of its own that asks for the kept work gone: "wipe the build dir", "make clean", "rm -rf build/".
+CLEAN_ASK_RE = re.compile(
+    r"^(?:(?:please|pls|just|and|then|first|also|ok|so) )*"
+    r"(?:(?:do |run )?(?:a )?make clean|(?:wipe|clear|nuke|kill|delete|remove|rm -rf|blow away|clean(?: out| up)?|trash"
+    r"|toss|drop|throw away)(?: (?:the|its|their|BUILD's|the old|old|all|any|that))*"
+    r" (?:build[ -]?dirs?|build[ -]?director(?:y|ies)|build folders?|build tree|build cache|cmake cache"
+    r"|cmakecache(?:\.txt)?|build/|kept (?:build|work|objects)|objects|object files|build output|old build"
+    r"|(?:the )?builds? artifacts|artifacts))\b"
+)
+NOT_CLEAN_RE = re.compile(r"\b(?:don't|do not|dont|without|no need to|never|not|no)\b[^,.;]{0,24}"
+                          r"\b(?:clean|wip\w*|scratch|fresh|delet\w*|remov\w*)")
 
 MEM_RE = re.compile(
     r"(?:^|\b(?:run|show|post|get|give me|check|paste)(?: me)? )free -(?:h|m|g|b|mh|wh|gh)\b"

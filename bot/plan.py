@@ -30,11 +30,14 @@ class Step:
     action: Action
     jobs: int | None = None  # rebuild only; None = the configured default
     lines: int | None = None  # log only; None = DEFAULT_LOG_LINES
+    clean: bool = False  # rebuild only: remove the build directory rigops keeps for the build first
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"action": self.action}
         if self.action == "rebuild":
             out["jobs"] = self.jobs
+            if self.clean:
+                out["clean"] = True
         if self.action == "log":
             out["lines"] = self.lines
         return out
@@ -81,7 +84,8 @@ class Plan:
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Plan:
         steps = tuple(
-            Step(action=s["action"], jobs=s.get("jobs"), lines=s.get("lines")) for s in data.get("steps", [])
+            Step(action=s["action"], jobs=s.get("jobs"), lines=s.get("lines"), clean=s.get("clean") is True)
+            for s in data.get("steps", [])
         )
         asked = data.get("question")
         question = Question(kind=asked["kind"], candidates=tuple(asked["candidates"]),

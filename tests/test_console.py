@@ -64,7 +64,7 @@ def test_console_without_yes_waits_for_an_answer(tmp_path: Path, open_tmp: Path,
     assert "[Run] [Cancel]" in out.stdout
     assert "Cancelled by <@U0CONSOLE>" in out.stdout
     assert "started" not in out.stdout
-    assert "`rebuild [-jN]`" in out.stdout  # the help text
+    assert "`rebuild [-jN] [--clean]`" in out.stdout  # the help text
 
 
 def test_console_refuses_bad_numbers_clearly(tmp_path: Path, open_tmp: Path, build_user: str) -> None:

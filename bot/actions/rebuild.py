@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import re
+import hashlib
 import time
 from dataclasses import dataclass
 
@@ -11,14 +11,16 @@ from bot.actions.kill import Stopped, kill_build, live_runs
 from bot.advisor import Advice, advise_build, first_advice, looks_like_cuda, nvcc_threads, shares_of
 from bot.config import BuildConfig
 from bot.errors import ActionFailed, HostError, HostKeyError, HostUnreachable, PlanError
-from bot.hosts.models import Snapshot, Spawned
+from bot.hosts.models import KeptDir, Snapshot, Spawned
 from bot.store import BuildRun
 
 DEFAULT_LOG_DIR = "~/.local/state/rigops/logs"
 FAR_ABOVE = 2  # configured jobs above this many times a first run's estimate get a warning
 
 
-NAMES_BUILD_DIR = re.compile(r"build[-_]dir", re.IGNORECASE)  # -C build-dir=…, --config-settings=build-dir=…
+# What a build's environment holds that never changes what its objects are: parallelism, where caches and logs go.
+NOT_SETUP = frozenset(("MAX_JOBS", "CMAKE_BUILD_PARALLEL_LEVEL", "MAKEFLAGS", "NVCC_THREADS", "NINJA_STATUS",
+                       "CCACHE_DIR", "CCACHE_STATSLOG", "SCCACHE_DIR"))
 
 
 @dataclass(frozen=True)
@@ -39,7 +41,7 @@ def build_env(build: BuildConfig, jobs: int, *, log: str | None = None, run_id: 
     C++ and CUDA compilers (read when CMake configures a build directory for the first time); ccache also
     writes what each compile found (hit or miss) beside the run's ``log``, for the result to count."""
     env = {**build.env, "MAX_JOBS": str(jobs), "CMAKE_BUILD_PARALLEL_LEVEL": str(jobs), "MAKEFLAGS": f"-j{jobs}"}
-    if build.resume == "auto" and "SKBUILD_BUILD_DIR" not in build.env and not NAMES_BUILD_DIR.search(build.command):
+    if build.kept_dir is not None:
         env["SKBUILD_BUILD_DIR"] = kept_build_dir(build)
     if build.cache != "none":
         for lang in ("C", "CXX", "CUDA"):
@@ -62,7 +64,29 @@ def cache_log(build: BuildConfig, log: str, run_id: int) -> str:
 def kept_build_dir(build: BuildConfig) -> str:
     """Where scikit-build-core builds ``build`` when rigops keeps its work: relative to the project (its source
     directory), one per wheel tag (scikit-build-core fills in ``{wheel_tag}``: another Python gets its own)."""
-    return f"build/rigops-{build.name}/{{wheel_tag}}"
+    return f"{build.kept_dir or f'build/rigops-{build.name}'}/{{wheel_tag}}"
+
+
+def setup_of(build: BuildConfig) -> dict[str, str]:
+    """What the objects in a kept build directory depend on, by name, as digests (the env may hold secrets, and
+    the agent records this on the host): the command (``{jobs}`` left in, so that another -j is the same setup),
+    each variable of the env but those that only say how fast or where caches go, and the compiler cache (CMake
+    reads its launcher only when it first configures a build directory)."""
+    def digest(value: str) -> str:
+        return hashlib.sha256(value.encode()).hexdigest()[:16]
+
+    setup = {"command": digest(build.command), "cache": build.cache}
+    setup.update({k: digest(v) for k, v in sorted(build.env.items()) if k not in NOT_SETUP})
+    return setup
+
+
+def kept_dir(build: BuildConfig, *, clean: bool) -> KeptDir | None:
+    """The build directory rigops keeps for ``build``, as the agent is told of it at a spawn; None when it keeps
+    none (``resume = "never"``, or the build names its own)."""
+    if build.kept_dir is None:
+        return None
+    return KeptDir(dir=build.kept_dir, setup=setup_of(build), clean=clean,
+                   setup_file=f"{(build.log_dir or DEFAULT_LOG_DIR).rstrip('/')}/{build.name}.setup.json")
 
 
 def build_command(build: BuildConfig, jobs: int) -> str:
@@ -77,8 +101,10 @@ def log_path(build: BuildConfig, *, now: float) -> str:
     return f"{(build.log_dir or DEFAULT_LOG_DIR).rstrip('/')}/{build.name}-{stamp}.log"
 
 
-async def rebuild(ctx: ActionContext, *, jobs: int | None) -> RebuildResult:
-    """Restart the target build at ``jobs``; without one, at the advisor's -j once past runs gave it data,
+async def rebuild(ctx: ActionContext, *, jobs: int | None, clean: bool = False) -> RebuildResult:
+    """Restart the target build at ``jobs`` (``clean``: with the build directory rigops keeps for it removed
+    first; it is also removed when the build's command or env changed since the run that built it); without
+    a -j, at the advisor's -j once past runs gave it data,
     else the configured jobs (with a warning when far more than a first estimate lets fit), else as many as a
     conservative first estimate lets fit in memory (never more than the host's cores). Memory is the tightest of
     the host's, the limit builds run under there and the limit the build's last run ran under.
@@ -103,7 +129,7 @@ async def rebuild(ctx: ActionContext, *, jobs: int | None) -> RebuildResult:
     command = build_command(build, jobs)
     ctx.store.audit("spawn", user=ctx.requester.user, channel=ctx.requester.channel,
                     thread_ts=ctx.requester.thread_ts, host=target.config.name, build=build.name,
-                    detail={"jobs": jobs, "command": command, "log": log})
+                    detail={"jobs": jobs, "command": command, "log": log, **({"clean": True} if clean else {})})
     # The row goes in first: a bot killed during the spawn finds it on restart and adopts the build.
     begun = ctx.store.begin_run(host=target.config.name, build=build.name, jobs=jobs, log=log,
                                 exit_file=f"{log}.exit", boot_id=info.boot_id, started_by=ctx.requester.user,
@@ -111,7 +137,7 @@ async def rebuild(ctx: ActionContext, *, jobs: int | None) -> RebuildResult:
     try:
         spawned = await target.host.spawn(workdir=build.workdir, command=command,
                                           env=build_env(build, jobs, log=log, run_id=begun.id), log_path=log,
-                                          exit_file=begun.exit_file)
+                                          exit_file=begun.exit_file, keep=kept_dir(build, clean=clean))
     except HostError as exc:
         if _nothing_started(exc):
             ctx.store.forget_run(begun.id)

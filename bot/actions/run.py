@@ -24,7 +24,7 @@ async def run_step(ctx: ActionContext, step: Step) -> StepResult:
         case "mem":
             return await memory(ctx)
         case "rebuild":
-            return await rebuild(ctx, jobs=step.jobs)
+            return await rebuild(ctx, jobs=step.jobs, clean=step.clean)
         case "status":
             return await status(ctx)
         case "log":

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -84,6 +85,8 @@ class LogKeeper:
         return "".join(reversed(parts))[-size:]
 
 
+# The line a build's log opens with when the agent removed the build directory kept for it before the start.
+CLEAN_START_RE = re.compile(r"rigops: started clean: ([^\n]{1,300})\n")
 STATE_BACKOFF = 3  # while the state does not answer, a followed build is looked at every 2**3 polls at most
 
 
@@ -332,9 +335,12 @@ class Follower:
     async def _read_log(self, state: Following) -> None:
         host = self.services.hosts[state.run.host]
         while True:
+            opening = state.offset == 0
             chunk = await host.read(state.run.log, offset=state.offset, max_bytes=READ_CHUNK)
             if chunk.offset < state.offset:  # the log was truncated or replaced
                 state.tracker, state.keeper = ProgressTracker(), LogKeeper()
+            if opening and (m := CLEAN_START_RE.match(chunk.data)):  # the agent removed the kept work first
+                state.restarted, state.start_checked, state.card_due = render.clean_note(m[1]), True, 0.0
             state.offset = chunk.offset
             if chunk.data:
                 state.tracker.feed(chunk.data, now=time.time())

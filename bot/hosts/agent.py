@@ -52,7 +52,9 @@ kill {roots=[[pid, start]...], names=[] (NB: no default list), fallback_names=[]
     polled every 50 ms until two readings differ by < 0.5% of MemTotal or settle seconds pass (skipped when
     nothing was signalled).
 spawn {workdir, command (run by /bin/sh -c), env {k: v} (added), log, exit_file (relative paths: under
-      workdir)} -> pid (the shell: the root to kill), start, supervisor_pid, log, exit_file (absolute),
+      workdir), keep? {dir, setup, setup_file, clean} (the build directory kept between runs: removed first when
+      asked to or when the build's setup changed, the log then opening with why)}
+    -> pid (the shell: the root to kill), start, supervisor_pid, log, exit_file (absolute),
     started. The build runs detached: a supervisor (session leader; bot/hosts/supervisor.py) runs the command
     in its own process group, stdin /dev/null, stdout+stderr appended to the log (truncated first; an old exit
     file is removed), and writes exit_file atomically: {exit_status: int|null, signal: int|null, ended, pid};
@@ -1162,6 +1164,84 @@ def _reap(proc: subprocess.Popen[bytes]) -> None:
         log(f"waiting for supervisor {proc.pid} failed: {e}")
 
 
+KEPT_NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,80}")  # each part of a kept directory's path
+REMOVED_PREFIX = ".rigops-removed-"  # a kept directory moved aside to be deleted: <parent>/.rigops-removed-<name>-<t>
+
+
+def _kept_setup(req: dict[str, Any], workdir: str) -> str | None:
+    """Spawn's ``keep``: {dir (the build directory rigops keeps, relative to workdir), setup {name: digest} (what
+    the build's objects depend on: its command and env, digested), setup_file (where the last run's setup is
+    recorded), clean (remove the directory whatever the setup)}. The directory is removed when asked to, or when
+    the setup differs from the recorded one (the kept objects were built another way); then the new setup is
+    recorded. The removal moves the directory aside at once and deletes it in the background. Returns the line
+    that opens the build's log when the run starts clean, else None."""
+    keep = req.get("keep")
+    if keep is None:
+        return None
+    if not isinstance(keep, dict):
+        raise AgentError("bad_request", "keep must be an object")
+    rel = arg_str(keep, "dir")
+    parts = rel.split("/")
+    if not all(KEPT_NAME_RE.fullmatch(p) for p in parts) or len(parts) > 4:
+        raise AgentError("bad_request", "keep.dir must be a plain relative path (no '..', no leading '/')")
+    setup = keep.get("setup")
+    if not isinstance(setup, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in setup.items()):
+        raise AgentError("bad_request", "keep.setup must map names to strings")
+    setup_file = arg_path(keep, "setup_file", workdir)
+    path = os.path.join(workdir, rel)  # plain parts: inside the workdir, as the build tool sees it
+    parent = os.path.dirname(path)
+    _sweep_removed(parent, os.path.basename(path))
+    try:
+        with open(setup_file, encoding="utf-8") as f:
+            recorded = json.load(f)
+        if not isinstance(recorded, dict):
+            recorded = None
+    except (OSError, ValueError):
+        recorded = None
+    why = None
+    if keep.get("clean") is True:
+        why = "a clean rebuild was asked for"
+    elif recorded is not None and recorded != setup:
+        changed = sorted(k for k in {*recorded, *setup} if recorded.get(k) != setup.get(k))
+        shown = ", ".join(changed[:4]) + (f" and {len(changed) - 4} more" if len(changed) > 4 else "")
+        why = f"{shown} changed since the run that built it"
+    line = None
+    if why is not None:
+        if os.path.islink(path) or (os.path.exists(path) and not os.path.isdir(path)):
+            raise AgentError("bad_path", f"{rel} in {workdir} is not a directory rigops keeps: it leaves it alone")
+        if os.path.isdir(path):
+            aside = os.path.join(parent, f"{REMOVED_PREFIX}{os.path.basename(path)}-{time.time_ns()}")
+            try:
+                os.rename(path, aside)
+            except OSError as e:
+                raise AgentError("bad_path", f"cannot remove {rel}: {e.strerror}") from None
+            threading.Thread(target=shutil.rmtree, args=(aside,), kwargs={"ignore_errors": True},
+                             name="remove-kept", daemon=True).start()
+            line = f"rigops: started clean: {why}; the kept build directory {rel} was removed"
+        elif keep.get("clean") is True:
+            line = f"rigops: started clean: {why}; nothing was kept in {rel}"
+    try:
+        os.makedirs(os.path.dirname(setup_file), exist_ok=True)
+        tmp = f"{setup_file}.tmp{os.getpid()}"
+        with open(tmp, "w", encoding="utf-8") as f:
+            json.dump(setup, f, sort_keys=True)
+        os.replace(tmp, setup_file)
+    except OSError as e:
+        raise AgentError("bad_path", f"cannot record the build's setup in {setup_file}: {e.strerror}") from None
+    return line
+
+
+def _sweep_removed(parent: str, name: str) -> None:
+    """Delete what an earlier removal of ``name`` left moved aside (an agent that exited mid-delete)."""
+    try:
+        entries = os.listdir(parent)
+    except OSError:
+        return
+    for entry in entries:
+        if entry.startswith(f"{REMOVED_PREFIX}{name}-"):
+            shutil.rmtree(os.path.join(parent, entry), ignore_errors=True)
+
+
 def op_spawn(req: dict[str, Any]) -> dict[str, Any]:
     workdir = os.path.abspath(os.path.expanduser(arg_str(req, "workdir")))
     command = arg_str(req, "command")
@@ -1180,6 +1260,7 @@ def op_spawn(req: dict[str, Any]) -> dict[str, Any]:
         raise AgentError("spawn_failed", "this agent was started without the build supervisor's source")
     env = dict(os.environ)
     env.update({k: os.path.expanduser(v) if v.startswith("~/") else v for k, v in env_arg.items()})  # as sh does
+    opening = _kept_setup(req, workdir)
     try:
         for path in (log_path, exit_file):
             os.makedirs(os.path.dirname(path), exist_ok=True)
@@ -1187,6 +1268,8 @@ def op_spawn(req: dict[str, Any]) -> dict[str, Any]:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(stale)
         log_fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_APPEND, 0o644)
+        if opening is not None:
+            os.write(log_fd, f"{opening}\n".encode())
     except OSError as e:
         raise AgentError("bad_path", f"cannot prepare {e.filename or log_path}: {e.strerror}") from None
     read_fd, write_fd = os.pipe()

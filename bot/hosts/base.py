@@ -31,6 +31,7 @@ from bot.errors import AGENT_ERROR_CODES, ActionFailed, AgentErrorCode, AgentUna
 from bot.hosts.models import (
     AgentInfo,
     GpuReport,
+    KeptDir,
     KillResult,
     LogChunk,
     ProcId,
@@ -293,9 +294,15 @@ class Host(ABC):
         return KillResult.from_json(self.name, d, used_formula=info.used_formula)
 
     async def spawn(self, *, workdir: str, command: str, env: Mapping[str, str], log_path: str,
-                    exit_file: str) -> Spawned:
-        d = await self.request("spawn", {"workdir": workdir, "command": command, "env": dict(env),
-                                         "log": log_path, "exit_file": exit_file})
+                    exit_file: str, keep: KeptDir | None = None) -> Spawned:
+        """Start ``command`` detached; ``keep``: the build directory kept between runs, removed first when asked
+        to or when the setup it was built with changed (the log then opens with why)."""
+        args: dict[str, Any] = {"workdir": workdir, "command": command, "env": dict(env), "log": log_path,
+                                "exit_file": exit_file}
+        if keep is not None:
+            args["keep"] = {"dir": keep.dir, "setup": dict(keep.setup), "setup_file": keep.setup_file,
+                            "clean": keep.clean}
+        d = await self.request("spawn", args)
         return Spawned.from_json(d)
 
     async def started(self, *, workdir: str, log_path: str, exit_file: str) -> Spawned | None:

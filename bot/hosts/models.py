@@ -179,6 +179,18 @@ class KillResult:
 
 
 @dataclass(frozen=True)
+class KeptDir:
+    """The build directory a build keeps between runs (``dir``, relative to its workdir), the setup its objects
+    depend on (``setup``: name -> digest, never the values themselves), where the agent records the last run's
+    setup (``setup_file``), and whether to remove the directory whatever the setup (``clean``)."""
+
+    dir: str
+    setup: Mapping[str, str]
+    setup_file: str
+    clean: bool = False
+
+
+@dataclass(frozen=True)
 class Spawned:
     """A build the agent started: ``pid``/``start`` are its root (the shell running the command)."""
 

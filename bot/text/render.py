@@ -56,7 +56,10 @@ def duration(seconds: float) -> str:
 
 
 def describe_step(step: Step, plan: Plan) -> str:
-    return describe(step.action, step.jobs if step.action == "rebuild" else step.lines, plan.build)
+    line = describe(step.action, step.jobs if step.action == "rebuild" else step.lines, plan.build)
+    if step.action == "rebuild" and step.clean:
+        line += ", clean: the build directory rigops keeps for it is removed first"
+    return line
 
 
 def plan_title(plan: Plan) -> str:
@@ -323,6 +326,12 @@ def cache_line(tool: str, stats: CacheStats) -> str:
     """"ccache: 37 of 40 compiles came from the cache (92%).": what the build's compiler cache did this run."""
     return (f":package: {tool}: {stats.hits} of {stats.compiles} compile{'s' if stats.compiles != 1 else ''} came "
             f"from the cache ({100 * stats.hits / stats.compiles:.0f}%).")
+
+
+def clean_note(why: str) -> str:
+    """A run that started clean because rigops removed the build directory it keeps for the build: why (the agent's
+    words: "a clean rebuild was asked for; the kept build directory build/rigops-x was removed")."""
+    return f":broom: started clean: {why}."
 
 
 def resume_note(start: BuildStart, built: int) -> str:

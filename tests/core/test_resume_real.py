@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 import shutil
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -184,3 +185,38 @@ async def test_a_restart_of_a_real_pip_install_resumes_by_itself(
     assert after[0][0] == 1 and left < STEPS, after  # only what was left
     assert f":fast_forward: resumed: {STEPS - left} of {STEPS} steps were already built, {left} to go." in card, card
     assert "started again" not in card, card
+
+
+async def test_a_clean_rebuild_and_a_changed_setup_start_a_real_pip_install_from_scratch_and_say_why(
+        emulator: SlackEmulator, tmp_path: Path, state_dir: Path, skbuild_python: Path) -> None:
+    """"rebuild clean" removes the directory rigops kept; so does a changed CMAKE_ARGS (the kept objects were
+    built another way), found by itself on the next rebuild. Each run after counts from [1/9] again, and its card
+    says why instead of claiming a resume or calling it a restart that lost its work."""
+    cfg = config(tmp_path, skbuild_python, keep_build_dir=False)
+    kept = tmp_path / "skbuild" / "build" / "rigops-skheavy"
+    async with running_app(emulator, cfg, state_dir) as app:
+        root = str((await emulator.send_message("rebuild -j2", channel=OPS))["ts"])
+        await kill_halfway(emulator, app, root, 1)
+        assert list(kept.glob("*/CMakeFiles/skheavy.dir/src/*.o")), "the first run kept nothing"
+        await emulator.send_message("rebuild clean -j2", channel=OPS, thread_ts=root)
+        second = await kill_halfway(emulator, app, root, 2)
+        asked = card_of(emulator, root, 2)
+    build = cfg.hosts["b200"].builds["skheavy"]
+    changed = replace(cfg, hosts={"b200": replace(cfg.hosts["b200"], builds={"skheavy": replace(
+        build, env={**build.env, "CMAKE_ARGS": "-DRIGOPS_TEST_FLAG=1"})})})
+    async with running_app(emulator, changed, state_dir) as app:
+        await emulator.send_message("rebuild -j2", channel=OPS, thread_ts=root)
+        told = await emulator.wait_for(lambda: (c := card_of(emulator, root, 3)) and "started clean" in c
+                                       and (re.search(rf"\[\d+/{STEPS}\]", c) or RUNNING not in c) and c, timeout=90)
+        await kill(emulator, root)
+        third = await run_in(app, 3, states=("stopped", "succeeded", "failed"), timeout=30)
+
+    print(f"\n--- run 2's card ---\n{asked}\n--- run 3's card ---\n{told}")
+    assert counters(second.log)[0] == (1, STEPS) and counters(third.log)[0] == (1, STEPS)
+    assert (":broom: started clean: a clean rebuild was asked for; the kept build directory build/rigops-skheavy "
+            "was removed.") in asked, asked
+    assert ":broom: started clean: CMAKE_ARGS changed since the run that built it; the kept build directory " \
+           "build/rigops-skheavy was removed." in told, told
+    for card in (asked, told):
+        assert "resumed" not in card and "started again" not in card, card
+    assert not [p for p in kept.parent.iterdir() if p.name.startswith(".rigops-removed-")]

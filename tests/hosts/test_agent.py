@@ -756,6 +756,65 @@ def test_spawn_bad_workdir(agent: Agent, tmp_path: Path) -> None:
     assert agent.call_error("spawn", command="true", env={"A": 1}, **nul)["type"] == "bad_request"
 
 
+def spawn_kept(agent: Agent, cleanup: Cleanup, workdir: Path, *, setup: dict[str, str], clean: bool = False,
+               command: str = "ls build/rigops-b 2>/dev/null | sort | tr '\\n' ' '; echo") -> str:
+    """Spawn ``command`` with the kept build directory build/rigops-b; the log once it has ended."""
+    run = agent.call("spawn", workdir=str(workdir), command=command, env={}, log=str(workdir / "logs" / "b.log"),
+                     exit_file=str(workdir / "state" / "exit.json"),
+                     keep={"dir": "build/rigops-b", "setup": setup, "clean": clean,
+                           "setup_file": str(workdir / "logs" / "b.setup.json")})
+    cleanup.session(run["supervisor_pid"])
+    assert wait_exit(agent, run)["exit"]["exit_status"] == 0
+    return Path(run["log"]).read_text()
+
+
+def test_spawn_keeps_the_build_directory_while_the_setup_holds_and_removes_it_when_asked_or_changed(
+        agent: Agent, tmp_path: Path, cleanup: Cleanup) -> None:
+    kept = tmp_path / "build" / "rigops-b"
+    setup = {"command": "c1", "cache": "none", "CMAKE_ARGS": "a1"}
+    assert spawn_kept(agent, cleanup, tmp_path, setup=setup) == "\n"  # nothing kept yet, nothing said
+    assert json.loads((tmp_path / "logs" / "b.setup.json").read_text()) == setup
+    (kept / "cp311").mkdir(parents=True)
+    (kept / "cp311" / "a.o").write_text("object")
+    # The same setup: the kept work stays, and the log says nothing of it.
+    assert spawn_kept(agent, cleanup, tmp_path, setup=dict(setup)) == "cp311 \n"
+    # Another CMAKE_ARGS: the objects were built another way; removed before the command runs, and said why.
+    changed = {**setup, "CMAKE_ARGS": "a2", "CXX": "x"}
+    log = spawn_kept(agent, cleanup, tmp_path, setup=changed)
+    assert log == ("rigops: started clean: CMAKE_ARGS, CXX changed since the run that built it; the kept build "
+                   "directory build/rigops-b was removed\n\n"), log
+    assert json.loads((tmp_path / "logs" / "b.setup.json").read_text()) == changed
+    # Asked for clean, the same setup: removed all the same.
+    (kept / "cp311").mkdir(parents=True)
+    log = spawn_kept(agent, cleanup, tmp_path, setup=changed, clean=True)
+    assert log.startswith("rigops: started clean: a clean rebuild was asked for; the kept build directory "
+                          "build/rigops-b was removed\n"), log
+    assert log.endswith("\n\n")  # the command saw no kept directory
+    # Asked for clean with nothing kept: it says so.
+    log = spawn_kept(agent, cleanup, tmp_path, setup=changed, clean=True)
+    assert log.startswith("rigops: started clean: a clean rebuild was asked for; nothing was kept in build/rigops-b")
+    wait_until(lambda: not [p for p in (tmp_path / "build").iterdir() if p.name.startswith(".rigops-removed-")],
+               timeout=10, what="the moved-aside directories deleted")
+
+
+def test_spawn_never_removes_what_is_not_a_kept_directory(agent: Agent, tmp_path: Path, cleanup: Cleanup) -> None:
+    elsewhere = tmp_path / "precious"
+    (elsewhere / "cp311").mkdir(parents=True)
+    (tmp_path / "build").mkdir()
+    (tmp_path / "build" / "rigops-b").symlink_to(elsewhere)
+    base = {"workdir": str(tmp_path), "command": "true", "log": "l.log", "exit_file": "e.json"}
+    keep = {"dir": "build/rigops-b", "setup": {}, "setup_file": "s.json", "clean": True}
+    error = agent.call_error("spawn", **base, keep=keep)
+    assert error["type"] == "bad_path" and "leaves it alone" in error["message"], error
+    assert (elsewhere / "cp311").is_dir()
+    for bad in ("../precious", "/tmp/x", "build/../../x", "", "build//x"):
+        error = agent.call_error("spawn", **base, keep={**keep, "dir": bad})
+        assert error["type"] == "bad_request", (bad, error)
+    assert agent.call_error("spawn", **base, keep={**keep, "setup": {"a": 1}})["type"] == "bad_request"
+    assert agent.call_error("spawn", **base, keep="build")["type"] == "bad_request"
+    assert (elsewhere / "cp311").is_dir() and not (tmp_path / "l.log").exists()
+
+
 def test_spawned_build_survives_the_agent_and_is_killed_by_root(
     start_agent: Callable[..., Agent], fake_bin: Path, tmp_path: Path, cleanup: Cleanup
 ) -> None:

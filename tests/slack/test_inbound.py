@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from bot.core.talk import CHOICE_KINDS, VALUE_TAILS, parse_value
@@ -162,15 +162,20 @@ def test_any_click_gets_a_2xx_and_a_polite_answer(bot: Loop, action_id: str, val
     assert [r.getMessage() for r in caplog.records if r.exc_info or r.levelno >= logging.ERROR] == []
 
 
+ANSWERS = ("chat.postMessage", "chat.postEphemeral", "response_url")  # a private answer may go by response_url
+
+
 @FUZZ
 @given(text=st.text(max_size=300))
+@example(text="AUDIT")  # not an admin: told so privately, through the command's response_url
+@example(text="")
 def test_any_slash_command_text_gets_a_2xx_and_an_answer(bot: Loop, text: str,
                                                          caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.WARNING)
     Handed.count += 1
-    posted = len(bot.emu.calls_to("chat.postMessage")) + len(bot.emu.calls_to("chat.postEphemeral"))
+    posted = sum(len(bot.emu.calls_to(method)) for method in ANSWERS)
     eid = bot.run(bot.emu.send_slash(text, user=f"U0FUZZ{Handed.count}"))  # each their own rate limit
     assert bot.run(bot.answered(eid, Handed.count)) == 200
-    assert len(bot.emu.calls_to("chat.postMessage")) + len(bot.emu.calls_to("chat.postEphemeral")) > posted
+    assert sum(len(bot.emu.calls_to(method)) for method in ANSWERS) > posted
     assert [r.getMessage() for r in caplog.records
             if r.exc_info or (r.levelno >= logging.ERROR and "rate" not in r.getMessage())] == []
