@@ -175,6 +175,14 @@ SOFT_LEAD_RE = re.compile(
     r"(?: try)? "
 )
 
+# A request verb that is the subject of what follows: "tail shows the last 500 lines", "rebuild failed at -j32",
+# "kill didn't work": the clause tells what the tool or the step did, it asks for nothing.
+VERB_AS_SUBJECT_RE = re.compile(
+    r"^(?:tail|cat|log|logs|output|kill|stop|rebuild|restart|retry|rerun|build|check|status|free -h|nvidia-smi)"
+    r" (?:only |just |still |also |again |now )?(?:shows|showed|says|said|gives|gave|prints|printed|has|had|is|was"
+    r"|returns|returned|cuts|cut off|stops|stopped|ends|ended|failed|fails|died|dies|finished|succeeded|took|takes"
+    r"|worked|works|hung|hangs|crashed|crashes|didn't|doesn't|did not|does not|isn't|wasn't|won't|can't|never)\b"
+)
 # A question about the build's recent past is a look: "what failed?", "did it finish?", "where did it die?".
 QUESTION_START_RE = re.compile(r"^(?:what|which|where|why|when|did|has|have|is|was|how)\b")
 

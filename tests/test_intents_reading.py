@@ -280,3 +280,20 @@ def test_what_asks_for_nothing_never_kills_or_rebuilds(template: str, build: str
 def test_a_request_taken_back_is_not_run() -> None:
     assert steps(said("kill vllm? nah, let it finish")) == ""
     assert steps(said("kill vllm. no wait, rebuild it at -j4")) == "rebuild=4"  # what comes after still counts
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("tail shows the last 500 lines of vllm on node-3. please show the last 2000", "log=2000"),
+    ("rebuild failed at -j32 for vllm on node-3, try -j8", "rebuild=8"),
+    ("kill didn't work on node-3, kill -9 vllm", "kill"),
+    ("the log only has 40 lines. tail -200 vllm on node-3", "log=200"),
+])
+def test_a_request_verb_that_is_the_subject_tells_and_its_numbers_are_not_asked(text: str, expected: str) -> None:
+    plan = said(text)
+    assert (steps(plan), plan.error) == (expected, None), plan
+
+
+@pytest.mark.parametrize("text", ["rebuild failed again on node-3", "tail shows nothing useful for vllm on node-3",
+                                  "restart didn't help vllm on node-3"])
+def test_what_a_step_did_asks_for_nothing(text: str) -> None:
+    assert said(text).steps == (), said(text)
