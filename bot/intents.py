@@ -152,6 +152,9 @@ def read(
         carried = one.ignored[-1][1] if one.ignored and one.ignored[-1][1] in CARRIED - taking else None
     if normal.quoted and not hits.trouble and w.TROUBLE_RE.search(normal.quoted):
         hits.trouble = True  # "> node-3 is swapping" above "confirmed, stop it": the quote is the trouble
+    if hits.relative == "down" and not hits.jobs and (m := n.RELATIVE_THEN_NUMBER_RE.search(masked)):
+        hits.jobs.append(w.Number.of(m.group(1), "-j{}"))  # "retry with fewer jobs, say 4": that is the number
+        hits.relative = None
     if hits.trouble and not hits.jobs and not whole and (m := n.JOBS_RETRY_AT_RE.search(masked)):
         hits.strong.add("rebuild")
         hits.jobs.append(w.Number.of(m.group(1), "-j{}"))

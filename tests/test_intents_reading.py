@@ -297,3 +297,19 @@ def test_a_request_verb_that_is_the_subject_tells_and_its_numbers_are_not_asked(
                                   "restart didn't help vllm on node-3"])
 def test_what_a_step_did_asks_for_nothing(text: str) -> None:
     assert said(text).steps == (), said(text)
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("retry vllm on node-3 with less parallelism, 4", "rebuild=4"),
+    ("retry vllm on node-3 with fewer jobs, say 4", "rebuild=4"),
+    ("bring vllm on node-3 down to 4", "rebuild=4"),
+    ("vllm on node-3 ooming at -j32, go to 4", "kill mem rebuild=4"),
+])
+def test_a_retry_with_its_number_said_in_other_words(text: str, expected: str) -> None:
+    plan = said(text)
+    assert (steps(plan), plan.error) == (expected, None), plan
+
+
+@pytest.mark.parametrize("text", ["go to the dashboard on node-3", "we should go to 4 nodes eventually"])
+def test_go_to_is_a_number_only_when_it_is_the_jobs(text: str) -> None:
+    assert said(text).steps == (), said(text)
