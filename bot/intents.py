@@ -411,7 +411,7 @@ def _read_jobs(body: str, addressed: bool) -> list[w.Number]:
               (n.JOBS_UNIT_RE, "{} jobs", addressed or _is_bare_jobs(body)))
     for rx, template, alone_is_enough in tables:
         for m in rx.finditer(body):
-            if _asks_for_jobs(body, m, asked_from, alone_is_enough):
+            if _asks_for_jobs(body, m, asked_from, alone_is_enough, addressed=addressed):
                 found.setdefault(m.start(1 + _group_index(m)), w.Number.of(_first_group(m), template))
     if n.CHANGE_START_RE.match(body) or addressed:
         for m in n.JOBS_FROM_TO_RE.finditer(body):
@@ -430,13 +430,19 @@ def _is_bare_jobs(body: str) -> bool:
     return bool(n.JOBS_UNIT_RE.fullmatch(bare))
 
 
-def _asks_for_jobs(body: str, m: re.Match[str], asked_from: int, alone_is_enough: bool) -> bool:
-    """A number is asked for when a request verb comes before it, or it opens the clause on its own."""
+NAMES_LEAD_RE = re.compile(r"(?:(?:the |on )?(?:BUILD|HOST)(?: build| one)?(?: (?:again|once more|at|with|w/|using"
+                           r"|on HOST))*[:,]? ?)+")
+
+
+def _asks_for_jobs(body: str, m: re.Match[str], asked_from: int, alone_is_enough: bool, *,
+                   addressed: bool = False) -> bool:
+    """A number is asked for when a request verb comes before it, or it opens the clause on its own (said to
+    rigops, after the name of what it is for: "@rigops sgl-kernel -j24", "@rigops vllm again with 6 threads")."""
     just_before = body[max(0, m.start() - n.JOBS_LOOKBACK): m.start()]
     if n.JOBS_NOT_NEW_RE.search(just_before) or n.JOBS_STORY_AFTER_RE.match(body, m.end()):
         return False
-    if m.start() == 0:
-        return alone_is_enough
+    if m.start() == 0 or (addressed and NAMES_LEAD_RE.fullmatch(body[:m.start()])):
+        return alone_is_enough or addressed
     return m.start() >= asked_from
 
 

@@ -65,7 +65,8 @@ THOUSANDS_RE = re.compile(r"(?<![\w.])(\d{1,2})k(?= (?:log |build log |output )?
 # It becomes the expression it stands for, which rigops refuses with a clear error (it cannot work it out).
 SHARE_OF_CORES_RE = re.compile(
     r"\b(?:(?P<frac>half|a quarter|a third|\d{1,2}/\d{1,2}|\d{1,3} ?%)(?: of)?|(?P<all>all|every|each))"
-    r"(?: (?:the|my|our|its|available|physical|logical))* (?:cores?|cpus?|threads|nproc|processors?)\b"
+    r"(?: (?:the|my|our|its|available|physical|logical|detected|host's|machine's|system|cpu))*"
+    r" (?:cores?|cpus?|threads|nproc|processors?)\b"
 )
 
 
@@ -82,6 +83,24 @@ JOB_PER_CORE_RE = re.compile(r"\b(?:one|a|1) (?:job|thread|worker|process) (?:pe
 JOBS_AUTO_RE = re.compile(r"(?<![\w-])(?P<key>-{1,2}j(?:obs)?|jobs|max_jobs)(?P<sep>\s*=\s*|\s+)auto\b")
 
 
+# Arithmetic or a function where the count goes: "min(nproc, 8)", "$(makeopts_jobs)", "MAX_JOBS//NVCC_THREADS",
+# "(MemAvailable - 16) // 8", "ncpu + 1", "CPU_THREADS-2", "4×4": an expression rigops does not work out ("$expr").
+_MACHINE_WORD = (r"(?:n?procs?|ncpus?|num_?cpus?|cpu_?threads|cpu_?count|num_?cores|n_?cores|cores|memavailable"
+                 r"|mem_?available|max_jobs|nvcc_threads|total_?mem(?:ory)?|ram_?gb|mem_?gb)")
+_OPERAND = r"\(?\s*[\w.]+\s*\)?"
+_OP = r"\s*(?://|[-+*/×÷%])\s*"
+JOBS_EXPR_RE = re.compile(
+    r"\b(?:min|max|floor|ceil|round|int)\s*\([^()\n]{1,40}\)"
+    r"|\$\((?!nproc\))[^()\n]{1,40}\)"
+    rf"|(?<![$\w(])\(?\s*\b{_MACHINE_WORD}\b\s*\)?(?:{_OP}{_OPERAND})+"
+    rf"|(?<![\w.])\d{{1,3}}\s*(?:[×*]|x(?=\d{{1,3}}(?:\s*(?:jobs?|threads?)\b|\s*$|[,;.])))\s*\d{{1,3}}(?![\w.])"
+    r"|\bno limit on (?:the )?(?:number of )?(?:job slots|jobs?|parallelism|parallel jobs)"
+    r"|\bunlimited (?:jobs|parallelism|job slots)\b"
+)
+# "half of detected CPU threads", "using half of them" (the cores a sentence before named).
+HALF_OF_THEM_RE = re.compile(r"\b(?:with|using|at|to) half (?:of )?(?:them|those)\b")
+
+
 def _cores(text: str) -> str:
     text = AS_MANY_AS_CORES_RE.sub(lambda m: f"$(nproc) {m.group('what') or 'jobs'}", text)
     text = JOB_PER_CORE_RE.sub("$(nproc) jobs", text)
@@ -95,6 +114,9 @@ def _share(m: re.Match[str]) -> str:
 
 def canonical_numbers(text: str) -> str:
     """Counts in words and separators rewritten to the forms the rules read (see above)."""
+    if JOBS_EXPR_RE.search(text):
+        text = re.sub(r"(?<=\S)  +(?=\S)", " ", JOBS_EXPR_RE.sub(" $expr ", text))
+    text = HALF_OF_THEM_RE.sub(lambda m: f"{m.group(0).split()[0]} $(nproc)/share cores", text)
     text = _cores(SHARE_OF_CORES_RE.sub(_share, text))
     text = SPELLED_RE.sub(_spelled, text)
     text = THOUSANDS_RE.sub(r"\g<1>000", text)

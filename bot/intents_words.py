@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from bot.config import ALL_HOSTS, Config
-from bot.intents_numbers import canonical_numbers
+from bot.intents_numbers import JOBS_EXPR_RE, canonical_numbers
 
 MAX_RAW = 16_384  # raw characters looked at (markup and code blocks are removed from these)
 MAX_SCAN = 4_096  # normalised characters searched for intent
@@ -99,6 +99,8 @@ def _inline_code(m: re.Match[str]) -> str:
         return f" {inner} "
     if found := CODE_JOBS_IN_RE.search(inner):
         return f" {found.group(0)} "
+    if JOBS_EXPR_RE.search(inner.lower()) or re.fullmatch(r"\s*\$?\(?nproc\)?\s*", inner):
+        return " $expr "  # "`nproc` jobs", "`$(nproc)/2`": what the count is said as
     if CODE_AFTER_JOBS_WORD_RE.search(m.string[max(0, m.start() - 12): m.start()]) and not inner.strip().isdigit():
         return " $expr "
     return " "
@@ -278,7 +280,7 @@ TROUBLE_RE = re.compile(
 # --- actions -------------------------------------------------------------------------------------------
 
 KILL_TARGET_RE = re.compile(
-    r"\b(?:kill|stop|abort|cancel|halt|terminate|nuke|interrupt|sigkill)(?: -9)?"
+    r"\b(?:kill|stop|abort|cancel|halt|terminate|nuke|interrupt|sigkill|end)(?: -9)?"
     r"(?: (?:the|that|this|my|our|all|all the|those|these|every|any))?"
     r"(?: (?:running|current|stuck|runaway|hung|whole|damn|old|bad|broken|existing))?"
     r"(?: HOST(?:'s)?)?(?: BUILD)?"
@@ -505,7 +507,8 @@ CHART_RE = re.compile(
 FILLER_RE = re.compile(
     r"@ ?HOST\b|\?"
     r"|\b(?:please|now|thanks|thx|ty|quick|real quick|right now|asap|again|currently|max|tops|at most|this time"
-    r"|instead|at a time|first|too|as well|there|anyway|anyways|pls"
+    r"|instead|at a time|first|too|as well|there|anyway|anyways|pls|(?:just )?to be sure|just in case"
+    r"|to (?:double[- ]?)?check"
     r"|(?:on|for|of) HOST|HOST's|HOST|(?:for|of|on) BUILD|BUILD)\b"
 )
 BARE_WORDS: dict[str, str] = {

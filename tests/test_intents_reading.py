@@ -313,3 +313,35 @@ def test_a_retry_with_its_number_said_in_other_words(text: str, expected: str) -
 @pytest.mark.parametrize("text", ["go to the dashboard on node-3", "we should go to 4 nodes eventually"])
 def test_go_to_is_a_number_only_when_it_is_the_jobs(text: str) -> None:
     assert said(text).steps == (), said(text)
+
+
+@pytest.mark.parametrize("text", [
+    "<@U0RIGOPS> rebuild vllm with min(nproc, 4) jobs",
+    "<@U0RIGOPS> restart llama-cpp with -j $(jobs_for_host)",
+    "<@U0RIGOPS> rebuild sgl-kernel with (MemAvailable - 8) // 4 jobs",
+    "<@U0RIGOPS> rebuild vllm with MAX_JOBS//NVCC_THREADS",
+    "<@U0RIGOPS> rebuild llama-cpp with ncpu - 2 jobs",
+    "<@U0RIGOPS> rebuild flash-attn `nproc` jobs",
+    "<@U0RIGOPS> rebuild flash-attn at 8×2",
+    "<@U0RIGOPS> rebuild llama-cpp with no limit on the number of jobs",
+    "<@U0RIGOPS> rebuild vllm with half of the detected cpu threads",
+])
+def test_a_count_given_as_arithmetic_or_a_function_is_refused(text: str) -> None:
+    plan = said(text, addressed=True)
+    assert plan.error and "cannot work that out" in plan.error, plan
+    assert [s.action for s in plan.steps][-1:] == ["rebuild"]
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("My usual value is about 24. <@U0RIGOPS> sgl-kernel -j24", "rebuild=24"),
+    ("Too slow. <@U0RIGOPS> vllm again with 6 threads", "rebuild=6"),
+    ("it is stuck linking. <@U0RIGOPS> end the llama-cpp build", "kill"),
+    ("odd numbers. <@U0RIGOPS> gpu b200 just to be sure", "gpu"),
+])
+def test_said_to_rigops_after_a_remark_the_name_then_the_count_asks(text: str, expected: str) -> None:
+    plan = said(text, addressed=True)
+    assert (steps(plan), plan.error) == (expected, None), plan
+
+
+def test_the_name_then_a_count_is_not_a_request_unless_said_to_rigops() -> None:
+    assert said("sgl-kernel -j24 took an hour yesterday").steps == ()
