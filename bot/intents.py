@@ -120,6 +120,25 @@ def read(
 ) -> tuple[Plan, list[tuple[str, str]]]:
     """The plan, and the clauses that did not act with why (for ``rigops explain``). ``taking``: kinds of
     clause read as requests all the same (for :func:`guess`)."""
+    plan, ignored = _read_whole(text, config=config, context=context, addressed=addressed, channel=channel,
+                                taking=taking)
+    if (not plan.steps or plan.error) and addressed and (said := _said_after_mention(text)) is not None:
+        # "<remark>. @rigops kill sgl-kernel", read as one message, asked nothing or something wrong: what follows
+        # the mention is said to rigops, and is read on its own; the remark before it only says what it is about
+        head, tail = said
+        if plan.steps and not (names := w.find_names(w.normalise(tail), config)).hosts and not names.builds:
+            return plan, ignored  # refused as one message, and the request names nothing of its own
+        asked, why = _read_whole(tail, config=config, context=_context_of(head, config) or context,
+                                 addressed=True, channel=channel, taking=taking)
+        if asked.steps or asked.error:
+            return asked, _read_remark(head, config, channel) + why
+    return plan, ignored
+
+
+def _read_whole(
+    text: str, *, config: Config, context: ThreadContext | None, addressed: bool, channel: str | None,
+    taking: frozenset[str],
+) -> tuple[Plan, list[tuple[str, str]]]:
     normal = w.normalise_parts(text)
     names = w.find_names(normal.text, config)
     if not names.hosts and not names.builds and normal.quoted:  # a quote above the request names what it is about
@@ -131,9 +150,13 @@ def read(
     whole = acts.message_act(masked, to_someone=_to_someone(text, addressed), addressed=addressed)
     whole = None if whole in taking else whole
     carried: str | None = None  # a supposition or a story that the next joined clause is still part of
-    for at, clause in enumerate(w.clauses(masked)):
+    parts = list(w.clauses(masked))
+    for at, clause in enumerate(parts):
         if whole:
             hits.ignored.append((clause.body, whole))
+            continue
+        if at + 1 < len(parts) and parts[at + 1].joined == "and" and w.WHAT_HAPPENED_RE.match(parts[at + 1].body):
+            hits.ignored.append((clause.body.removeprefix(w.LEAD_MARK), "report"))  # "run X and it died"
             continue
         if carried and clause.joined and (carried == "hypothetical" or clause.joined == "and" or not (
                 acts.IMPERATIVE_RE.match(clause.body) or clause.body.startswith(w.LEAD_MARK))):
@@ -173,6 +196,46 @@ def read(
     if unknown:  # never a plan for another build than the one named, even a refused one
         plan = replace(plan, build=None, question=None, guess=None)
     return (_relative_jobs(plan, relative, context) if relative else plan), hits.ignored
+
+
+ONE_MENTION_RE = re.compile(r"<@[UW][A-Z0-9]{2,20}(?:\|[^<>\n]{0,80})?>")
+
+
+def _said_after_mention(text: str) -> tuple[str, str] | None:
+    """(the remark before, what follows) when the message's one mention comes after a remark and before a
+    request; None otherwise (a mention first, at the end, or several mentions: whose is which is not known)."""
+    mentions = list(ONE_MENTION_RE.finditer(text))
+    if len(mentions) != 1:
+        return None
+    head, tail = text[: mentions[0].start()], text[mentions[0].end():]
+    if not w.normalise(head).strip() or not w.normalise(tail).strip():
+        return None
+    return head, tail
+
+
+def _context_of(head: str, config: Config) -> ThreadContext | None:
+    """The host and build a remark is about, as a thread would remember them: one host, or one build (and its
+    host when only one host has it)."""
+    names = w.find_names(w.normalise(head), config)
+    if names.unknown:
+        return None
+    hosts = [h for h in names.hosts if h in config.hosts]
+    builds = list(dict.fromkeys(names.builds))
+    if len(hosts) > 1 or len(builds) > 1:
+        return None
+    host = hosts[0] if hosts else None
+    build = builds[0] if builds else None
+    if host is None and build is not None:
+        owners = [h for h, hc in config.hosts.items() if build in hc.builds]
+        host = owners[0] if len(owners) == 1 else None
+    if host is not None and build is not None and build not in config.hosts[host].builds:
+        build = None
+    return ThreadContext(host=host, build=build) if host or build else None
+
+
+def _read_remark(head: str, config: Config, channel: str | None) -> list[tuple[str, str]]:
+    """Why the remark before the mention did not act (for ``rigops explain``)."""
+    return _read_whole(head, config=config, context=None, addressed=False, channel=channel, taking=frozenset())[1]
 
 
 def shown_clause(clause: str, limit: int = 80) -> str:

@@ -79,6 +79,7 @@ AUDIENCE_RE = re.compile(
     r"|\b(?:from|per|according to|in) the (?:docs|documentation|readme|manual|wiki|faq|guide|man page)\b"
     r"|\b(?:the )?(?:docs|documentation|readme|manual|wiki|faq|guide) (?:says|say|said|recommends|suggests)\b"
     r"|^(?:psa|pro tip|protip|tip|til|fwiw|lesson learned|note to self|whoever)\b"
+    r"|^(?:on|for) (?:a|an|any) (?:machine|box|host|system|node|laptop|server|workstation)s? with \d"
     r"|\b(?:anyone|anybody|whoever|someone|people) who (?:builds|rebuilds|restarts|runs|kills|compiles)\b"
     r"|^(?:commands|steps|instructions|how|ways|options) to [a-z ]{2,30}:"
 )

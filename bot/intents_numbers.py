@@ -97,6 +97,10 @@ JOBS_EXPR_RE = re.compile(
     r"|\bno limit on (?:the )?(?:number of )?(?:job slots|jobs?|parallelism|parallel jobs)"
     r"|\bunlimited (?:jobs|parallelism|job slots)\b"
 )
+# A count in shell quotes: -j "$(nproc)", MAX_JOBS='8'.
+QUOTED_COUNT_RE = re.compile(r"""((?:-{1,2}j(?:obs)?\s*=?\s*"""
+                             r"""|\b(?:max_jobs|jobs|nvcc_threads|cmake_build_parallel_level)\s*=\s*))"""
+                             r"""["'](\$\(?[\w(){} /*+-]{1,28}|\d{1,4})["']""", re.IGNORECASE)
 # "half of detected CPU threads", "using half of them" (the cores a sentence before named).
 HALF_OF_THEM_RE = re.compile(r"\b(?:with|using|at|to) half (?:of )?(?:them|those)\b")
 

@@ -47,6 +47,9 @@ SLANG: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\b(?:respin|re-?kick|re-?fire|redo)\b(?= (?:it|that|this|the|BUILD)\b|$)"), "rebuild"),
     (re.compile(rf"\breboot {_IT}\b(?<!HOST)"), "restart it"),
     (re.compile(r"\b(?:take|have|give it) another (?:go|shot|stab|crack|swing)\b"), "retry"),
+    # chat shorthand: "kill n restart", "whr is it at"
+    (re.compile(r"\b(kill|stop|cancel|abort)(?: it)? (?:n|'n'|&|\+) (restart|rebuild|retry|rerun)\b"), r"\1 and \2"),
+    (re.compile(r"^(?:whr|wher|whre)\b"), "where"),
 )
 
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from bot.config import ALL_HOSTS, Config
-from bot.intents_numbers import JOBS_EXPR_RE, canonical_numbers
+from bot.intents_numbers import JOBS_EXPR_RE, QUOTED_COUNT_RE, canonical_numbers
 
 MAX_RAW = 16_384  # raw characters looked at (markup and code blocks are removed from these)
 MAX_SCAN = 4_096  # normalised characters searched for intent
@@ -133,7 +133,7 @@ def normalise_parts(text: str) -> Normal:
     quoted = " \n ".join(m.group(0).lstrip(" >") for m in QUOTED_LINE_RE.finditer(s))
     s = QUOTED_LINE_RE.sub(" ", s)
     s = _unwrap_quotes(s.strip())
-    s = QUOTED_SPAN_RE.sub(" ", s)
+    s = QUOTED_SPAN_RE.sub(" ", QUOTED_COUNT_RE.sub(r"\1\2", s))  # -j "$(nproc)": the count, not a quotation
     return Normal(_plain(s), _plain(quoted) if quoted else "")
 
 
@@ -339,6 +339,12 @@ AGAIN_ONLY_RE = re.compile(r"(?:again|go again|once more|one more time)(?: pleas
 TAKEN_BACK_RE = re.compile(r"(?:nah|nope|no|never ?mind|nvm|scratch that|forget it|on second thought|hold on"
                            r"|wait|not yet|actually no|jk|just kidding)(?: (?:wait|let it (?:run|be|finish)))?")
 RESTART_RE = re.compile(r"\b(?:restart|relaunch|start over)\b")
+# What happened when someone did what the clause before says: "run `pip install …` on HOST and it died".
+WHAT_HAPPENED_RE = re.compile(
+    r"(?:it|that|this|the build|BUILD|everything|the box|HOST)(?: (?:just|then|promptly|immediately|instantly))?"
+    r" (?:died|crashed|failed|oomed|oom'd|broke|hung|blew up|exploded|froze|got killed|was killed|got oom-killed"
+    r"|ran out of memory|went down|fell over)\b"
+)
 # A rebuild asked to start clean: "rebuild clean", "clean rebuild", "rebuild from scratch", "a fresh build".
 CLEAN_RE = re.compile(r"\b(?:clean(?:ly)?|from (?:scratch|zero|nothing|the ground up)|fresh|afresh|a clean slate"
                       r"|scratch build|full rebuild)\b")
@@ -508,6 +514,7 @@ FILLER_RE = re.compile(
     r"@ ?HOST\b|\?"
     r"|\b(?:please|now|thanks|thx|ty|quick|real quick|right now|asap|again|currently|max|tops|at most|this time"
     r"|instead|at a time|first|too|as well|there|anyway|anyways|pls|(?:just )?to be sure|just in case"
+    r"|anyone|anybody|someone|somebody"
     r"|to (?:double[- ]?)?check"
     r"|(?:on|for|of) HOST|HOST's|HOST|(?:for|of|on) BUILD|BUILD)\b"
 )
@@ -673,6 +680,7 @@ UNKNOWN_BUILD_RE = re.compile(  # groups 1 and 2: a build's own slot; 3 and 4: a
     rf"|\bbuilding {_NAME} (?:on|@) HOST\b"
 )
 NOT_A_BUILD = word_set("""
+active ongoing pending queued live
 whole entire current running last first next new old clean full release debug nightly ci docker local
 incremental ninja cmake make pip wheel cuda gpu cpu kernel kernels same other stuck hung broken failed failing
 big slow long main default fresh previous stupid damn rogue runaway bad latest dev prod test parallel serial

@@ -345,3 +345,41 @@ def test_said_to_rigops_after_a_remark_the_name_then_the_count_asks(text: str, e
 
 def test_the_name_then_a_count_is_not_a_request_unless_said_to_rigops() -> None:
     assert said("sgl-kernel -j24 took an hour yesterday").steps == ()
+
+
+@pytest.mark.parametrize(("text", "expected", "where"), [
+    # what follows the one mention is said to rigops, whatever the remark before it is
+    ("I followed the guide you wrote and it broke. <@U0RIGOPS> llama-cpp log pls, 120 lines", "log=120", "gpu01"),
+    ("node-3 and gpu01 both swapping. <@U0RIGOPS> mem on a100", "mem", "a100"),
+    ("flash-attn on b200 never produced a wheel. <@U0RIGOPS> throw it away and rebuild", "rebuild", "b200"),
+])
+def test_a_request_after_a_remark_is_read_on_its_own(text: str, expected: str, where: str) -> None:
+    plan = said(text, addressed=True)
+    assert (steps(plan).replace("kill ", ""), plan.host, plan.error) == (expected, where, None), plan
+
+
+def test_a_refusal_of_the_whole_message_stands_when_the_request_names_nothing_itself() -> None:
+    plan = said("cc1plus killed during the llama-cpp build on gpu09 <@U0RIGOPS> retry at 2", addressed=True)
+    assert plan.error and "gpu09" in plan.error, plan
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("<@U0RIGOPS> kill n restart llama-cpp", "kill rebuild"),
+    ("<@U0RIGOPS> whr is sgl-kernel at", "status"),
+    ("free mem on gpu01 anyone", "mem"),
+    ("<@U0RIGOPS> cancel the active build on gpu01", "kill"),
+    ('<@U0RIGOPS> rebuild vllm -j "6"', "rebuild=6"),
+])
+def test_chat_shorthand_is_read(text: str, expected: str) -> None:
+    plan = said(text, addressed=text.startswith("<@"))
+    assert (steps(plan), plan.error) == (expected, None), plan
+
+
+@pytest.mark.parametrize("text", [
+    'run `pip install deepspeed --global-option="-j8"` on node-3 and it died, not ours though',
+    "for a machine with 32GB memory, try limiting it like `--parallel 4` to avoid OOM",
+    '<@U0RIGOPS> rebuild llama-cpp -j "$(nproc)"',
+])
+def test_what_happened_advice_and_a_quoted_expression_do_not_run(text: str) -> None:
+    plan = said(text, addressed=text.startswith("<@"))
+    assert not plan.steps or plan.error, plan
