@@ -356,6 +356,8 @@ def _read_clause(body: str, addressed: bool, *, question: bool = False,
     imperative = bool(acts.IMPERATIVE_RE.match(body)) or lead
     body = body.removeprefix(w.LEAD_MARK)
     main = main.removeprefix(w.LEAD_MARK)
+    if addressed and lead:  # "would you | be so kind as to kill it": the lead-in after the one the split took
+        body, main = w.ASKED_LEAD_RE.sub("", body), w.ASKED_LEAD_RE.sub("", main)
     act = acts.act_of(main, addressed=addressed, imperative=imperative, has_names=acts.names_ours(body),
                       trouble=bool(w.TROUBLE_RE.search(body) or w.GPU_OOM_RE.search(body)))
     if act is not None and act not in taking:

@@ -179,7 +179,9 @@ SOFT_LEAD_RE = re.compile(
 # A request verb that is the subject of what follows: "tail shows the last 500 lines", "rebuild failed at -j32",
 # "kill didn't work": the clause tells what the tool or the step did, it asks for nothing.
 VERB_AS_SUBJECT_RE = re.compile(
-    r"^(?:tail|cat|log|logs|output|kill|stop|rebuild|restart|retry|rerun|build|check|status|free -h|nvidia-smi)"
+    r"^(?:(?:(?:the|our|its|this|that|BUILD(?:'s)?|HOST(?:'s)?) )+(?:build )?(?:log|logs|output|tail)"
+    r"(?: (?:on|for|of|from) (?:HOST|BUILD))?"
+    r"|tail|cat|log|logs|output|kill|stop|rebuild|restart|retry|rerun|build|check|status|free -h|nvidia-smi)"
     r" (?:only |just |still |also |again |now )?(?:shows|showed|says|said|gives|gave|prints|printed|has|had|is|was"
     r"|returns|returned|cuts|cut off|stops|stopped|ends|ended|failed|fails|died|dies|finished|succeeded|took|takes"
     r"|worked|works|hung|hangs|crashed|crashes|didn't|doesn't|did not|does not|isn't|wasn't|won't|can't|never)\b"

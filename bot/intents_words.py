@@ -235,7 +235,8 @@ NARRATIVE_RE = re.compile(
 NEGATIONS = r"don't|dont|do not|never|no need|not|nope|cannot|can't|cant|shouldn't|mustn't|won't|wouldn't"
 NEGATION_RE = re.compile(rf"\b(?:{NEGATIONS}|avoid|without|stop (?:killing|rebuilding|restarting|retrying))\b")
 # Said to the bot, "should we kill it?" asks it to: this lead-in is dropped when the bot is addressed.
-ASKED_LEAD_RE = re.compile(r"^(?:should (?:we|i|you)|shall (?:we|i)|do you want to|wanna|want to) ")
+ASKED_LEAD_RE = re.compile(r"^(?:should (?:we|i|you)|shall (?:we|i)|do you want to|wanna|want to"
+                           r"|(?:(?:would|could|can|will) you )?(?:be so kind as to|be kind enough to|kindly)) ")
 # Where a request's reason or purpose begins: "stop it as it waits for an input that can't be given". What
 # follows says why, and its tenses and negations are not the request's ("… so it doesn't come back later").
 # Conditions ("if", "unless", "when") are not reasons: "rebuild at 8 if it fails" stays a supposition.

@@ -383,3 +383,14 @@ def test_chat_shorthand_is_read(text: str, expected: str) -> None:
 def test_what_happened_advice_and_a_quoted_expression_do_not_run(text: str) -> None:
     plan = said(text, addressed=text.startswith("<@"))
     assert not plan.steps or plan.error, plan
+
+
+def test_what_the_log_shows_is_not_the_number_asked() -> None:
+    plan = said("the vllm build log on node-3 only shows the last 300 lines. please show the last 1500")
+    assert (steps(plan), plan.error) == ("log=1500", None), plan
+
+
+def test_a_polite_lead_in_said_to_rigops_still_asks() -> None:
+    plan = said("<@U0RIGOPS> would you be so kind as to kill vllm on node-3?", addressed=True)
+    assert steps(plan) == "kill", plan
+    assert said("<@U0RIGOPS> vllm build on node-3 is running for hours, how far is it?", addressed=True).steps
