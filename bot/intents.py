@@ -346,7 +346,8 @@ def _read_clause(body: str, addressed: bool, *, question: bool = False,
     if w.NARRATIVE_RE.search(main):
         hits.ignored.append((body, "story"))
         return hits
-    if acts.VERB_AS_SUBJECT_RE.match(opens) and not w.TROUBLE_RE.search(opens):
+    subject = acts.VERB_AS_SUBJECT_RE.match(opens) or acts.GERUND_SUBJECT_RE.match(opens)
+    if subject and not w.TROUBLE_RE.search(opens):
         hits.ignored.append((body, "statement"))  # "tail shows the last 500 lines": what the tool did
         return hits
     if addressed:

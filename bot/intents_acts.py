@@ -186,6 +186,13 @@ VERB_AS_SUBJECT_RE = re.compile(
     r"|returns|returned|cuts|cut off|stops|stopped|ends|ended|failed|fails|died|dies|finished|succeeded|took|takes"
     r"|worked|works|hung|hangs|crashed|crashes|didn't|doesn't|did not|does not|isn't|wasn't|won't|can't|never)\b"
 )
+# A gerund that is the subject: "re-running the command seems to purge everything", "restarting it never helped".
+GERUND_SUBJECT_RE = re.compile(
+    r"^(?:re-?running|re-?starting|re-?building|re-?trying|killing|stopping|running|building|compiling)"
+    r"(?: (?:the|it|that|this|BUILD|HOST|my|our))?[^,;]{0,40}? (?:seems|seemed|is|was|does|did|makes|made|just|only"
+    r"|always|never|didn't|doesn't|won't|fixes|fixed|helps|helped|takes|took|purges|purged|wipes|wiped|starts"
+    r"|started|ends up|ended up|gives|gave)\b"
+)
 # A question about the build's recent past is a look: "what failed?", "did it finish?", "where did it die?".
 QUESTION_START_RE = re.compile(r"^(?:what|which|where|why|when|did|has|have|is|was|how)\b")
 

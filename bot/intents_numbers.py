@@ -233,6 +233,7 @@ JOBS_NOT_NEW_RE = re.compile(
 # Words after a number that make the clause a story about it: "-j64 is what killed it", "12 jobs in the queue".
 JOBS_STORY_AFTER_RE = re.compile(
     r"\s*(?:is|was|were|are|seems|killed|kills|ooms|oomed|oom|too|caused|causes|made|makes|broke|breaks|did"
+    r"|available|in total|total|installed|on (?:the|this|that|a) (?:box|machine|host|node|server)"
     r"|does|works|worked|ran|runs|running|gives|gave|crashes|crashed|fails|failed|also|still|helped|helps"
     r"|blew|blows|died|dies|hung|hangs|pending|queued|waiting|left|remaining|in the queue|per|each|just|errors"
     r"|errored|segfaults|won't|doesn't|didn't|isn't|can't|never|alone|only|should|would|could|will|might)\b"

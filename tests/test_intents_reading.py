@@ -394,3 +394,11 @@ def test_a_polite_lead_in_said_to_rigops_still_asks() -> None:
     plan = said("<@U0RIGOPS> would you be so kind as to kill vllm on node-3?", addressed=True)
     assert steps(plan) == "kill", plan
     assert said("<@U0RIGOPS> vllm build on node-3 is running for hours, how far is it?", addressed=True).steps
+
+
+@pytest.mark.parametrize("text", [
+    "vllm on node-3 died of OOM. Re-running the command seems to wipe everything and start over.",
+    "with the new box I can use the 48 cores available on node-3 instead of 16, vllm took half the time",
+])
+def test_what_a_retry_does_and_the_cores_a_box_has_are_not_requests(text: str) -> None:
+    assert not {s.action for s in said(text).steps} & {"kill", "rebuild"}, said(text)
