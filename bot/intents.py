@@ -463,7 +463,7 @@ def _read_rebuild(body: str, addressed: bool, hits: _Hits) -> None:
 def _asks_clean(body: str) -> bool:
     """The clause asks for a clean start ("rebuild from scratch", "a fresh build", "wipe the build dir"),
     not for the opposite ("rebuild, no need to clean")."""
-    return bool((w.CLEAN_RE.search(body) or w.CLEAN_ASK_RE.match(body)) and not w.NOT_CLEAN_RE.search(body))
+    return bool(w.CLEAN_RE.search(body) and not w.NOT_CLEAN_RE.search(body))  # CLEAN_ASK_RE: _read_clause
 
 
 def _read_jobs(body: str, addressed: bool) -> list[w.Number]:

@@ -41,8 +41,8 @@ def build_env(build: BuildConfig, jobs: int, *, log: str | None = None, run_id: 
     C++ and CUDA compilers (read when CMake configures a build directory for the first time); ccache also
     writes what each compile found (hit or miss) beside the run's ``log``, for the result to count."""
     env = {**build.env, "MAX_JOBS": str(jobs), "CMAKE_BUILD_PARALLEL_LEVEL": str(jobs), "MAKEFLAGS": f"-j{jobs}"}
-    if build.kept_dir is not None:
-        env["SKBUILD_BUILD_DIR"] = kept_build_dir(build)
+    if build.kept_dir is not None:  # one per wheel tag: scikit-build-core fills in {wheel_tag}
+        env["SKBUILD_BUILD_DIR"] = f"{build.kept_dir}/{{wheel_tag}}"
     if build.cache != "none":
         for lang in ("C", "CXX", "CUDA"):
             env.setdefault(f"CMAKE_{lang}_COMPILER_LAUNCHER", build.cache)
@@ -59,12 +59,6 @@ def cache_log(build: BuildConfig, log: str, run_id: int) -> str:
     if path.startswith(("/", "~/")):
         return path
     return f"{build.workdir.rstrip('/')}/{path}"
-
-
-def kept_build_dir(build: BuildConfig) -> str:
-    """Where scikit-build-core builds ``build`` when rigops keeps its work: relative to the project (its source
-    directory), one per wheel tag (scikit-build-core fills in ``{wheel_tag}``: another Python gets its own)."""
-    return f"{build.kept_dir or f'build/rigops-{build.name}'}/{{wheel_tag}}"
 
 
 def setup_of(build: BuildConfig) -> dict[str, str]:
