@@ -184,6 +184,10 @@ def _read_whole(
     # a thread rigops acts in talks to rigops; a message about one of its builds or hosts talks about them
     actions = _actions(hits, addressed or context is not None, named=bool(names.hosts or names.builds)
                        and not w.ALTERNATIVES_RE.search(masked))
+    if not actions and addressed and not hits.ignored and (looks := w.fallback_looks(masked)):
+        hits.strong.update(looks)  # said to rigops and read as nothing else: "job status gpu01", "tailable logs?"
+        hits.order.update({a: i for i, a in enumerate(looks) if a not in hits.order})
+        actions = set(looks)
     if not actions:
         return Plan(), hits.ignored
     jobs, lines, errors = _numbers(hits, actions)
@@ -346,6 +350,9 @@ def _read_clause(body: str, addressed: bool, *, question: bool = False,
     if w.NARRATIVE_RE.search(main):
         hits.ignored.append((body, "story"))
         return hits
+    if not starts_imperative and w.DESCRIPTION_RE.search(main):
+        hits.ignored.append((body, "statement"))  # "the script is supposed to cap it at 8": how a thing works
+        return hits
     subject = acts.VERB_AS_SUBJECT_RE.match(opens) or acts.GERUND_SUBJECT_RE.match(opens)
     if subject and not w.TROUBLE_RE.search(opens):
         hits.ignored.append((body, "statement"))  # "tail shows the last 500 lines": what the tool did
@@ -493,7 +500,11 @@ def _read_jobs(body: str, addressed: bool) -> list[w.Number]:
 def _is_bare_jobs(body: str) -> bool:
     """The clause is nothing but "16 jobs" (plus fillers): a reply in a thread, not a remark."""
     bare = " ".join(w.FILLER_RE.sub(" ", body).split())
-    return bool(n.JOBS_UNIT_RE.fullmatch(bare))
+    return bool(n.JOBS_UNIT_RE.fullmatch(bare)) and not _MACHINE_UNIT_RE.search(body)
+
+
+# "64 cores on HOST", "8 cpus": what a machine has, not a count asked for (a bare "16 jobs" or "8 threads" is).
+_MACHINE_UNIT_RE = re.compile(r"\d ?(?:cores?|cpus?|vcpus?)\b(?![a-z])(?! (?:please|pls|plz|then|instead|max)\b)")
 
 
 NAMES_LEAD_RE = re.compile(r"(?:(?:the |on )?(?:BUILD|HOST)(?: build| one)?(?: (?:again|once more|at|with|w/|using"

@@ -248,6 +248,9 @@ REQUEST_ANY_RE = re.compile(
 REQUEST_START_RE = re.compile(
     r"^(?:use|run|build|compile|make|ninja|cmake|export|env|start|kick(?: it)? off|do|with|at|give it|only|just|max"
     r"|at most|no more than|up to)\b"
+    # "build still runs on 4 cpus", "make is using 8 cores": the noun told about, not the verb that asks
+    r"(?! (?:still|is|was|were|has|had|keeps|kept|runs|ran|uses|used|seems|only uses|now uses|takes|took"
+    r"|is using|was using|is running|was running|goes|went|gets|got|hangs|fails|failed|dies|died)\b)"
 )
 # "halve the jobs", "fewer jobs", "lower -j": a relative change rigops cannot compute from chat alone.
 MORE_WORDS = frozenset({"double", "more", "increase", "bump", "raise"})

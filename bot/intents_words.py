@@ -161,7 +161,7 @@ CLAUSE_SPLIT_RE = re.compile(
 )
 # Lead-ins that keep a clause imperative: "pls", "can you", "let's", "we should", "@rigops" (already gone).
 LEAD_RE = re.compile(
-    r"^(?:(?:hey|hi|hello|yo|ok|okay|k|so|and|also|then|now|please|just|quick|quickly|maybe|right|alright"
+    r"^(?:(?:hey|hi|hello|yo|ok|okay|k|so|and|also|then|now|please|just|quick|quickly|maybe|right|alright|actually"
     r"|rigops|bot|guys|folks|team|someone|somebody|anyone|anybody|ya|yeah|yep|yes|ugh|hmm+|lol|damn|welp|oof"
     r"|can you|could you|can u|could u|would you|will you|can someone|could someone|can somebody|can anyone"
     r"|could anyone|can we|could we|let's|lets|let us|go ahead and|we need to|need to|we should|you should"
@@ -174,8 +174,9 @@ _CLAUSE_EDGES = " '\"()[]{}<>"
 FILLER_LEADS = frozenset((
     "hey", "hi", "hello", "yo", "ok", "okay", "k", "so", "and", "also", "then", "now", "right", "alright",
     "rigops", "bot", "guys", "folks", "team", "ya", "yeah", "yep", "yes", "ugh", "lol", "damn", "welp", "oof",
-    "maybe",
+    "maybe", "actually",
 ))
+HEDGES = frozenset(("maybe", "perhaps"))
 LEAD_MARK = "\x01"  # opens a clause whose lead-in made it a request ("can you", "pls", "let's")
 
 
@@ -207,11 +208,13 @@ def clauses(text: str) -> list[Clause]:
         joined = _JOINED_BY.get(sep, "," if sep.startswith("-") or sep == "|" else "")
         bits = part.split("?")
         for k, bit in enumerate(bits):
-            stripped = bit.strip(_CLAUSE_EDGES)
+            stripped = bit.strip(_CLAUSE_EDGES).rstrip(".…").rstrip(_CLAUSE_EDGES)  # "run it..." trails off
             lead = LEAD_RE.match(stripped)
             body = stripped[lead.end():].strip(_CLAUSE_EDGES) if lead else stripped
             if body:
                 words = set(re.findall(r"[a-z']+", lead.group(0))) if lead else set()
+                if words & HEDGES and "should" in words:  # "so maybe we should use 1 thread?": a musing
+                    body, words = "we should " + body, set()
                 out.append(Clause(LEAD_MARK + body if words - FILLER_LEADS else body, joined if k == 0 else "",
                                   question=k < len(bits) - 1))
     for i in range(len(out) - 1, 0, -1):  # "still alive or dead?": the question is the whole of it
@@ -230,6 +233,11 @@ NARRATIVE_RE = re.compile(
     r"|last (?:night|week|time|month|year|run|friday|monday|tuesday|wednesday|thursday|saturday|sunday)"
     r"|i'll|we'll|i will|we will|gonna|going to|let me|ran(?! out)|i've run|we've run|is what (?:i|we) (?:ran|did|used)"
     r"|in (?:a few|\d+) (?:min|mins|minutes|hours?|h|secs?|seconds))\b"
+)
+# What a thing is made to do, told about it: "the rebuild script is supposed to cap it at 8".
+DESCRIPTION_RE = re.compile(
+    r"\b(?:is|are|was|were|'s|it's|gets|got|has been|have been) (?:supposed|meant|configured|designed|expected"
+    r"|set up|hardcoded|hard-coded|programmed|written) to\b"
 )
 # Negated destructive requests ("don't kill it", "no need to rebuild").
 NEGATIONS = r"don't|dont|do not|never|no need|not|nope|cannot|can't|cant|shouldn't|mustn't|won't|wouldn't"
@@ -334,7 +342,9 @@ REBUILD_NOUN_RE = re.compile(
 )
 # When the bot is addressed, a clause that opens with the verb is a request whatever follows.
 ADDRESSED_KILL_RE = re.compile(r"^(?:kill|stop|abort|cancel|halt|terminate|nuke)\b")
-ADDRESSED_REBUILD_RE = re.compile(r"^(?:rebuild|retry|rerun|restart|relaunch)\b")
+ADDRESSED_REBUILD_RE = re.compile(r"^(?:rebuild|retry|rerun|restart|relaunch)\b"
+                                  r"|^(?:run|start|launch|kick off) (?:the )?BUILD(?: build)?(?: on HOST)?"
+                                  r"(?: (?:now|please|pls|plz|again))?$")
 AGAIN_ONLY_RE = re.compile(r"(?:again|go again|once more|one more time)(?: please| now)?")
 # A clause that takes back what came before it: "kill it? nah", "restart vllm... never mind".
 TAKEN_BACK_RE = re.compile(r"(?:nah|nope|no|never ?mind|nvm|scratch that|forget it|on second thought|hold on"
@@ -671,7 +681,7 @@ def word_set(text: str) -> frozenset[str]:
 # HOST", "restart deepspeed". Words that describe a build ("the whole build", "the cuda build") are no names.
 _NAME = r"([a-z][a-z0-9_.+-]{1,40}[a-z0-9+]|[a-z]{2})"
 _CLAUSE_START = r"(?:^|(?<=[.?!;,:\n\x01]) ?)"
-UNKNOWN_BUILD_RE = re.compile(  # groups 1 and 2: a build's own slot; 3 and 4: a name beside a host
+UNKNOWN_BUILD_RE = re.compile(  # groups 1, 2 and 5: a build's own slot; 3, 4 and 6: a name beside a host
     rf"\b(?:the|my|our|that|this|a|your) {_NAME}(?: (?:python|cuda|c\+\+|pip|wheel))?"
     r" (?:build|builds|compile|install)\b"
     rf"|{_CLAUSE_START}(?:kill|stop|abort|cancel|halt|terminate|rebuild|restart|retry|rerun|relaunch) (?:the )?{_NAME}"
@@ -679,7 +689,10 @@ UNKNOWN_BUILD_RE = re.compile(  # groups 1 and 2: a build's own slot; 3 and 4: a
     rf"|{_CLAUSE_START}{_NAME} (?:on|@) HOST\b(?=[^,;]*\b(?:status|stuck|frozen|hung|progress|far along|alive"
     r"|running|going|log|logs|oom|ooming|oom-ing|swapping|killed|dead|died)\b)"
     rf"|\bbuilding {_NAME} (?:on|@) HOST\b"
+    rf"|\b(?:re-?run|rerun|restart|retry|redo|kick off|start) (?:the )?(?:build|compile|install) (?:for|of) {_NAME}\b"
+    rf"|{_CLAUSE_START}{_NAME} (?=(?:oom'?e?d|oom-killed|ooming|oom-ing|ran out of memory|got oom)\b)"
 )
+_OWN_SLOTS = (1, 2, 5)  # the groups of UNKNOWN_BUILD_RE that stand in a build's own slot
 NOT_A_BUILD = word_set("""
 active ongoing pending queued live
 whole entire current running last first next new old clean full release debug nightly ci docker local
@@ -713,7 +726,7 @@ def unknown_builds(masked: str, config: Config) -> tuple[tuple[str, ...], bool, 
                 or NOT_A_HOST_RE.fullmatch(name)):
             return m.group(0)
         found.append(name)
-        own_slot.append(index <= 2)
+        own_slot.append(index in _OWN_SLOTS)
         start, end = m.span(index)
         return m.group(0)[: start - m.start()] + "BUILD" + m.group(0)[end - m.start():]
 
@@ -748,3 +761,31 @@ class Number:
             value = int(bare)
         sign = "-" if neg else ""
         return cls(-value if neg else value, template.format(f"{sign}{bare}"))
+
+
+# --- the last reading of a message said to rigops ---------------------------------------------------------
+
+# Said to rigops, a message that no rule read and none set aside still names what it wants to see: "job status
+# gpu01", "tailable build logs for BUILD?", "List of running builds on HOST", "显存占用". Only looks, never a kill
+# or a rebuild: a guess may show something, it never stops anything.
+_FALLBACK_LOOKS = (
+    ("gpu", re.compile(r"\b(?:gpus?|vram|nvidia-?smi|nvidiasmi|cuda memory)\b|显存|显卡")),
+    ("mem", re.compile(r"(?<!gpu )(?<!cuda )(?<!v)\b(?:mem|memory|ram|swap|free -[hmg]|oom)\b|内存")),
+    ("status", re.compile(r"\b(?:status|progress|state|how far|stuck|hung|building|not updating|running builds"
+                          r"|running jobs|still running|alive)\b|进度|状态")),
+    ("log", re.compile(r"\b(?:logs|logfile|log file|output|tailable|tail)\b|(?<!^)\blog\b|日志")),
+)
+
+
+_FALLBACK_ASK_RE = re.compile(r"\b(?:please|pls|plz|check|show|list|print|monitor|see|track|tracking|view|display"
+                              r"|can you|could you|let me know|tell me|give me)\b|查看|看看|请")
+
+
+def fallback_looks(masked: str) -> list[str]:
+    """The looks a message names, in the order it names them (``log`` as the first word is the verb "log X",
+    as in "log VRAM usage on HOST", not the build log)."""
+    text = masked.replace(LEAD_MARK, " ").strip()
+    if not ("?" in text or _FALLBACK_ASK_RE.search(text) or len(text.split()) <= 5):
+        return []  # a remark said to rigops ("for the record, RAM goes …") asks to see nothing
+    found = [(m.start(), action) for action, rx in _FALLBACK_LOOKS if (m := rx.search(text))]
+    return [action for _, action in sorted(found)]

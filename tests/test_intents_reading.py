@@ -402,3 +402,40 @@ def test_a_polite_lead_in_said_to_rigops_still_asks() -> None:
 ])
 def test_what_a_retry_does_and_the_cores_a_box_has_are_not_requests(text: str) -> None:
     assert not {s.action for s in said(text).steps} & {"kill", "rebuild"}, said(text)
+
+
+@pytest.mark.parametrize("text", [
+    "&gt; how many cores does it have?\n32 cores on gpu01, shared with two runners",
+    "the vllm build still runs on 6 cpus on node-3",
+    "make is using 12 cores on gpu01 right now",
+    "perhaps we should give llama-cpp 2 threads on gpu01?",
+    "the nightly job on b200 is meant to limit sgl-kernel at 10, but it doesn't",
+])
+def test_what_a_box_has_a_build_does_and_a_musing_are_not_requests(text: str) -> None:
+    assert not {s.action for s in said(text).steps} & {"kill", "rebuild"}, said(text)
+
+
+@pytest.mark.parametrize("text", [
+    "<@U0RIGOPS> restart the compile for apex on gpu01",
+    "<@U0RIGOPS> deepspeed oomed on node-3 at -j8, retry it with 2 jobs",
+])
+def test_an_unknown_build_named_in_a_new_shape_is_refused_not_substituted(text: str) -> None:
+    plan = said(text, addressed=True)
+    assert plan.error and ("apex" in plan.error or "deepspeed" in plan.error), plan
+    assert plan.build is None, plan
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("<@U0RIGOPS> job state node-3?", "status"),
+    ("<@U0RIGOPS> streaming logs for vllm please", "log"),
+    ("<@U0RIGOPS> 查看b200的显存", "gpu"),
+    ("<@U0RIGOPS> log VRAM usage on gpu01", "gpu"),
+])
+def test_said_to_rigops_a_look_no_rule_read_is_still_seen(text: str, expected: str) -> None:
+    assert steps(said(text, addressed=True)) == expected, said(text, addressed=True)
+
+
+def test_a_remark_said_to_rigops_is_not_read_as_a_look() -> None:
+    plan = said("<@U0RIGOPS> fyi since the last bump flash-attn needs far more RAM than it used to on b200",
+                addressed=True)
+    assert not plan.steps, plan
