@@ -486,6 +486,10 @@ def _read_jobs(body: str, addressed: bool) -> list[w.Number]:
         for m in rx.finditer(body):
             if _asks_for_jobs(body, m, asked_from, alone_is_enough, addressed=addressed):
                 found.setdefault(m.start(1 + _group_index(m)), w.Number.of(_first_group(m), template))
+    for m in n.JOBS_SERIAL_RE.finditer(body):
+        just_before = body[max(0, m.start() - n.JOBS_LOOKBACK): m.start()]
+        if m.start() >= asked_from and not n.JOBS_NOT_NEW_RE.search(just_before):
+            found.setdefault(m.start(), w.Number(1, "-j1"))
     if n.CHANGE_START_RE.match(body) or addressed:
         for m in n.JOBS_FROM_TO_RE.finditer(body):
             for key in [k for k in found if m.start() <= k < m.end()]:

@@ -77,7 +77,7 @@ _CORES = (r"(?:(?:the|all|available|physical|logical|system|cpu|hardware) )*(?:c
 AS_MANY_AS_CORES_RE = re.compile(
     rf"\b(?:as many|the same number of) (?:(?P<what>jobs|threads|workers|processes) )?as (?:there are )?{_CORES}"
     rf"(?: there are)?")
-NUMBER_OF_CORES_RE = re.compile(rf"\b(?:(?:equal|equivalent|set) to )?the (?:number|count|no\.?) of {_CORES}")
+NUMBER_OF_CORES_RE = re.compile(rf"\b(?:(?:equal|equivalent|set) to )?the (?:number|count|no\.?|amount) of {_CORES}")
 JOB_PER_CORE_RE = re.compile(r"\b(?:one|a|1) (?:job|thread|worker|process) (?:per|for each|for every|a) "
                              r"(?:core|cpu|processor)\b")
 JOBS_AUTO_RE = re.compile(r"(?<![\w-])(?P<key>-{1,2}j(?:obs)?|jobs|max_jobs)(?P<sep>\s*=\s*|\s+)auto\b")
@@ -85,13 +85,13 @@ JOBS_AUTO_RE = re.compile(r"(?<![\w-])(?P<key>-{1,2}j(?:obs)?|jobs|max_jobs)(?P<
 
 # Arithmetic or a function where the count goes: "min(nproc, 8)", "$(makeopts_jobs)", "MAX_JOBS//NVCC_THREADS",
 # "(MemAvailable - 16) // 8", "ncpu + 1", "CPU_THREADS-2", "4×4": an expression rigops does not work out ("$expr").
-_MACHINE_WORD = (r"(?:n?procs?|ncpus?|num_?cpus?|cpu_?threads|cpu_?count|num_?cores|n_?cores|cores|memavailable"
-                 r"|mem_?available|max_jobs|nvcc_threads|total_?mem(?:ory)?|ram_?gb|mem_?gb)")
+_MACHINE_WORD = (r"(?:n?procs?|n_?cpus?|num_?cpus?|n_?parallel|cpu_?threads|cpu_?count|num_?cores|n_?cores|cores"
+                 r"|memavailable|mem_?available|max_jobs|nvcc_threads|total_?mem(?:ory)?|ram_?gb|mem_?gb)")
 _OPERAND = r"\(?\s*[\w.]+\s*\)?"
-_OP = r"\s*(?://|[-+*/×÷%])\s*"
+_OP = r"\s*(?://|[-+*/×÷%]|\b(?:divided by|times|minus|plus)\b)\s*"
 JOBS_EXPR_RE = re.compile(
     r"\b(?:min|max|floor|ceil|round|int)\s*\([^()\n]{1,40}\)"
-    r"|\$\((?!nproc\))[^()\n]{1,40}\)"
+    r"|\$\((?!nproc\))[^()\n]{1,40}\)|\$\(\([^()\n]{1,40}\)\)"
     rf"|(?<![$\w(])\(?\s*\b{_MACHINE_WORD}\b\s*\)?(?:{_OP}{_OPERAND})+"
     rf"|(?<![\w.])\d{{1,3}}\s*(?:[×*]|x(?=\d{{1,3}}(?:\s*(?:jobs?|threads?)\b|\s*$|[,;.])))\s*\d{{1,3}}(?![\w.])"
     r"|\bno limit on (?:the )?(?:number of )?(?:job slots|jobs?|parallelism|parallel jobs)"
@@ -199,13 +199,18 @@ JOBS_AT_RE = re.compile(
 )
 # "retry at 24" after news of memory trouble: the jobs, not a time of day (alone, "retry at 12" may be noon).
 JOBS_RETRY_AT_RE = re.compile(rf"\b(?:retry|rerun|redo|try again|go again|restart) at {_NUM}{_COUNT_END}")
+# One job said in words: "run the make commands serially", "with just one process", "single-threaded".
+JOBS_SERIAL_RE = re.compile(
+    r"\b(?:serially|sequentially|in serial|single[- ]threaded|non-?parallel"
+    r"|(?:with|using|on) (?:just |only )?(?:one|a single) (?:parallel )?(?:process|job|thread|core|cpu|worker))\b"
+)
 JOBS_TO_RE = re.compile(  # imperative "drop to 32", "cap it at 16", "set jobs to 16"
     r"(?:^|\bto )(?:(?:drop|lower|reduce|cut|go down|bump|raise|limit|cap|throttle)(?: (?:it|that))?|set"
     r"|hard-?code|change|make|go|(?:bring|take|knock|dial|scale|turn)(?: (?:it|that|BUILD|the build))?"
     r"(?: on HOST)? (?:down|back))"
     r"(?: (?:the )?(?:number of |no\.? of |count of )?(?:parallel |concurrent |compile |build )?(?:jobs|parallelism"
     r"|concurrency|-j|max_jobs|procs|processes|threads|workers|cores|cpus)(?: variable| setting| value)?)?"
-    r"(?: down| back)? (?:to|at)"
+    r"(?: (?:for|of|on) (?:BUILD|HOST|it|the build))?(?: down| back)? (?:to|at)"
     rf" {_NUM}(?: (?:jobs|procs|processes|threads|workers|cores|cpus))?{_COUNT_END}"
 )
 # "retry with fewer jobs, say 4", "less parallelism: 4": the number that answers a relative change on its own.
@@ -247,6 +252,7 @@ REQUEST_ANY_RE = re.compile(
 # "ninja -j16", "export MAX_JOBS=24", "max 8 jobs".
 REQUEST_START_RE = re.compile(
     r"^(?:use|run|build|compile|make|ninja|cmake|export|env|start|kick(?: it)? off|do|with|at|give it|only|just|max"
+    r"|pass|(?:have|let|make) (?:it|BUILD|them) use"
     r"|at most|no more than|up to)\b"
     # "build still runs on 4 cpus", "make is using 8 cores": the noun told about, not the verb that asks
     r"(?! (?:still|is|was|were|has|had|keeps|kept|runs|ran|uses|used|seems|only uses|now uses|takes|took"

@@ -494,7 +494,7 @@ _NOT_LINES_AFTER = (  # "the last 2 hours", "the last 3 runs": a span of time or
     r"|tries|jobs?|commits?|prs?|retries|restarts)\b)"
 )
 LOG_LINES_RE = re.compile(
-    rf"\blast (-?\d+)\b{_NOT_LINES_AFTER}|(?<![\w-])(-?\d+) (?:log |build log |output )?lines?\b"
+    rf"\blast (-?\d+)\b{_NOT_LINES_AFTER}|(?<![\w-])(-?\d+) (?:last |final )?(?:log |build log |output )?lines?\b"
     r"|\btail (?:-n ?|-|--lines=?)?(-?\d+)\b|\blogs? (?:-n ?)?(-?\d+)\b|(?<![\w])(?:-n ?|--lines=?)(-?\d+)\b",
     re.ASCII,
 )

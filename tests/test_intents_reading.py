@@ -439,3 +439,29 @@ def test_a_remark_said_to_rigops_is_not_read_as_a_look() -> None:
     plan = said("<@U0RIGOPS> fyi since the last bump flash-attn needs far more RAM than it used to on b200",
                 addressed=True)
     assert not plan.steps, plan
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("<@U0RIGOPS> pass -j3 on vllm", "rebuild=3"),
+    ("<@U0RIGOPS> let it use 5 parallel jobs for llama-cpp", "rebuild=5"),
+    ("<@U0RIGOPS> set the count of parallel jobs for vllm to 6", "rebuild=6"),
+    ("<@U0RIGOPS> rebuild llama-cpp sequentially, gpu01 keeps locking up", "rebuild=1"),
+    ("<@U0RIGOPS> show 120 last lines of the vllm log", "log=120"),
+])
+def test_jobs_and_lines_said_in_more_ways(text: str, expected: str) -> None:
+    plan = said(text, addressed=True)
+    assert steps(plan).replace("kill,mem,", "").replace("kill,", "") == expected, plan
+
+
+@pytest.mark.parametrize("text", [
+    "<@U0RIGOPS> rebuild vllm with jobs=$(( ncores - 2 ))",
+    "<@U0RIGOPS> rebuild llama-cpp with n_cpus - 1 jobs",
+    "<@U0RIGOPS> rebuild vllm with cores divided by 4 jobs",
+])
+def test_a_count_given_as_arithmetic_is_refused(text: str) -> None:
+    plan = said(text, addressed=True)
+    assert plan.error and "cannot work that out" in plan.error, plan
+
+
+def test_a_build_that_ran_serially_is_not_a_request() -> None:
+    assert not said("llama-cpp on gpu01 ran sequentially last time and took hours").steps
