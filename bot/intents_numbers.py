@@ -209,6 +209,7 @@ JOBS_TO_RE = re.compile(  # imperative "drop to 32", "cap it at 16", "set jobs t
     r"|hard-?code|change|make|go|(?:bring|take|knock|dial|scale|turn)(?: (?:it|that|BUILD|the build))?"
     r"(?: on HOST)? (?:down|back))"
     r"(?: (?:the )?(?:number of |no\.? of |count of )?(?:parallel |concurrent |compile |build )?(?:jobs|parallelism"
+    r"|(?:parallel )?build (?:number|count)|parallel (?:number|count|level)"
     r"|concurrency|-j|max_jobs|procs|processes|threads|workers|cores|cpus)(?: variable| setting| value)?)?"
     r"(?: (?:for|of|on) (?:BUILD|HOST|it|the build))?(?: down| back)? (?:to|at)"
     rf" {_NUM}(?: (?:jobs|procs|processes|threads|workers|cores|cpus))?{_COUNT_END}"
@@ -216,7 +217,7 @@ JOBS_TO_RE = re.compile(  # imperative "drop to 32", "cap it at 16", "set jobs t
 # "retry with fewer jobs, say 4", "less parallelism: 4": the number that answers a relative change on its own.
 RELATIVE_THEN_NUMBER_RE = re.compile(
     r"\b(?:fewer|less|lower|reduce|cut|drop|halve)\b[^,;:.?!]{0,40}[,;:] (?:say |like |maybe |perhaps |try |so |to "
-    r"|e\.g\. |about |around )?(?:-j ?)?([0-9]{1,4})(?: (?:jobs|or so|please|maybe|max|tops))?\s*(?:[.!]|$)"
+    r"|e\.g\. |about |around )?(?:-j ?)?([0-9]{1,4})(?: (?:jobs|or so|please|maybe|max|tops))?\s*(?:[.!,]|$)"
 )
 # "from 160 to 10", "from 4 jobs to 2": the new value is the second (the clause must ask for the change).
 JOBS_FROM_TO_RE = re.compile(

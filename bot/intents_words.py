@@ -341,8 +341,8 @@ REBUILD_NOUN_RE = re.compile(
     rf"|(?:a |an )?(?:clean|fresh|full|from-scratch|scratch) (?:re)?build{_NOUN_OF}{_NOUN_END})"
 )
 # When the bot is addressed, a clause that opens with the verb is a request whatever follows.
-ADDRESSED_KILL_RE = re.compile(r"^(?:kill|stop|abort|cancel|halt|terminate|nuke)\b")
-ADDRESSED_REBUILD_RE = re.compile(r"^(?:rebuild|retry|rerun|restart|relaunch)\b"
+ADDRESSED_KILL_RE = re.compile(r"^/?(?:kill|stop|abort|cancel|halt|terminate|nuke)\b")  # "/kill BUILD" too
+ADDRESSED_REBUILD_RE = re.compile(r"^/?(?:build )?(?:rebuild|retry|rerun|restart|relaunch)\b"
                                   r"|^(?:run|start|launch|kick off) (?:the )?BUILD(?: build)?(?: on HOST)?"
                                   r"(?: (?:now|please|pls|plz|again))?$")
 AGAIN_ONLY_RE = re.compile(r"(?:again|go again|once more|one more time)(?: please| now)?")
@@ -690,9 +690,11 @@ UNKNOWN_BUILD_RE = re.compile(  # groups 1, 2 and 5: a build's own slot; 3, 4 an
     r"|running|going|log|logs|oom|ooming|oom-ing|swapping|killed|dead|died)\b)"
     rf"|\bbuilding {_NAME} (?:on|@) HOST\b"
     rf"|\b(?:re-?run|rerun|restart|retry|redo|kick off|start) (?:the )?(?:build|compile|install) (?:for|of) {_NAME}\b"
-    rf"|{_CLAUSE_START}{_NAME} (?=(?:oom'?e?d|oom-killed|ooming|oom-ing|ran out of memory|got oom)\b)"
+    rf"|{_CLAUSE_START}{_NAME}(?: build(?:\.py)?| compile| install)? (?=(?:oom'?e?d|oom|oom-killed|ooming|oom-ing"
+    r"|ran out of memory|got oom)\b)"
 )
 _OWN_SLOTS = (1, 2, 5)  # the groups of UNKNOWN_BUILD_RE that stand in a build's own slot
+_DESCRIBING_RE = re.compile(r"[a-z]{3,}ing")  # "a working build", "the passing build": what it is like
 NOT_A_BUILD = word_set("""
 active ongoing pending queued live
 whole entire current running last first next new old clean full release debug nightly ci docker local
@@ -723,7 +725,7 @@ def unknown_builds(masked: str, config: Config) -> tuple[tuple[str, ...], bool, 
         index = next((i for i, g in enumerate(m.groups(), 1) if g), 0)
         name = (m.group(index) or "").rstrip("._-") if index else ""
         if (not name or name in NOT_A_BUILD or _key(name) in known or name.isdigit()
-                or NOT_A_HOST_RE.fullmatch(name)):
+                or NOT_A_HOST_RE.fullmatch(name) or _DESCRIBING_RE.fullmatch(name)):
             return m.group(0)
         found.append(name)
         own_slot.append(index in _OWN_SLOTS)

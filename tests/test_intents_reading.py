@@ -450,7 +450,7 @@ def test_a_remark_said_to_rigops_is_not_read_as_a_look() -> None:
 ])
 def test_jobs_and_lines_said_in_more_ways(text: str, expected: str) -> None:
     plan = said(text, addressed=True)
-    assert steps(plan).replace("kill,mem,", "").replace("kill,", "") == expected, plan
+    assert steps(plan).replace("kill mem ", "").replace("kill ", "") == expected, plan
 
 
 @pytest.mark.parametrize("text", [
@@ -465,3 +465,20 @@ def test_a_count_given_as_arithmetic_is_refused(text: str) -> None:
 
 def test_a_build_that_ran_serially_is_not_a_request() -> None:
     assert not said("llama-cpp on gpu01 ran sequentially last time and took hours").steps
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("<@U0RIGOPS> /kill vllm", "kill"),
+    ("<@U0RIGOPS> Build Rerun: llama-cpp", "rebuild"),
+    ("<@U0RIGOPS> vllm died of OOM again. lower the number of jobs a bit, 6, fingers crossed", "rebuild=6"),
+    ("<@U0RIGOPS> llama-cpp on gpu01 keeps dying. reduce parallel build number to 3", "rebuild=3"),
+])
+def test_slash_words_headers_and_a_number_after_a_comma_ask(text: str, expected: str) -> None:
+    plan = said(text, addressed=True)
+    assert (steps(plan).replace("kill mem ", "").replace("kill ", "") if expected != "kill" else steps(plan),
+            plan.error) == (expected, None), plan
+
+
+def test_a_build_described_by_a_gerund_is_not_an_unknown_build() -> None:
+    plan = said("<@U0RIGOPS> rebuild vllm at 4 so we finally get a passing build", addressed=True)
+    assert plan.error is None and plan.build == "vllm", plan
