@@ -184,7 +184,8 @@ def _read_whole(
     # a thread rigops acts in talks to rigops; a message about one of its builds or hosts talks about them
     actions = _actions(hits, addressed or context is not None, named=bool(names.hosts or names.builds)
                        and not w.ALTERNATIVES_RE.search(masked))
-    if not actions and addressed and not hits.ignored and (looks := w.fallback_looks(masked)):
+    if not actions and addressed and all(w.SEEMS_STALLED_RE.search(c) or why == "report" for c, why in hits.ignored) \
+            and (looks := w.fallback_looks(masked)):
         hits.strong.update(looks)  # said to rigops and read as nothing else: "job status gpu01", "tailable logs?"
         hits.order.update({a: i for i, a in enumerate(looks) if a not in hits.order})
         actions = set(looks)

@@ -773,12 +773,20 @@ class Number:
 _FALLBACK_LOOKS = (
     ("gpu", re.compile(r"\b(?:gpus?|vram|nvidia-?smi|nvidiasmi|cuda memory)\b|显存|显卡")),
     ("mem", re.compile(r"(?<!gpu )(?<!cuda )(?<!v)\b(?:mem|memory|ram|swap|free -[hmg]|oom)\b|内存")),
-    ("status", re.compile(r"\b(?:status|progress|state|how far|stuck|hung|building|not updating|running builds"
+    ("status", re.compile(r"\b(?:status|progress|progressing|state|how far|stuck|hung|building|compiling|updating"
+                          r"|running builds"
                           r"|running jobs|still running|alive)\b|进度|状态")),
     ("log", re.compile(r"\b(?:logs|logfile|log file|output|tailable|tail)\b|(?<!^)\blog\b|日志")),
 )
 
 
+# A worry that a build is not moving, set aside as a negation, still asks how it is doing when said to rigops:
+# "looks like BUILD is not updating", "it doesn't seem like BUILD is building".
+SEEMS_STALLED_RE = re.compile(
+    r"(?:\bnot|n't|\bno longer|\bnever)(?: (?:seem|look|appear)s?(?: (?:like|to be))?)?(?: (?:it|BUILD|the build|HOST)"
+    r"(?: is| are|'s)?)?(?: (?:still|again|even|really))? (?:updating|building|progressing|moving|running|compiling"
+    r"|doing anything|making progress|finishing|responding)\b"
+)
 _FALLBACK_ASK_RE = re.compile(r"\b(?:please|pls|plz|check|show|list|print|monitor|see|track|tracking|view|display"
                               r"|can you|could you|let me know|tell me|give me)\b|查看|看看|请")
 

@@ -482,3 +482,15 @@ def test_slash_words_headers_and_a_number_after_a_comma_ask(text: str, expected:
 def test_a_build_described_by_a_gerund_is_not_an_unknown_build() -> None:
     plan = said("<@U0RIGOPS> rebuild vllm at 4 so we finally get a passing build", addressed=True)
     assert plan.error is None and plan.build == "vllm", plan
+
+
+@pytest.mark.parametrize("text", [
+    "<@U0RIGOPS> seems like vllm is not progressing on node-3, can you check?",
+    "<@U0RIGOPS> hmm, llama-cpp doesn't look like it's compiling?",
+])
+def test_a_worry_that_a_build_is_not_moving_asks_how_it_is_doing(text: str) -> None:
+    assert steps(said(text, addressed=True)) == "status", said(text, addressed=True)
+
+
+def test_a_negated_look_is_still_not_a_look() -> None:
+    assert not said("<@U0RIGOPS> don't post the vllm log here please", addressed=True).steps
