@@ -531,14 +531,17 @@ FILLER_RE = re.compile(
 )
 BARE_WORDS: dict[str, str] = {
     **dict.fromkeys(("mem", "memory", "ram", "swap", "free", "free mem", "free memory", "free -h",
-                     "mem usage", "memory usage", "ram usage", "mem check", "memory check", "mem status"),
+                     "mem usage", "memory usage", "ram usage", "mem check", "memory check", "mem status",
+                     "the memory", "the ram", "the memory usage", "the ram usage"),
                     "mem"),
     **dict.fromkeys(("status", "build status", "status check", "status update", "progress", "eta",
-                     "what is running", "anything running", "state"), "status"),
+                     "what is running", "anything running", "state", "the status", "the progress",
+                     "the build status", "its status"), "status"),
     **dict.fromkeys(("log", "logs", "tail", "build log", "build logs", "the log", "the logs", "log tail",
                      "logs tail", "error log", "tail -f", "output"), "log"),
     **dict.fromkeys(("gpu", "gpus", "gpu status", "gpu util", "gpu usage", "nvidia-smi", "gpu stats",
-                     "the gpus", "gpu utilization", "gpu utilisation"), "gpu"),
+                     "the gpus", "gpu utilization", "gpu utilisation", "vram", "vram usage", "the vram",
+                     "the vram usage"), "gpu"),
 }
 # Only for @mentions and slash commands.
 ADDRESSED_BARE_WORDS: dict[str, str] = {

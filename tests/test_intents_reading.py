@@ -494,3 +494,8 @@ def test_a_worry_that_a_build_is_not_moving_asks_how_it_is_doing(text: str) -> N
 
 def test_a_negated_look_is_still_not_a_look() -> None:
     assert not said("<@U0RIGOPS> don't post the vllm log here please", addressed=True).steps
+
+
+def test_a_look_named_by_its_noun_after_and_is_a_second_look() -> None:
+    plan = said("<@U0RIGOPS> post the last 40 lines of the llama-cpp log and the status", addressed=True)
+    assert steps(plan) == "log=40 status", plan
