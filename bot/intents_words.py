@@ -358,12 +358,12 @@ WHAT_HAPPENED_RE = re.compile(
 )
 # A rebuild asked to start clean: "rebuild clean", "clean rebuild", "rebuild from scratch", "a fresh build".
 CLEAN_RE = re.compile(r"\b(?:clean(?:ly)?|from (?:scratch|zero|nothing|the ground up)|fresh|afresh|a clean slate"
-                      r"|scratch build|full rebuild)\b")
+                      r"|scratch build|full rebuild)\b|(?<![\w-])--(?:wipe-build-dir|pristine|expunge|fresh)\b")
 # A clause of its own that asks for the kept work gone: "wipe the build dir", "make clean", "rm -rf build/".
 CLEAN_ASK_RE = re.compile(
     r"^(?:(?:please|pls|just|and|then|first|also|ok|so) )*"
     r"(?:(?:do |run )?(?:a )?make clean|(?:wipe|clear|nuke|kill|delete|remove|rm -rf|blow away|clean(?: out| up)?|trash"
-    r"|toss|drop|throw away)(?: (?:the|its|their|BUILD's|the old|old|all|any|that))*"
+    r"|toss|drop|throw away)(?: (?:the|its|their|BUILD's|the old|old|all|any|that|only|just))*"
     r" (?:build[ -]?dirs?|build[ -]?director(?:y|ies)|build folders?|build tree|build cache|cmake cache"
     r"|cmakecache(?:\.txt)?|build/|kept (?:build|work|objects)|objects|object files|build output|old build"
     r"|(?:the )?builds? artifacts|artifacts))\b"

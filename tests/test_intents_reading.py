@@ -499,3 +499,12 @@ def test_a_negated_look_is_still_not_a_look() -> None:
 def test_a_look_named_by_its_noun_after_and_is_a_second_look() -> None:
     plan = said("<@U0RIGOPS> post the last 40 lines of the llama-cpp log and the status", addressed=True)
     assert steps(plan) == "log=40 status", plan
+
+
+@pytest.mark.parametrize("text", [
+    "<@U0RIGOPS> rebuild llama-cpp --pristine",
+    "<@U0RIGOPS> vllm: clear just the build dir and go again",
+])
+def test_a_clean_start_said_as_a_flag_or_with_only(text: str) -> None:
+    plan = said(text, addressed=True)
+    assert any(s.action == "rebuild" and s.clean for s in plan.steps), plan
