@@ -13,8 +13,9 @@ file; this module is the generic engine:
    the line's rule.
 3. The earliest line whose rule is not a follow-on is the answer; a block rule (``CMake Error at ...:``)
    reports the block's message line. Follow-on summaries (pip, ninja, collect2) are only a fallback.
-   Lines that only quote code (gcc's ``  129 | ...`` context, a traceback's source line) are never the
-   answer. Two refinements keep a line that *says* an error happened from hiding the line that *is* it:
+   Lines that only quote code (gcc's ``  129 | ...`` context, a traceback's source line) and the message of a
+   ``CMake Warning at ...:`` block are never the answer. Two refinements keep a line that *says* an error
+   happened from hiding the line that *is* it:
    a generic rule's line (``RuntimeError: ...``) yields to a more specific rule's line in the few lines
    after it (``defer``), and a rule may name categories whose evidence anywhere in the log is stronger
    than its own (``yields_to``: a compiler "Killed" yields to the kernel's OOM-killer report).
@@ -59,6 +60,11 @@ _PREFIX = re.compile(r"""(?:              # each eats one separating space: the 
 # A line a logging library marked as a warning or a notice (glog/absl "W0501 12:00:00.1 123 file.cc:12] ", TF's
 # "...: W tensorflow/x.cc:12] "): what it says is not the build failing, even when it quotes "ptxas fatal".
 _NOT_AN_ERROR = re.compile(r"^(?::\s*)?(?:[WI]\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+\s+|[WI]\s+)[\w./+-]+\.\w+:\d+\]\s")
+# The header of a CMake warning block ("CMake Warning at x.txt:12 (find_package):", "CMake Warning (dev) in ...:",
+# "CMake Deprecation Warning at ...:", "CMake Warning:"): the more-indented lines below it are a warning's message,
+# even when they say "Could not find a package configuration file" the way an error block's message does.
+_WARNING_BLOCK = re.compile(r"CMake (?:Deprecation )?Warning(?: \(dev\))?(?: (?:at|in) .*)?:\s*$")
+_ANY_WARNING_BLOCK = re.compile(r"CMake (?:Deprecation )?Warning\b")
 # Full-width punctuation (Chinese and Japanese compilers' messages) read as ASCII: the same length, so lines and
 # offsets stay those of the log as written.
 _WIDE = str.maketrans({"\uff1a": ":", "\uff08": "(", "\uff09": ")", "\uff0c": ",", "\uff1b": ";", "\uff3b": "[",
@@ -103,6 +109,7 @@ class _Log:
         self.text = _ANSI.sub("", text) if "\x1b" in text else text     # same lines, same count
         if any(char in self.text for char in _WIDE_CHARS):
             self.text = self.text.translate(_WIDE)                        # same characters, same count
+        self.warned = " Warning" in self.text and _ANY_WARNING_BLOCK.search(self.text) is not None
 
     def diagnosis(self) -> Diagnosis:
         found = self._first_error()
@@ -178,10 +185,29 @@ class _Log:
                 if match is None or _in_code_span(body, match):
                     continue
                 if rule.near is None:
-                    return _Hit(rule, match, start)
+                    return None if self._in_warning_block(start) else _Hit(rule, match, start)
                 if (near := self._near(start, rule.near, rule.within)) is not None:
-                    return _Hit(rule, match, start, near)
+                    return None if self._in_warning_block(start) else _Hit(rule, match, start, near)
         return None
+
+    def _in_warning_block(self, start: int) -> bool:
+        """Is the line at `start` part of a CMake warning's message: below a ``CMake Warning at ...:`` header, in
+        the lines indented deeper than it? Its parents (each nearest line above indented less than the last) are
+        looked at, up to the first one that is not indented or after as many lines as a block may hold."""
+        if not self.warned:
+            return False
+        indent = _indent(_strip_prefix(self._line_at(start)[0]))
+        pos = start
+        for _ in range(_BLOCK_LINES):
+            if indent == 0 or pos == 0:
+                return False
+            pos = self.text.rfind("\n", 0, pos - 1) + 1
+            body = _strip_prefix(self._line_at(pos)[0])
+            if body.strip() and _indent(body) < indent:
+                if _WARNING_BLOCK.match(body.lstrip()):
+                    return True
+                indent = _indent(body)
+        return False
 
     def _after_traceback_frame(self, start: int) -> bool:
         """Is the line at `start` the source line that a Python traceback quotes, indented deeper than its
@@ -235,7 +261,8 @@ class _Log:
             if any(keyword in joined for keyword in rule.keywords):
                 match = next((m for p in rule.patterns if (m := p.search(joined)) is not None), None)
                 if match is not None and match.end() > len(parts[0]) and not _in_code_span(joined, match):
-                    return _Hit(rule, match, before if _cut(parts[0]) else start)
+                    at = before if _cut(parts[0]) else start
+                    return None if self._in_warning_block(at) else _Hit(rule, match, at)
         return None
 
     def _near(self, start: int, near: re.Pattern[str], within: int) -> re.Match[str] | None:

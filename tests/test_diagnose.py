@@ -563,6 +563,128 @@ def test_a_bare_killed_is_the_ninja_step_printed_above_it() -> None:
     assert "rebuild -j<half>" in found.fix
 
 
+# The fifth batch's development misses, mended by rules for their class (issue 23): new lines of each class.
+
+@pytest.mark.parametrize(("text", "line"), [
+    # gcc's split-off and specialised copies of a function (.cold, .part.N, .isra.N, .constprop.N) are the same frame
+    ("[ 9120.113207]  dump_header+0x4a/0x1f0\n[ 9120.113211]  oom_kill_process.cold.33+0x1b/0x20\n"
+     "[ 9120.113214]  out_of_memory+0x1ed/0x530\n[ 9120.113216]  __alloc_pages_slowpath.constprop.0+0xc4e/0xd20\n",
+     "[ 9120.113211]  oom_kill_process.cold.33+0x1b/0x20"),
+    ("Mar  3 10:12:01 gpu01 kernel:  dump_stack+0x6d/0x8b\n"
+     "Mar  3 10:12:01 gpu01 kernel:  out_of_memory.part.0+0xf4/0x4c0\n"
+     "Mar  3 10:12:01 gpu01 kernel:  mem_cgroup_out_of_memory+0xc2/0xe0\n",
+     "Mar  3 10:12:01 gpu01 kernel:  out_of_memory.part.0+0xf4/0x4c0"),
+    ("[  431.002100]  [<ffffffff811a2c35>] oom_kill_process.isra.12+0x2b5/0x3f0\n"
+     "[  431.002104]  [<ffffffff811a3421>] out_of_memory+0x4e1/0x520\n",
+     "[  431.002100]  [<ffffffff811a2c35>] oom_kill_process.isra.12+0x2b5/0x3f0"),
+])
+def test_an_oom_call_trace_frame_with_a_compiler_suffix(text: str, line: str) -> None:
+    found = diagnose(text)
+    assert (found.category, found.line) == ("oom_kernel", line)
+
+
+@pytest.mark.parametrize("text", [
+    'CMake Warning at cmake/deps.cmake:31 (find_package):\n  By not providing "Findfmt.cmake" in CMAKE_MODULE_PATH '
+    'this project has\n  asked CMake to find a package configuration file provided by "fmt", but\n'
+    '  CMake did not find one.\n\n  Could not find a package configuration file provided by "fmt" with any of\n'
+    "  the following names:\n\n    fmtConfig.cmake\n    fmt-config.cmake\n\n-- Configuring done (1.1s)\n",
+    "      *** Configuring CMake...\n      CMake Warning (dev) in src/CMakeLists.txt:\n"
+    "        Could NOT find CUDNN (missing: CUDNN_LIBRARY CUDNN_INCLUDE_DIR)\n"
+    "      This warning is for project developers.  Use -Wno-dev to suppress it.\n",
+    "#9 12.7 CMake Deprecation Warning at third_party/gloo/CMakeLists.txt:1 (cmake_minimum_required):\n"
+    "#9 12.7   Could not find nvcc; CUDA support is deprecated here and will be removed.\n#9 12.9 -- Generating done\n",
+])
+def test_a_cmake_warning_block_is_no_error(text: str) -> None:
+    """What a CMake warning block's message says ("Could not find ...") is a warning: an optional dependency."""
+    found = diagnose(text)
+    assert (found.category, found.line) == ("unknown", "")
+    assert "Only warnings here" in found.fix
+
+
+def test_an_error_block_after_a_warning_block_is_still_read() -> None:
+    warned = ('CMake Warning at cmake/deps.cmake:31 (find_package):\n  Could not find a package configuration file '
+              'provided by "fmt" with any of\n  the following names:\n\n    fmtConfig.cmake\n\n')
+    found = diagnose(warned + "CMake Error at CMakeLists.txt:40 (message):\n  No CUDA toolset found.\n")
+    assert (found.category, found.line) == ("missing_syshdr", "  No CUDA toolset found.")
+    error = warned.replace("CMake Warning at", "CMake Error at")
+    found = diagnose(error)
+    assert (found.category, found.line) == (
+        "missing_syshdr", '  Could not find a package configuration file provided by "fmt" with any of')
+
+
+@pytest.mark.parametrize("text", [
+    "  error: command '/usr/local/cuda-12.1/bin/nvcc' failed with exit code 1\n  [end of output]\n\n"
+    "  note: This error originates from a subprocess, and is likely not a problem with pip.\n"
+    "  ERROR: Failed building wheel for apex\nFailed to build apex\n",
+    '    raise RuntimeError(message) from e\nRuntimeError: Error compiling objects for extension\n\n'
+    "hint: This usually indicates a problem with the package or the build environment.\n",
+    "error: command '/usr/bin/g++' failed with exit status 1\n",
+])
+def test_a_compile_summary_alone_is_a_wrapper(text: str) -> None:
+    """torch's and setuptools' summary of a failed compile says nothing of its cause: unknown, and where to look."""
+    found = diagnose(text)
+    assert (found.category, found.line) == ("unknown", "")
+    assert "-v" in found.fix
+
+
+def test_a_compile_summary_yields_to_what_it_sums_up() -> None:
+    found = diagnose('csrc/attn.cu(88): error: identifier "half3" is undefined\n1 error detected in the compilation '
+                     'of "csrc/attn.cu".\nRuntimeError: Error compiling objects for extension\n')
+    assert (found.category, found.line) == ("compile_error", 'csrc/attn.cu(88): error: identifier "half3" is undefined')
+    found = diagnose("RuntimeError: Error compiling objects for extension\n"
+                     "subprocess.CalledProcessError: Command '['ninja', '-v', '-j', '64']' returned non-zero exit "
+                     "status 137.\n")
+    assert found.category == "oom_compiler"
+
+
+@pytest.mark.parametrize(("text", "category"), [
+    # the project's own library, looked for in its build tree (a relative -L): never built
+    ("g++ -o bin/solver main.o -L./build/lib -lsolver_core -lpthread\n"
+     "/usr/bin/ld: cannot find -lsolver_core: No such file or directory\ncollect2: error: ld returned 1 exit status\n",
+     "linker_error"),
+    ("clang++ -fuse-ld=lld -o app app.o -Lout/Release -lkernels_gpu\nld.lld: error: unable to find library "
+     "-lkernels_gpu\nclang++: error: linker command failed with exit code 1 (use -v to see invocation)\n",
+     "linker_error"),
+    ("c++ -o demo demo.o -L../../lib -lfastmath\nld: library not found for -lfastmath\n", "linker_error"),
+    # a system or toolkit library, wherever the link looks: not installed
+    ("gcc -o t t.o -L../lib -lcudart_static\n/usr/bin/ld: cannot find -lcudart_static\n", "missing_syshdr"),
+    ("g++ -o x x.o -L../lib -lpython3.11\n/usr/bin/ld: cannot find -lpython3.11: No such file or directory\n",
+     "missing_syshdr"),
+    # an unknown library, but only absolute library directories: read as a missing system library, as before
+    ("g++ -o x x.o -L/opt/acme/lib -lacme\n/usr/bin/ld: cannot find -lacme\n", "missing_syshdr"),
+    ("ld.lld: error: unable to find library -laio\n", "missing_syshdr"),
+])
+def test_a_library_missing_from_the_build_tree_is_a_link_error(text: str, category: str) -> None:
+    found = diagnose(text)
+    line = next(line for line in text.splitlines() if " -l" in line and not line.startswith(("g", "c")))
+    assert (found.category, found.line) == (category, line)
+    if category == "linker_error":
+        assert "build tree" in found.fix
+
+
+@pytest.mark.parametrize(("text", "line", "tool"), [
+    ("CMake Error at CMakeLists.txt:2 (project):\n  Running\n\n   '/usr/bin/ninja' '--version'\n\n  failed with:\n\n"
+     "   no such file or directory\n\n\n-- Configuring incomplete, errors occurred!\n", "  Running", "/usr/bin/ninja"),
+    ("    CMake Error at CMakeLists.txt:5 (project):\n      Running\n\n       'jom' '/?'\n\n      failed with:\n\n"
+     "       Le fichier spécifié est introuvable\n\n"
+     "    CMake Error: CMAKE_CXX_COMPILER not set, after EnableLanguage\n",
+     "      Running", "jom"),
+    ("#7 3.1 CMake Error at CMakeLists.txt:1 (project):\n#7 3.1   Running\n#7 3.1\n#7 3.1    'make' '-v'\n#7 3.1\n"
+     "#7 3.1   failed with:\n#7 3.1\n#7 3.1    No such file or directory\n", "#7 3.1   Running", "make"),
+])
+def test_cmake_cannot_run_its_build_program(text: str, line: str, tool: str) -> None:
+    """CMake's "Running 'tool' ... failed with: <no such file>" block: the tool is not installed."""
+    found = diagnose(text)
+    assert (found.category, found.line) == ("missing_syshdr", line)
+    assert f"CMake could not run {tool}:" in found.fix
+
+
+def test_cmake_running_a_tool_that_fails_is_not_a_missing_tool() -> None:
+    found = diagnose("CMake Error at CMakeLists.txt:2 (project):\n  Running\n\n   '/usr/bin/ninja' '--version'\n\n"
+                     "  failed with:\n\n   exit code 139\n")
+    assert (found.category, found.line) == ("compile_error", "  Running")
+
+
 # --- (3) logs without an error -------------------------------------------------------------------------
 
 @NEEDS_BUILD_TOOLS
