@@ -361,12 +361,13 @@ CLEAN_RE = re.compile(r"\b(?:clean(?:ly)?|from (?:scratch|zero|nothing|the groun
                       r"|scratch build|full rebuild)\b|(?<![\w-])--(?:wipe-build-dir|pristine|expunge|fresh)\b")
 # A clause of its own that asks for the kept work gone: "wipe the build dir", "make clean", "rm -rf build/".
 CLEAN_ASK_RE = re.compile(
-    r"^(?:(?:please|pls|just|and|then|first|also|ok|so) )*"
-    r"(?:(?:do |run )?(?:a )?make clean|(?:wipe|clear|nuke|kill|delete|remove|rm -rf|blow away|clean(?: out| up)?|trash"
-    r"|toss|drop|throw away)(?: (?:the|its|their|BUILD's|the old|old|all|any|that|only|just))*"
+    r"^(?:(?:please|pls|just|and|then|first|also|ok|so|directly|simply) )*"
+    r"(?:(?:do |run )?(?:a )?make clean|(?:wipe|clear(?: out)?|nuke|kill|delete|remove|rm -rf|blow away|clean(?: out| up)?|trash"
+    r"|toss|drop|throw away)(?: (?:the|its|their|BUILD's|BUILD|the old|old|all|any|that|only|just|whole|entire"
+    r"|existing|current|stale|half-written|\(or not\)))*"
     r" (?:build[ -]?dirs?|build[ -]?director(?:y|ies)|build folders?|build tree|build cache|cmake cache"
     r"|cmakecache(?:\.txt)?|build/|kept (?:build|work|objects)|objects|object files|build output|old build"
-    r"|(?:the )?builds? artifacts|artifacts))\b"
+    r"|(?:the )?builds? artifacts|artifacts|everything (?:that was |it |we )?(?:compiled|built)))\b"
 )
 NOT_CLEAN_RE = re.compile(r"\b(?:don't|do not|dont|without|no need to|never|not|no)\b[^,.;]{0,24}"
                           r"\b(?:clean|wip\w*|scratch|fresh|delet\w*|remov\w*)")
