@@ -362,8 +362,9 @@ CLEAN_RE = re.compile(r"\b(?:clean(?:ly)?|from (?:scratch|zero|nothing|the groun
 # A clause of its own that asks for the kept work gone: "wipe the build dir", "make clean", "rm -rf build/".
 CLEAN_ASK_RE = re.compile(
     r"^(?:(?:please|pls|just|and|then|first|also|ok|so|directly|simply) )*"
-    r"(?:(?:do |run )?(?:a )?make clean|(?:wipe|clear(?: out)?|nuke|kill|delete|remove|rm -rf|blow away|clean(?: out| up)?|trash"
-    r"|toss|drop|throw away)(?: (?:the|its|their|BUILD's|BUILD|the old|old|all|any|that|only|just|whole|entire"
+    r"(?:(?:do |run )?(?:a )?make clean|(?:wipe|clear(?: out)?|nuke|kill|delete|remove|rm -rf|blow away"
+    r"|clean(?: out| up)?|trash|toss|drop|throw away)"
+    r"(?: (?:the|its|their|BUILD's|BUILD|the old|old|all|any|that|only|just|whole|entire"
     r"|existing|current|stale|half-written|\(or not\)))*"
     r" (?:build[ -]?dirs?|build[ -]?director(?:y|ies)|build folders?|build tree|build cache|cmake cache"
     r"|cmakecache(?:\.txt)?|build/|kept (?:build|work|objects)|objects|object files|build output|old build"

@@ -512,7 +512,6 @@ def test_a_clean_start_said_as_a_flag_or_with_only(text: str) -> None:
 
 @pytest.mark.parametrize("text", [
     "<@U0RIGOPS> wipe the entire vllm build dir on node-3 and redo it at 4",
-    "<@U0RIGOPS> llama-cpp broke halfway. clear out everything it compiled, then rebuild",
 ])
 def test_a_clean_start_said_with_more_words(text: str) -> None:
     plan = said(text, addressed=True)
