@@ -785,6 +785,18 @@ _FALLBACK_LOOKS = (
 )
 
 
+# A count given as a formula next to the word for the jobs, in a request to change them: what rigops cannot
+# work out from chat ("set jobs to n_cpus + 2", "-j `nproc`", "the number of logical cores", "-j by itself").
+_FORMULA = (r"(?:\$\(|\$expr\b|`nproc`|\bnproc\b|\bn_?cpus?\b|\bncores\b|\b(?:number|amount|count) of (?:\w+ ){0,2}"
+            r"(?:cores|cpus|processors|threads)\b|\bdivided by\b|\bwhere n\b|\bmemory budget\b"
+            r"|(?<![\w-])-j(?: by itself|`| \(no number\)|\s*$|\n))")
+JOBS_AS_FORMULA_RE = re.compile(
+    r"\b(?:use|set|replace|switch|change|rebuild|cap|parallelize|parallelise|make|run|remove|pass|add|adding)\b"
+    rf"[^.;?!\n]{{0,60}}?(?:-j|\bjobs?\b|\bparallel\w*|\bcores\b|\bthreads\b)[^.;?!\n]{{0,40}}?{_FORMULA}"
+    rf"|\b(?:use|set|replace|switch|change|rebuild|cap)\b[^.;?!\n]{{0,30}}?{_FORMULA}[^.;?!\n]{{0,40}}?"
+    r"(?:-j|\bjobs?\b|\bparallel\w*)"
+    rf"|\b(?:use|pass|add|adding)\b[^.;?!\n]{{0,20}}?{_FORMULA}"
+)
 # A worry that a build is not moving, set aside as a negation, still asks how it is doing when said to rigops:
 # "looks like BUILD is not updating", "it doesn't seem like BUILD is building".
 SEEMS_STALLED_RE = re.compile(
@@ -796,10 +808,17 @@ _FALLBACK_ASK_RE = re.compile(r"\b(?:please|pls|plz|check|show|list|print|monito
                               r"|can you|could you|let me know|tell me|give me)\b|查看|看看|请")
 
 
+_FALLBACK_HOW_TO_RE = re.compile(r"\b(?:is it (?:necessary|possible|required|ok|safe)|can (?:it|i|we|you) be"
+                                 r"|how (?:do|can|should|to)|do (?:i|we) need|is there (?:a|some|any) (?:way|tool)"
+                                 r"|what(?:'s| is) the best|should i)\b")
+
+
 def fallback_looks(masked: str) -> list[str]:
     """The looks a message names, in the order it names them (``log`` as the first word is the verb "log X",
     as in "log VRAM usage on HOST", not the build log)."""
     text = masked.replace(LEAD_MARK, " ").strip()
+    if _FALLBACK_HOW_TO_RE.search(text):
+        return []  # "is it necessary to build X on a box with GPUs?": a question about how, not a look
     if not ("?" in text or _FALLBACK_ASK_RE.search(text) or len(text.split()) <= 5):
         return []  # a remark said to rigops ("for the record, RAM goes …") asks to see nothing
     found = [(m.start(), action) for action, rx in _FALLBACK_LOOKS if (m := rx.search(text))]

@@ -516,3 +516,23 @@ def test_a_clean_start_said_as_a_flag_or_with_only(text: str) -> None:
 def test_a_clean_start_said_with_more_words(text: str) -> None:
     plan = said(text, addressed=True)
     assert any(s.action == "rebuild" and s.clean for s in plan.steps), plan
+
+
+@pytest.mark.parametrize("text", [
+    "<@U0RIGOPS> rebuild llama-cpp with job count = nproc",
+    "<@U0RIGOPS> set vllm jobs to ncores - 4 please",
+    "<@U0RIGOPS> replace -j6 on vllm with the number of physical cores",
+    "<@U0RIGOPS> use -j by itself on llama-cpp",
+])
+def test_said_to_rigops_a_formula_for_the_jobs_is_refused(text: str) -> None:
+    plan = said(text, addressed=True)
+    assert plan.error and "cannot work that out" in plan.error, plan
+
+
+@pytest.mark.parametrize("text", [
+    "<@U0RIGOPS> rebuild vllm at 8, nproc says 64 there but memory is the limit",
+    "<@U0RIGOPS> is it possible to build vllm on a node without gpus?",
+])
+def test_a_number_beside_a_formula_and_a_how_to_question_are_read_as_they_are(text: str) -> None:
+    plan = said(text, addressed=True)
+    assert not plan.error and steps(plan) in ("kill mem rebuild=8", "rebuild=8", ""), plan
