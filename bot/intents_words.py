@@ -610,7 +610,8 @@ def _name_regex(names: tuple[str, ...]) -> re.Pattern[str] | None:
     if not names:
         return None
     alternation = "|".join(_loose(n) for n in sorted(names, key=len, reverse=True))
-    return re.compile(rf"(?<![\w.-])({alternation})(?![\w-]|\.\w)")
+    # ASCII edges: a name written against CJK text ("查看gpu01的GPU") is still the name
+    return re.compile(rf"(?<![a-z0-9_.-])({alternation})(?![a-z0-9_-]|\.[a-z0-9_])", re.IGNORECASE)
 
 
 def _loose(name: str) -> str:

@@ -536,3 +536,8 @@ def test_said_to_rigops_a_formula_for_the_jobs_is_refused(text: str) -> None:
 def test_a_number_beside_a_formula_and_a_how_to_question_are_read_as_they_are(text: str) -> None:
     plan = said(text, addressed=True)
     assert not plan.error and steps(plan) in ("kill mem rebuild=8", "rebuild=8", ""), plan
+
+
+def test_a_name_written_against_cjk_text_is_still_the_name() -> None:
+    plan = said("<@U0RIGOPS> 请看一下node-3的内存", addressed=True)
+    assert (plan.host, steps(plan)) == ("node-3", "mem"), plan
