@@ -21,6 +21,7 @@ How a plain message is read (the tables live in ``bot.intents_words``):
 
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass, field, replace
 from typing import cast
@@ -169,6 +170,16 @@ def _read_whole(
             hits.weak -= {"kill", "rebuild"}
             hits.jobs = []
             hits.clean = False
+            continue
+        plain = clause.body.removeprefix(w.LEAD_MARK)
+        if at and ((plain == "again" and at + 1 < len(parts) and w.FAILED_NOW_RE.search(parts[at - 1].body)) or (
+                not addressed and not clause.body.startswith(w.LEAD_MARK) and w.SETUP_AFTER_FAILURE_RE.match(plain)
+                and any(w.FAILED_NOW_RE.search(p.body) for p in parts[:at]))):
+            hits.ignored.append((plain, "report"))  # "X test crashes. Again.", "X fails …, build with 40 jobs"
+            continue
+        sentence = [plain, *(p.body for p in itertools.takewhile(lambda p: p.joined, parts[at + 1:]))]
+        if clause.question and any(w.ON_ITS_OWN_RE.search(b) for b in sentence):
+            hits.ignored.append((plain, "how-to"))  # "will you kill a build automatically if …?"
             continue
         one = _read_clause(clause.body, addressed, question=clause.question, taking=taking)
         hits.merge(one, at)

@@ -264,6 +264,6 @@ MORE_WORDS = frozenset({"double", "more", "increase", "bump", "raise"})
 RELATIVE_JOBS_RE = re.compile(
     r"\b(?:halve|half|halving|fewer|less|lower|reduce|decrease|cut|drop|double|more|increase|bump|raise)"
     r"(?: the| down| back| our| its)?(?: (?:number of|no\.? of|amount of))?"
-    r" (?:jobs|parallelism|parallel jobs|-j|threads|cores|workers|procs|max_jobs|j)(?![\w])"
+    r" (?:jobs|parallelism|parallel jobs|-j|threads|cores|workers|procs|max_jobs|j)(?![\w])(?! than\b)"
     r"(?: (?:to|down to) ([0-9]+)(?![\w]))?"
 )

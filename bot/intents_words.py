@@ -348,6 +348,7 @@ ADDRESSED_REBUILD_RE = re.compile(r"^/?(?:build )?(?:rebuild|retry|rerun|restart
 AGAIN_ONLY_RE = re.compile(r"(?:again|go again|once more|one more time)(?: please| now)?")
 # A clause that takes back what came before it: "kill it? nah", "restart vllm... never mind".
 TAKEN_BACK_RE = re.compile(r"(?:nah|nope|no|never ?mind|nvm|scratch that|forget it|on second thought|hold on"
+                           r"|(?:don't|dont|do not|never) do (?:that|this|it)(?: on HOST| here| again)?"
                            r"|wait|not yet|actually no|jk|just kidding)(?: (?:wait|let it (?:run|be|finish)))?")
 RESTART_RE = re.compile(r"\b(?:restart|relaunch|start over)\b")
 # What happened when someone did what the clause before says: "run `pip install …` on HOST and it died".
@@ -798,6 +799,13 @@ JOBS_AS_FORMULA_RE = re.compile(
     r"(?:-j|\bjobs?\b|\bparallel\w*)"
     rf"|\b(?:use|pass|add|adding)\b[^.;?!\n]{{0,20}}?{_FORMULA}"
 )
+# A clause that tells a build failed ("X test crashes", "vllm fails with `file truncated`"): a bare "again" after it
+# says how often, and "build with 40 jobs" after it the setup it failed in — neither is a request.
+FAILED_NOW_RE = re.compile(r"\b(?:crash(?:es|ed)?|fail(?:s|ed)?(?: with| at| on)?|died|dies|broke|breaks|oom(?:s|ed)?"
+                           r"|segfaults?|errors? out|blows? up)\b")
+SETUP_AFTER_FAILURE_RE = re.compile(r"^(?:build|built|building|compiled?|compiling|make) (?:with|at|using)\b")
+# A question about what rigops does by itself ("will you kill a build automatically if …?"): how it works.
+ON_ITS_OWN_RE = re.compile(r"\b(?:automatically|whenever|on (?:its|your) own|by (?:it|your)self|auto-?)\b")
 # A worry that a build is not moving, set aside as a negation, still asks how it is doing when said to rigops:
 # "looks like BUILD is not updating", "it doesn't seem like BUILD is building".
 SEEMS_STALLED_RE = re.compile(

@@ -541,3 +541,19 @@ def test_a_number_beside_a_formula_and_a_how_to_question_are_read_as_they_are(te
 def test_a_name_written_against_cjk_text_is_still_the_name() -> None:
     plan = said("<@U0RIGOPS> 请看一下node-3的内存", addressed=True)
     assert (plan.host, steps(plan)) == ("node-3", "mem"), plan
+
+
+@pytest.mark.parametrize("text", [
+    "mixing targets with -j confuses make, e.g. `make -j6 clean all` — don't do that on node-3",
+    "<@U0RIGOPS> llama-cpp link step crashes. Again. what's free on gpu01?",
+    "sgl-kernel on b200 fails with `bad object` now and then, build with 24 jobs (ninja -j 24)",
+    "<@U0RIGOPS> would you restart vllm on your own whenever it gets OOM killed?",
+    "the old limiter on gpu01 throttled more jobs than it had to. gone now",
+])
+def test_examples_taken_back_setups_of_a_failure_and_questions_about_rigops_do_not_act(text: str) -> None:
+    plan = said(text, addressed=text.startswith("<@"))
+    assert not {s.action for s in plan.steps} & {"kill", "rebuild"}, plan
+
+
+def test_again_said_alone_after_a_failure_still_asks() -> None:
+    assert "rebuild" in steps(said("<@U0RIGOPS> llama-cpp failed. again", addressed=True))
