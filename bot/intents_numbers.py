@@ -242,7 +242,8 @@ JOBS_STORY_AFTER_RE = re.compile(
     r"|available|in total|total|installed|on (?:the|this|that|a) (?:box|machine|host|node|server)"
     r"|does|works|worked|ran|runs|running|gives|gave|crashes|crashed|fails|failed|also|still|helped|helps"
     r"|blew|blows|died|dies|hung|hangs|pending|queued|waiting|left|remaining|in the queue|per|each|just|errors"
-    r"|errored|segfaults|won't|doesn't|didn't|isn't|can't|never|alone|only|should|would|could|will|might)\b"
+    r"|errored|segfaults|won't|doesn't|didn't|isn't|can't|never|alone|only|should|would|could|will|might"
+    r"|keeps|kept|has been|had been|goes|went|gets|got|takes|took|ends|ended)\b"
 )
 # A request verb anywhere before the number: "try -j20", "drop to 16 jobs", "restart at j12".
 REQUEST_ANY_RE = re.compile(
@@ -253,7 +254,7 @@ REQUEST_ANY_RE = re.compile(
 # "ninja -j16", "export MAX_JOBS=24", "max 8 jobs".
 REQUEST_START_RE = re.compile(
     r"^(?:use|run|build|compile|make|ninja|cmake|export|env|start|kick(?: it)? off|do|with|at|give it|only|just|max"
-    r"|pass|(?:have|let|make) (?:it|BUILD|them) use"
+    r"|pass|(?:have|let|make) (?:it|BUILD|them) use|(?:go )?back to"
     r"|at most|no more than|up to)\b"
     # "build still runs on 4 cpus", "make is using 8 cores": the noun told about, not the verb that asks
     r"(?! (?:still|is|was|were|has|had|keeps|kept|runs|ran|uses|used|seems|only uses|now uses|takes|took"

@@ -250,7 +250,8 @@ ASKED_LEAD_RE = re.compile(r"^(?:should (?:we|i|you)|shall (?:we|i)|do you want 
 # Conditions ("if", "unless", "when") are not reasons: "rebuild at 8 if it fails" stays a supposition.
 REASON_RE = re.compile(
     r"\s(?:so that|so it|so we|so the|because|'cause|cause it|since it|since the|as it|as they|as the|as we"
-    r"|which|otherwise|or else|before it|before the|to avoid|to prevent|to stop it)\b"
+    r"|which|otherwise|or else|before it|before the|to avoid|to prevent|to stop it|in (?:the )?hopes?|hoping"
+    r"|in order to|to see if)\b"
 )
 # A choice put to the channel, not a request: "stop and try again or let it continue?"
 ALTERNATIVES_RE = re.compile(r"\bor (?:let it|leave it|wait|keep it|just wait|not|should (?:i|we))\b")
@@ -335,14 +336,15 @@ _NOUN_END = (r"(?=(?: (?:on HOST|HOST|please|pls|plz|now|for now|asap|thanks|thx
 _NOUN_OF = r"(?: (?:of|for) (?:BUILD|it|that|the build))?"
 REBUILD_NOUN_RE = re.compile(
     r"^(?:(?:can you|could you|would you|please|pls|just|let's|lets|we need|i need|need|ok|so|then|and) )*"
-    r"(?:(?:do|run|kick off|trigger|start|launch|fire off|queue|give (?:it|us|me|BUILD))"
-    r" (?:a |an |one more |another )?(?:(?:clean|fresh|full|new|proper|from-scratch|scratch) )?(?:re)?build"
+    r"(?:(?:do|run|kick off|kick|trigger|re-?trigger|start|launch|fire off|queue|try|get|give (?:it|us|me|BUILD))"
+    r" (?:a |an |one more |another )?(?:new )?(?:BUILD )?(?:(?:clean|fresh|full|new|proper|from-scratch|scratch) )?"
+    r"(?:re)?build"
     rf"{_NOUN_OF}(?: on HOST)?\b"
     rf"|(?:a |an )?(?:clean|fresh|full|from-scratch|scratch) (?:re)?build{_NOUN_OF}{_NOUN_END})"
 )
 # When the bot is addressed, a clause that opens with the verb is a request whatever follows.
 ADDRESSED_KILL_RE = re.compile(r"^/?(?:kill|stop|abort|cancel|halt|terminate|nuke)\b")  # "/kill BUILD" too
-ADDRESSED_REBUILD_RE = re.compile(r"^/?(?:build )?(?:rebuild|retry|rerun|restart|relaunch)\b"
+ADDRESSED_REBUILD_RE = re.compile(r"^/?(?:build )?(?:rebuild|retry|rerun|restart|relaunch|re-?trigger)\b"
                                   r"|^(?:run|start|launch|kick off) (?:the )?BUILD(?: build)?(?: on HOST)?"
                                   r"(?: (?:now|please|pls|plz|again))?$")
 AGAIN_ONLY_RE = re.compile(r"(?:again|go again|once more|one more time)(?: please| now)?")

@@ -557,3 +557,18 @@ def test_examples_taken_back_setups_of_a_failure_and_questions_about_rigops_do_n
 
 def test_again_said_alone_after_a_failure_still_asks() -> None:
     assert "rebuild" in steps(said("<@U0RIGOPS> llama-cpp failed. again", addressed=True))
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("<@U0RIGOPS> could you kick off another vllm build on node-3? thx", "rebuild"),
+    ("<@U0RIGOPS> re-trigger llama-cpp", "rebuild"),
+    ("<@U0RIGOPS> lower vllm's parallel level from 16 to 10 in the hope it stops dying", "rebuild=10"),
+    ("<@U0RIGOPS> llama-cpp at -j 12 keeps dying. back to -j 4 please", "rebuild=4"),
+])
+def test_rebuilds_said_in_more_words(text: str, expected: str) -> None:
+    plan = said(text, addressed=True)
+    assert steps(plan).replace("kill mem ", "").replace("kill ", "") == expected, plan
+
+
+def test_back_to_told_is_not_asked() -> None:
+    assert not said("vllm is back to 16 jobs on node-3 since the upgrade").steps
