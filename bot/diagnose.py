@@ -36,6 +36,12 @@ __all__ = ["CATEGORIES", "Diagnosis", "Rule", "Rules", "diagnose", "diagnose_fil
 _BLOCK_LINES = 200        # how far below a block header its message is looked for
 _WRAP_WIDTH = 60          # a line this long may be one a console wrapped
 _MESSAGE_ENDS = set(".)]}!?\"';:>`|")   # ... unless it ends like this (a wrapped one ends anywhere)
+# A whole line in double quotes that a sentence goes on or ends after ("...". / "...",) is a person quoting an
+# error in prose; the log line it quotes is elsewhere.
+_QUOTED_IN_PROSE = re.compile(r'"[^"]+"[.,;:!?]+\s*$')
+# The end of a line that a wrap cut right after ld's location of a message ("x.c:14: ", "(.text+0x1f): ").
+_LD_LOCATION_END = re.compile(r"\S(?::\d+|\(\.\w+(?:\+0x[0-9a-f]+)?\)):\s*$")
+_WHOLE_MIN = 40            # a message this long, typed again later with more after it, is that later line
 _WINDOW = 1 << 20         # characters pre-filtered at a time, so an early error returns early
 _COMMON = " etaoinsr-lcd/._hmup\tf0b1g2x3C=4M5y6k7\"w8v9ADEFIBULSNOTRP'GH,:;()[]"   # in build logs, roughly
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)")
@@ -54,6 +60,7 @@ _PREFIX = re.compile(r"""(?:              # each eats one separating space: the 
   | \[[A-Za-z][\w.-]*\]\                                                        # [build]
   | (?:DEBUG|TRACE)\ (?=\S)                                                      # uv -v
   | \|\ (?=\s*\S)                                                               # Yocto/BitBake task: "| "
+  | \ {4,}>\ (?=\s*\S)                                                          # nix's last log lines: "       > "
 )+""", re.X)
 
 
@@ -141,7 +148,7 @@ class _Log:
                     return self._diagnosis(hit)
                 follow_ons.append(hit)
             elif not hit.rule.follow_on:
-                found = self._unwrapped(self._sharper(self._in_block(hit) if hit.rule.block else hit))
+                found = self._whole(self._unwrapped(self._sharper(self._in_block(hit) if hit.rule.block else hit)))
                 if not found.rule.yields_to:
                     return self._diagnosis(found)
             else:
@@ -177,7 +184,8 @@ class _Log:
 
     def _match(self, line: str, start: int, rules: Sequence[Rule]) -> _Hit | None:
         body = _strip_prefix(line).lstrip()
-        if _QUOTED_SOURCE.match(body) or _NOT_AN_ERROR.match(body) or self._after_traceback_frame(start):
+        if (_QUOTED_SOURCE.match(body) or _NOT_AN_ERROR.match(body) or _QUOTED_IN_PROSE.match(body)
+                or self._after_traceback_frame(start)):
             return None
         for rule in rules:
             for pattern in rule.patterns:
@@ -236,10 +244,43 @@ class _Log:
 
     def _unwrapped(self, hit: _Hit) -> _Hit:
         """`hit`, or a sharper rule's match on the lines around it joined (see :meth:`_joined`)."""
+        if hit.rule.category == "linker_error" and not hit.rule.block:
+            return self._after_location(hit)
         if hit.rule.category != "compile_error" or hit.rule.block:
             return hit
         rules = [rule for rule in self.rules.rules if rule.priority > hit.rule.priority]
         return self._joined(hit.start, rules) or hit
+
+    def _whole(self, hit: _Hit) -> _Hit:
+        """`hit`, or the same message printed whole further down: a person often types the start of the error
+        into an issue's description above the pasted log ("What happened? #error -- unsupported GNU version!"),
+        and the log line is the one that goes on where the typed copy stops."""
+        body = _strip_prefix(self._line_at(hit.start)[0]).strip()
+        if len(body) < _WHOLE_MIN:
+            return hit
+        at = self.text.find(body, self._line_at(hit.start)[1])
+        if at < 0:
+            return hit
+        begin = self.text.rfind("\n", 0, at) + 1
+        line = self._line_at(begin)[0]
+        head, rest = line[:at - begin], line[at - begin + len(body):]
+        if _strip_prefix(head).strip() or len(rest.strip()) < _WHOLE_MIN // 2:
+            return hit
+        return self._match(line, begin, [hit.rule]) or hit
+
+    def _after_location(self, hit: _Hit) -> _Hit:
+        """ld's "file:line: undefined reference to ..." wrapped after the location (spack's and CI's 80 columns): the
+        message starts on the line above, the location, and is reported there."""
+        if hit.start == 0:
+            return hit
+        line = _strip_prefix(self._line_at(hit.start)[0])
+        if not line[:1].isspace() or hit.match.start() != 0:
+            return hit
+        before = self.text.rfind("\n", 0, hit.start - 1) + 1
+        previous = self.text[before:hit.start - 1].rstrip("\r")
+        if _cut(previous) and _LD_LOCATION_END.search(previous):
+            return _Hit(hit.rule, hit.match, before, hit.near)
+        return hit
 
     def _joined(self, start: int, rules: Sequence[Rule]) -> _Hit | None:
         """A match of one of `rules` on the line at `start` joined with the lines around it: a console that
@@ -252,7 +293,8 @@ class _Log:
             return None
         parts = [_strip_prefix(previous), _strip_prefix(line),
                  _strip_prefix(self._line_at(following)[0]) if following < len(self.text) else ""]
-        if _QUOTED_SOURCE.match(parts[1].lstrip()) or _NOT_AN_ERROR.match(parts[1].lstrip()):
+        body = parts[1].lstrip()
+        if _QUOTED_SOURCE.match(body) or _NOT_AN_ERROR.match(body) or _QUOTED_IN_PROSE.match(body):
             return None
         joined = "".join(part.rstrip("\r") for part in parts)
         for rule in rules:

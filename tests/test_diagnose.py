@@ -884,3 +884,105 @@ def test_reads_files_with_bad_utf8(tmp_path: Path) -> None:
     found = diagnose_file(path)
     line = "/src/a.cpp:3:1: error: stray '\\302' in program \ufffd"
     assert (found.category, found.line) == ("compile_error", line)
+
+
+# The sixth batch's development misses, mended by rules for their class: new lines of each class.
+
+def test_cargo_rustc_killed_by_sigkill_beats_could_not_compile() -> None:
+    """cargo's "could not compile" is its wrapper; the rustc it ran, killed by SIGKILL under "Caused by:", is the
+    cause."""
+    killed = ("  process didn't exit successfully: `/home/u/.rustup/toolchains/stable/bin/rustc --crate-name serde_big "
+              "--edition=2021 src/lib.rs -C opt-level=3 -C lto=fat --out-dir /w/target/release/deps` "
+              "(signal: 9, SIGKILL: kill)")
+    log = ("   Compiling serde_big v0.3.1 (/w)\nerror: could not compile `serde_big` (lib)\n\nCaused by:\n"
+           f"{killed}\nwarning: build failed, waiting for other jobs to finish...\n")
+    found = diagnose(log)
+    assert (found.category, found.line, found.line_number) == ("oom_compiler", killed, 5)
+    assert "rustc" in found.fix and "rebuild -j<half>" in found.fix
+    # another signal (or an exit code) is not the OOM killer
+    other = diagnose(log.replace("(signal: 9, SIGKILL: kill)", "(exit status: 1)"))
+    assert other.category != "oom_compiler"
+
+
+def test_cargo_could_not_compile_alone_is_only_a_wrapper() -> None:
+    """With rustc's command line cut before its exit status, the log holds no cause: unknown, not a compile error."""
+    log = ("   Compiling widgetd v2.0.0 (/src/widgetd)\nerror: could not compile `widgetd` (bin \"widgetd\")\n\n"
+           "Caused by:\n"
+           "  process didn't exit successfully: `rustc --crate-name widgetd --edition=2021 src/main.rs -C o\n"
+           "pt-level=3 --out-dir /src/target/release/deps\n")
+    found = diagnose(log)
+    assert (found.category, found.line) == ("unknown", "")
+    assert "widgetd" in found.fix
+    # a real rustc error above it is still the answer
+    real = diagnose("error: linking with `cc` failed: exit status: 1\nerror: could not compile `widgetd`\n")
+    assert real.category != "unknown" and real.line.startswith("error: linking with")
+
+
+def test_a_shell_job_report_of_a_killed_build_command() -> None:
+    """bash's job report "script: line N:  PID Killed   command" is the build command killed by signal 9."""
+    line = "/tmp/step-9f2k: line 4:  7731 Killed                  cargo build --release --locked"
+    found = diagnose(f"    Updating crates.io index\n   Compiling libc v0.2.150\n{line}\n"
+                     "Error: Process completed with exit code 137.\n")
+    assert (found.category, found.line, found.line_number) == ("oom_compiler", line, 3)
+    assert "`cargo build --release --locked`" in found.fix
+    bare = diagnose("build.sh: line 12: 40211 Killed    make -j64\n")
+    assert bare.category == "oom_compiler"
+
+
+def test_macos_ld_library_not_found_for_a_cuda_library() -> None:
+    """ld64's "library not found for -lX" reads like GNU ld's "cannot find -lX": a missing system library."""
+    line = "ld: library not found for -lcudart"
+    found = diagnose("clang -bundle -undefined dynamic_lookup build/temp/_k.o -L/opt/cuda/lib -lcudart -o _k.so\n"
+                     f"{line}\nclang: error: linker command failed with exit code 1 (use -v to see invocation)\n")
+    assert (found.category, found.line) == ("missing_syshdr", line)
+
+
+def test_an_error_quoted_in_double_quotes_in_prose_is_not_the_log_line() -> None:
+    """A person quoting the error ("...". in a sentence) comes before the log that prints it bare."""
+    bare = "nvcc fatal   : Value 'sm_120' is not defined for option 'gpu-architecture'"
+    log = (f'Installing on a fresh box fails with\n"{bare}",\nany idea?\n\n'
+           f"[command: nvcc --cubin -arch sm_120 kernel.cu]\n[stdout:\n{bare}\n]\n")
+    found = diagnose(log)
+    assert (found.category, found.line, found.line_number) == ("unsupported_arch", bare, 7)
+    # a whole line that is a quoted message without prose punctuation after it is still read
+    alone = diagnose(f'"{bare}"\n')
+    assert (alone.category, alone.line) == ("unsupported_arch", f'"{bare}"')
+
+
+def test_nix_builder_summary_yields_to_its_last_log_lines() -> None:
+    """nix's "error: builder for '...drv' failed" sums up; the builder's error is in its "       > " lines below."""
+    line = "       > /build/src/ops.cpp:12:10: fatal error: cuda_fp8.h: No such file or directory"
+    log = ("error: builder for '/nix/store/0abc-flashops-1.2.drv' failed with exit code 2;\n       last 10 log lines:\n"
+           f"       > building 'flashops' extension\n{line}\n       > compilation terminated.\n"
+           "       For full logs, run 'nix log /nix/store/0abc-flashops-1.2.drv'.\n")
+    found = diagnose(log)
+    assert (found.category, found.line, found.line_number) == ("missing_syshdr", line, 4)
+    only = diagnose("error: builder for '/nix/store/0abc-flashops-1.2.drv' failed with exit code 1;\n")
+    assert (only.category, only.line) == ("unknown", "")
+    assert "nix log /nix/store/0abc-flashops-1.2.drv" in only.fix
+
+
+def test_ld_message_wrapped_after_its_location_is_reported_at_the_location() -> None:
+    """An 80-column wrap cuts "file.c:14: undefined reference to ..." after the location: the message starts there."""
+    first = "     58    /tmp/tmpxft_0000abcd_00000000-7_kernels.cudafe1.stub.c:21: "
+    log = (f"  >> 57    /usr/bin/ld: CMakeFiles/solver.dir/kernels.cu.o: in function `__sti____cudaRegisterAll()':\n"
+           f"{first}\n            undefined reference to `__cudaRegisterLinkedBinary_1f2e_10_kernels_cu_77aa'\n")
+    found = diagnose(log)
+    assert (found.category, found.line, found.line_number) == ("linker_error", first, 2)
+    # an unwrapped message on its own line stays where it is
+    plain = "/usr/bin/ld: main.o: in function `main':\nmain.c:(.text+0x1a): undefined reference to `solve'\n"
+    assert diagnose(plain).line == "main.c:(.text+0x1a): undefined reference to `solve'"
+
+
+def test_an_error_typed_short_above_the_log_is_reported_where_the_log_prints_it_whole() -> None:
+    """An issue's description often repeats the start of the error; the pasted log's line goes on past it."""
+    whole = ("#error -- unsupported GNU version! gcc versions later than 14 are not supported! The nvcc flag "
+             "'-allow-unsupported-compiler' can be used to override this version check.")
+    log = ("### Describe the bug\n\n"
+           "#error -- unsupported GNU version! gcc versions later than 14 are not supported!\n\n"
+           f"### Log\n\n```\n-- Configuring done\n{whole}\n```\n")
+    found = diagnose(log)
+    assert (found.category, found.line, found.line_number) == ("hostcc_mismatch", whole, 9)
+    # the same error printed twice, the same both times, stays at the first
+    twice = diagnose(f"{whole}\n[2/9] Building CUDA object b.cu.o\n{whole}\n")
+    assert (twice.line, twice.line_number) == (whole, 1)
