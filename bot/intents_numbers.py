@@ -75,7 +75,8 @@ SHARE_OF_CORES_RE = re.compile(
 _CORES = (r"(?:(?:the|all|available|physical|logical|system|cpu|hardware) )*(?:cores?|cpus?|processors?|threads)\b"
           r"(?: (?:on|of|in) (?:the|this|that|your|my|our) (?:host|box|machine|node|server|system))?")
 AS_MANY_AS_CORES_RE = re.compile(
-    rf"\b(?:as many|the same number of) (?:(?P<what>jobs|threads|workers|processes) )?as (?:there are )?{_CORES}"
+    rf"\b(?:as many|the same number of) (?:(?:parallel |build |compile )?(?P<what>jobs|threads|workers|processes) )?"
+    rf"as (?:there are )?(?:the )?{_CORES}"
     rf"(?: there are)?")
 NUMBER_OF_CORES_RE = re.compile(rf"\b(?:(?:equal|equivalent|set) to )?the (?:number|count|no\.?|amount) of {_CORES}")
 JOB_PER_CORE_RE = re.compile(r"\b(?:one|a|1) (?:job|thread|worker|process) (?:per|for each|for every|a) "

@@ -572,3 +572,8 @@ def test_rebuilds_said_in_more_words(text: str, expected: str) -> None:
 
 def test_back_to_told_is_not_asked() -> None:
     assert not said("vllm is back to 16 jobs on node-3 since the upgrade").steps
+
+
+def test_as_many_parallel_jobs_as_cores_is_an_expression() -> None:
+    plan = said("<@U0RIGOPS> rebuild llama-cpp with as many build jobs as the logical cores", addressed=True)
+    assert plan.error and "cannot work that out" in plan.error, plan
