@@ -4,15 +4,20 @@
 from __future__ import annotations
 
 import functools
+import http.server
+import importlib.util
 import json
+import os
 import re
 import shlex
 import shutil
 import subprocess
 import sys
+import threading
 import tomllib
 from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
+from types import ModuleType
 
 import pytest
 
@@ -357,3 +362,114 @@ def test_every_variable_the_deployment_files_name_is_one_rigops_reads() -> None:
         named = set(re.findall(r"\b((?:RIGOPS|SLACK)_[A-Z_]+)\b", path.read_text(encoding="utf-8")))
         for name in named - build_args:
             assert f'"{name}"' in code, f"{path.name} names ${name}, which rigops does not read"
+
+
+# --- the image's health check (deploy/healthcheck.py) and the podman scripts -----------------------------------
+
+HEALTHCHECK_PY = ROOT / "deploy" / "healthcheck.py"
+
+
+@functools.cache
+def healthcheck() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("rigops_healthcheck", HEALTHCHECK_PY)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_image_checks_its_health_with_the_script_it_copies() -> None:
+    """HEALTHCHECK in exec form runs deploy/healthcheck.py where the Dockerfile copies it, with the venv's Python
+    (podman keeps HEALTHCHECK only in the docker format, which build-image.sh asks for)."""
+    words = last("HEALTHCHECK").split()
+    assert "CMD" in words, words
+    command = json.loads(" ".join(words[words.index("CMD") + 1:]))
+    copies = {rest.split()[-1]: rest.split()[:-1] for word, rest in dockerfile() if word == "COPY"}
+    assert copies.get(command[-1]) == ["deploy/healthcheck.py"], (command, copies)
+    assert command[0].startswith("/opt/rigops/bin/"), command
+    assert "--format docker" in (ROOT / "deploy" / "build-image.sh").read_text(encoding="utf-8")
+
+
+def test_the_health_check_finds_the_address_rigops_serves_on(tmp_path: Path) -> None:
+    find = healthcheck().metrics_address
+    assert find(["python", "/opt/rigops/bin/rigops", "run", "--metrics", "0.0.0.0:9464"], {}, tmp_path) == \
+        "0.0.0.0:9464"
+    assert find(["rigops", "run", "--metrics=127.0.0.1:1"], {}, tmp_path) == "127.0.0.1:1"
+    (tmp_path / "etc").mkdir()
+    (tmp_path / "etc" / "r.toml").write_text('metrics = "[::]:9464"\n[hosts.a]\naddress = "local"\n')
+    assert find(["rigops", "--config", "etc/r.toml", "run"], {}, tmp_path) == "[::]:9464"  # relative to its cwd
+    assert find(["rigops", "run"], {"RIGOPS_CONFIG": str(tmp_path / "etc" / "r.toml")}, Path("/")) == "[::]:9464"
+    assert find(["rigops", "run"], {}, tmp_path) is None  # no ./rigops.toml
+    (tmp_path / "rigops.toml").write_text('confirm = false\n')
+    assert find(["rigops", "run"], {}, tmp_path) is None  # metrics off
+    (tmp_path / "rigops.toml").write_text('metrics = \n')
+    assert find(["rigops", "run"], {}, tmp_path) is None  # not TOML: rigops would not start either
+    url = healthcheck().health_url
+    assert url("0.0.0.0:9464") == "http://127.0.0.1:9464/healthz"
+    assert url("[::]:9464") == "http://[::1]:9464/healthz"
+    assert url("10.1.2.3:80") == "http://10.1.2.3:80/healthz"
+
+
+def test_the_health_check_finds_rigops_among_the_containers_processes(tmp_path: Path) -> None:
+    def process(pid: int, argv: list[str], env: dict[str, str], cwd: Path) -> None:
+        d = tmp_path / str(pid)
+        d.mkdir()
+        (d / "cmdline").write_bytes(b"\0".join(a.encode() for a in argv) + b"\0")
+        (d / "environ").write_bytes(b"\0".join(f"{k}={v}".encode() for k, v in env.items()) + b"\0")
+        (d / "cwd").symlink_to(cwd)
+
+    (tmp_path / "self").mkdir()
+    process(1, ["/usr/bin/tini", "--", "rigops", "run"], {}, tmp_path)
+    process(7, ["/opt/rigops/bin/python3", "-c", "agent"], {}, tmp_path)
+    process(9, ["/opt/rigops/bin/python", "/opt/rigops/bin/rigops", "run"], {"RIGOPS_CONFIG": "/etc/r.toml"},
+            tmp_path / "self")
+    found = healthcheck().rigops_process(tmp_path)
+    assert found == (["/opt/rigops/bin/python", "/opt/rigops/bin/rigops", "run"], {"RIGOPS_CONFIG": "/etc/r.toml"},
+                     (tmp_path / "self").resolve())
+
+
+def test_the_health_check_passes_on_200_only() -> None:
+    statuses = iter([200, 503])
+
+    class Health(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            status = next(statuses)
+            body = b"ok\n" if status == 200 else b"not connected to Slack\n"
+            self.send_response(status)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    with http.server.ThreadingHTTPServer(("127.0.0.1", 0), Health) as server:
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        url = healthcheck().health_url(f"0.0.0.0:{server.server_address[1]}")
+        try:
+            assert healthcheck().probe(url) == (True, "200 ok")
+            assert healthcheck().probe(url) == (False, "503 not connected to Slack")
+        finally:
+            server.shutdown()
+    ok, said = healthcheck().probe(url, timeout=2)  # nothing listening any more
+    assert not ok and url in said
+
+
+@pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
+def test_the_podman_scripts_parse() -> None:
+    for script in ("build-image.sh", "run-image.sh", "podman.sh"):
+        proc = subprocess.run(["bash", "-n", str(ROOT / "deploy" / script)], capture_output=True, text=True)
+        assert proc.returncode == 0, proc.stderr
+
+
+@pytest.mark.skipif(os.environ.get("TEST_IMAGE") != "1" or shutil.which("podman") is None or os.geteuid() != 0,
+                    reason="builds and runs the image for real (minutes): TEST_IMAGE=1, as root, with podman")
+@pytest.mark.timeout(900)
+def test_the_image_builds_and_runs_against_the_emulator() -> None:
+    """deploy/build-image.sh, then deploy/run-image.sh with this venv's Python (see docs/deploy.md)."""
+    build = subprocess.run([str(ROOT / "deploy" / "build-image.sh")], capture_output=True, text=True, timeout=800)
+    assert build.returncode == 0, build.stdout[-3000:] + build.stderr[-3000:]
+    run = subprocess.run([str(ROOT / "deploy" / "run-image.sh")], capture_output=True, text=True, timeout=300,
+                         env={**os.environ, "PYTHON": sys.executable})
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    assert json.loads(run.stdout.splitlines()[-1])["ok"] is True
