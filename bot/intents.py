@@ -189,6 +189,9 @@ def _read_whole(
     if hits.relative == "down" and not hits.jobs and (m := n.RELATIVE_THEN_NUMBER_RE.search(masked)):
         hits.jobs.append(w.Number.of(m.group(1), "-j{}"))  # "retry with fewer jobs, say 4": that is the number
         hits.relative = None
+    if ("rebuild" in hits.strong | hits.weak and not hits.jobs and not whole
+            and (said := _count_said_before(masked))):
+        hits.jobs.append(said)  # "max job 12 is okay to me for vllm. rebuild with that": the count said before
     if hits.trouble and not hits.jobs and not whole and (m := n.JOBS_RETRY_AT_RE.search(masked)):
         hits.strong.add("rebuild")
         hits.jobs.append(w.Number.of(m.group(1), "-j{}"))
@@ -210,6 +213,9 @@ def _read_whole(
         actions = set(looks)
     if not actions:
         return Plan(), hits.ignored
+    if "log" in actions and "rebuild" not in actions and not hits.lines and (
+            m := w.LOG_LINES_OFFERED_RE.search(masked)):
+        hits.lines.append(w.Number.of(m.group(1), "{} lines"))
     jobs, lines, errors = _numbers(hits, actions)
     unknown = bool(names.unknown_builds and actions - HOST_FREE_ACTIONS and (own_slot or not names.builds))
     if unknown:
@@ -419,6 +425,9 @@ def _read_lookups(body: str, addressed: bool, hits: _Hits) -> None:
     for action, rx in (("mem", w.MEM_RE), ("status", w.STATUS_RE), ("log", w.LOG_RE), ("gpu", w.GPU_RE)):
         if rx.search(body):
             hits.strong.add(action)
+    if addressed and (tool := w.ADDRESSED_LOOK_TOOL_RE.match(body)):
+        named = tool.group("tool")
+        hits.strong.add("gpu" if named.startswith("nvidia") else "mem" if named.startswith("free") else "log")
     if (verb := w.LOOK_VERB_RE.match(body)) and not w.CHART_RE.search(body):
         for action, rx in w.LOOK_OBJECTS:
             if rx.search(body, verb.end()):
@@ -519,6 +528,26 @@ def _read_jobs(body: str, addressed: bool) -> list[w.Number]:
         if not n.JOBS_STORY_AFTER_RE.match(body, m.end()):
             found.setdefault(m.start(1), w.Number.of(m.group(1), "-j{}"))
     return list(found.values())
+
+
+# A rebuild that takes its count from what was said before it: "rebuild with that", "restart it that way".
+WITH_THAT_RE = re.compile(r"\b(?:rebuild|restart|rerun|retry|run|build|start|relaunch|redo|kick)\b[^.?!]{0,30}?"
+                          r"\b(?:with (?:that|those|it|this)(?: (?:count|number|value|setting))?|that way|like that"
+                          r"|at that|using that|with that many)\b")
+_COUNT_OF_JOBS_RE = re.compile(r"\b(?:run|only run|running|allow|use|keep it to) (\d{1,4})"
+                               r" (?:of (?:these|the|those) )?(?:jobs|processes|compiles|threads)\b")
+
+
+def _count_said_before(masked: str) -> w.Number | None:
+    """The one jobs count told before the request, when the request points back at it."""
+    if not (m := WITH_THAT_RE.search(masked)):
+        return None
+    before = masked[: m.start()]
+    values = {int(g) for rx in (n.JOBS_STRONG_RE, n.JOBS_UNIT_RE, _COUNT_OF_JOBS_RE) for hit in rx.finditer(before)
+              if (g := next((x for x in hit.groups() if x is not None), None)) and g.lstrip("-").isdigit()}
+    if len(values) != 1:
+        return None
+    return w.Number.of(str(values.pop()), "-j{}")
 
 
 def _is_bare_jobs(body: str) -> bool:

@@ -167,6 +167,7 @@ LEAD_RE = re.compile(
     r"|could anyone|can we|could we|let's|lets|let us|go ahead and|we need to|need to|we should|you should"
     r"|i need you to|i'd like you to|i want you to|time to|gotta|we gotta|better|kindly|pretty please"
     r"|ok let's|how about we|why don't we|why don't you|perhaps|can we|could we|can i|could i|may i|mind"
+    r"|(?:try|see) (?:if|whether) it helps (?:to|if you|if we)"
     r"|would you mind|do you mind|i'd like to|i want to|i wanna)\b[\s,]*)*+"
 )
 _CLAUSE_EDGES = " '\"()[]{}<>"
@@ -244,7 +245,17 @@ NEGATIONS = r"don't|dont|do not|never|no need|not|nope|cannot|can't|cant|shouldn
 NEGATION_RE = re.compile(rf"\b(?:{NEGATIONS}|avoid|without|stop (?:killing|rebuilding|restarting|retrying))\b")
 # Said to the bot, "should we kill it?" asks it to: this lead-in is dropped when the bot is addressed.
 ASKED_LEAD_RE = re.compile(r"^(?:should (?:we|i|you)|shall (?:we|i)|do you want to|wanna|want to"
-                           r"|(?:(?:would|could|can|will) you )?(?:be so kind as to|be kind enough to|kindly)) ")
+                           r"|(?:(?:would|could|can|will) you )?(?:be so kind as to|be kind enough to|kindly)"
+                           # a wish or a way put to rigops asks it: "is there a way to get the log?",
+                           # "would be nice if you could show the tail", "the easy way would be to rebuild …"
+                           r"|(?:is there|there is|any) (?:a |some )?way (?:for you )?to(?= (?:get|see|show|view|check"
+                           r"|print|display|pull|fetch|tail|read|look|post|dump|grab|share)\b)"
+                           r"|(?:can|could) you (?:find a way|manage) to"
+                           r"|(?:it )?(?:would|'d) be (?:really |very |so )?(?:nice|great|good|awesome|helpful|cool"
+                           r"|handy|lovely|ideal|useful) (?:if you (?:could|can|would)|to)"
+                           r"|(?:the |your )?(?:easy|easiest|simple|simplest|quick|quickest|fast|fastest|best|safest)"
+                           r" (?:way|thing|fix|option|bet|move) (?:here )?(?:would be|is|will be) (?:to|if you))"
+                           r"(?: just)? ")
 # Where a request's reason or purpose begins: "stop it as it waits for an input that can't be given". What
 # follows says why, and its tenses and negations are not the request's ("… so it doesn't come back later").
 # Conditions ("if", "unless", "when") are not reasons: "rebuild at 8 if it fails" stays a supposition.
@@ -311,7 +322,8 @@ KILL_WEAK_RE = re.compile(
 
 _REBUILD_TAIL = (
     r"(?: (?:it|that|this|everything|again|now|please|asap|the build|the compile|the thing|BUILD|on HOST|HOST"
-    r"|from scratch|clean|the whole thing|the whole build|the whole lot|for me|real quick|quickly))*"
+    r"|from scratch|clean|the whole thing|the whole build|the whole lot|for me|real quick|quickly"
+    r"|with that|with those|that way|like that|with that setting))*"
 )
 REBUILD_OBJECT_RE = re.compile(
     r"^(?:rebuild|retry|rerun|restart|relaunch|start over)"
@@ -416,9 +428,12 @@ STATUS_RE = re.compile(
 # verb opening the clause, and what to look at within the clause.
 LOOK_VERB_RE = re.compile(
     r"^(?:show|post|pull(?: up)?|bring up|get|give|see|output|print|dump|check|paste|share|send|fetch|grab|display"
-    r"|provide|run|return"
+    r"|provide|run|return|list|indicate|describe|summarize|summarise|count|report on|monitor|watch"
     r"|view|open|read|look at|tell me|let me see|take a look at|have a look at|report)(?: me| us)?\b"
 )
+# Said to rigops, a tool named to use is a look with it: "use nvidia-smi on gpu01" (to a person, advice).
+ADDRESSED_LOOK_TOOL_RE = re.compile(r"^(?:use|try|try running|try using|run|just run) (?P<tool>nvidia-smi"
+                                    r"|free(?: -[hmg])?|tail(?: -[nf])?)(?![\w-])")
 LOOK_OBJECTS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("gpu", re.compile(r"\b(?:nvidia-smi|gpus?|gpu picture|cards|vram|gpu temps?|gpu util\w*)(?![\w-])")),
     ("log", re.compile(r"\b(?:logs?|output|errors?|failure|traceback|stack trace|last \d+|tail)\b")),
@@ -435,17 +450,18 @@ _SUBJECT = (r"(?:the |this |that |my |our |HOST's |HOST )?(?:BUILD(?: build| com
 _STATE = (r"(?:alive|dead|running|going|building|compiling|linking|progressing|moving|stuck|hung|hanging|wedged"
           r"|frozen|done|finished|complete|completed|over|doing anything|doing something|still waiting|quiet"
           r"|making progress|getting anywhere|working|still there|still up|at \d+ ?%|past \d+ ?%|reached|at the"
-          r" link(?:ing)? step|on the link(?:ing)? step|dying|dead now|stopping at|still stuck)")
+          r" link(?:ing)? step|on the link(?:ing)? step|dying|dead now|stopping at|still stuck|doing stuff"
+          r"|doing things|doing work|alive at all|close to done|nearly done|almost done)")
 STATUS_QUESTION_RE = re.compile(
     rf"^(?:is|are|has|have|was|did|does|do you see|any idea if|is there) (?:{_SUBJECT} )?"
     rf"(?:[^?]{{0,30}} )?(?:still |actually |even |really |just |already |now |yet )*{_STATE}\b"
     rf"|^(?:{_SUBJECT} )?(?:still )?(?:alive|running|going|compiling|building|progressing|moving)"
     r"(?: or (?:dead|not|hung|stuck|what))?$"
     r"|^(?:still )?alive(?: or dead)?$"
-    r"|\bhow far\b"
+    r"|\bhow far\b|\bhow (?:close|near)\b|\bhow (?:much )?longer\b|\bhow long (?:until|till|to go|left|remaining)\b"
     r"|^(?:what|which) (?:step|stage|file|target|phase|object|percent|percentage|point|part|line) (?:is|'s|are|has)\b"
     r"|^what (?:is|'s) (?:BUILD|it|the build)(?: on HOST)? (?:on|at|doing|up to)\b"
-    r"|^where(?: is|'s|s) (?:BUILD|it|the build)(?: on HOST)?(?: at)?$"
+    r"|^where(?: is|'s|s) (?:BUILD|it|the build)(?: on HOST)?(?: at)?(?: now| right now| currently| so far)?$"
     r"|^(?:any )?(?:update|updates|progress|news|eta)(?: (?:on|for|with|of) [^?]{1,30})?$"
     r"|^is (?:it|BUILD|the build|HOST's build|the HOST build|the BUILD build)(?: on HOST)?"
     r" (?:past|beyond|over|at) (?:\d+|the)\b"
@@ -460,6 +476,9 @@ MEM_QUESTION_RE = re.compile(
     r"|^(?:is|are|how is|what is) (?:HOST |HOST's |the box |the machine |it )?(?:still )?(?:swapping|thrashing"
     r"|out of (?:mem|memory|ram)|low on (?:mem|memory|ram))\b"
     r"|^any (?:free |available )?(?:mem|memory|ram|swap|headroom) (?:left|free|available)\b"
+    r"|^what(?: is|'s|s) free(?: (?:on|@) HOST)?(?: now| right now)?$"
+    r"|^how much (?:free |available |spare |usable )?(?:ram|memory|mem|swap)(?: space)?\b"
+    r"(?![^?]{0,40}\b(?:need|needs|needed|take|takes|took|require|required|requires|use|uses|used|per|should)\b)"
 )
 GPU_QUESTION_RE = re.compile(
     r"\b(?:output|result|numbers) of nvidia-smi\b|"
@@ -498,6 +517,9 @@ _NOT_LINES_AFTER = (  # "the last 2 hours", "the last 3 runs": a span of time or
     r"(?! ?(?:min|mins|minutes|m|h|hrs?|hours?|days?|d|weeks?|secs?|seconds|s|runs?|builds?|times?|attempts?"
     r"|tries|jobs?|commits?|prs?|retries|restarts)\b)"
 )
+# A count offered after a look at the log, as its own clause: "… the last few lines of the log? say 100?"
+LOG_LINES_OFFERED_RE = re.compile(r"(?:^|[.?!,;]\s*)(?:say|like|maybe|about|around|something like|or so)"
+                                  r" (\d+)(?: lines?| or so)?\s*[?.!]*\s*$", re.ASCII)
 LOG_LINES_RE = re.compile(
     rf"\blast (-?\d+)\b{_NOT_LINES_AFTER}|(?<![\w-])(-?\d+) (?:last |final )?(?:log |build log |output )?lines?\b"
     r"|\btail (?:-n ?|-|--lines=?)?(-?\d+)\b|\blogs? (?:-n ?)?(-?\d+)\b|(?<![\w])(?:-n ?|--lines=?)(-?\d+)\b",

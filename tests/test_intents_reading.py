@@ -577,3 +577,34 @@ def test_back_to_told_is_not_asked() -> None:
 def test_as_many_parallel_jobs_as_cores_is_an_expression() -> None:
     plan = said("<@U0RIGOPS> rebuild llama-cpp with as many build jobs as the logical cores", addressed=True)
     assert plan.error and "cannot work that out" in plan.error, plan
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("<@U0RIGOPS> is there a way to see the tail of the flash-attn log? say 60?", "log=60"),
+    ("<@U0RIGOPS> it would be great if you could show the vllm log", "log"),
+    ("<@U0RIGOPS> the quickest fix is to just rebuild llama-cpp with -j 3", "rebuild=3"),
+    ("could you see whether it helps to set MAX_JOBS to 6 on the vllm build?", "rebuild=6"),
+    ("-j 5 worked for llama-cpp on my box. <@U0RIGOPS> restart it on gpu01 like that", "rebuild=5"),
+    ("<@U0RIGOPS> use nvidia-smi on node-3, something holds the cards", "gpu"),
+    ("<@U0RIGOPS> list the GPUs on gpu01 and what's on them", "gpu"),
+    ("<@U0RIGOPS> how close is llama-cpp to done?", "status"),
+    ("where is flash-attn at right now", "status"),
+    ("vllm keeps getting killed on node-3. how much RAM is there on it?", "mem"),
+])
+def test_wishes_ways_and_questions_put_to_rigops_ask(text: str, expected: str) -> None:
+    plan = said(text, addressed=text.startswith("<@") or "<@U0RIGOPS>" in text)
+    assert steps(plan).replace("kill mem ", "").replace("kill ", "") == expected, plan
+
+
+@pytest.mark.parametrize("text", [
+    "is there a way to kill the build without losing the cache?",
+    "<@U0RIGOPS> is there a way to kill a build from a DM?",
+    "Try running `nvidia-smi` on node-3 a couple times, the number jumps around",
+    "Use `tail -f build.log` to watch it in a shell.",
+    "how much RAM does flash-attn need per job?",
+    "the docs say -j4 is fine. rerun with that if you like",
+])
+def test_ways_advice_and_counts_told_elsewhere_do_not_act(text: str) -> None:
+    plan = said(text, addressed=text.startswith("<@"))
+    assert not {s.action for s in plan.steps} & {"kill", "rebuild"}, plan
+    assert "rebuild" not in steps(plan) and "kill" not in steps(plan)
