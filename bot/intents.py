@@ -595,8 +595,9 @@ def _actions(hits: _Hits, addressed: bool, *, named: bool = False) -> set[str]:
         actions |= hits.weak
     if addressed:
         actions |= hits.soft
-    if hits.trouble and (actions or hits.trouble_alone):
-        actions.add("mem")
+    if hits.trouble and (actions or hits.trouble_alone) and not (
+            addressed and actions and actions <= {"log", "status", "gpu", "chart"}):
+        actions.add("mem")  # said to rigops, "it ran out of memory, show me the log" asks for the log alone
         if "rebuild" in actions:
             actions.add("kill")
     return actions

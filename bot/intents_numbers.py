@@ -209,7 +209,7 @@ JOBS_SERIAL_RE = re.compile(
 JOBS_TO_RE = re.compile(  # imperative "drop to 32", "cap it at 16", "set jobs to 16"
     r"(?:^|\bto )(?:(?:drop|lower|reduce|cut|go down|bump|raise|limit|cap|throttle)(?: (?:it|that))?|set"
     r"|hard-?code|change|make|go|(?:bring|take|knock|dial|scale|turn)(?: (?:it|that|BUILD|the build))?"
-    r"(?: on HOST)? (?:down|back))"
+    r"(?: on HOST)? (?:down|back|up))"
     r"(?: (?:the )?(?:number of |no\.? of |count of )?(?:parallel |concurrent |compile |build )?(?:jobs|parallelism"
     r"|(?:parallel )?build (?:number|count)|parallel (?:number|count|level)"
     r"|concurrency|-j|max_jobs|procs|processes|threads|workers|cores|cpus)(?: variable| setting| value)?)?"

@@ -334,6 +334,7 @@ REBUILD_BARE_RE = re.compile(rf"^(?:rebuild){_REBUILD_TAIL}$")
 REBUILD_WEAK_RE = re.compile(
     r"^(?:retry|rerun|restart|relaunch|start over|again|go again|try again|try it again|run it again|once more"
     r"|one more time|(?:give it|have) another (?:go|try|shot)|kick it off again|(?:let's|lets) try again"
+    r"|(?:add|make|do|give it|have) (?:one more|another) (?:attempt|try|run|go|shot)(?: (?:on|at|of|for) BUILD)?"
     rf"|(?:re-?)?run){_REBUILD_TAIL}$")
 REBUILD_TARGET_RE = re.compile(
     r"\b(?:rebuild|retry|rerun|restart|relaunch|kick off|start|launch)(?: (?:the|my|our))?(?: HOST(?:'s)?)?"

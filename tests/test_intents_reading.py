@@ -608,3 +608,18 @@ def test_ways_advice_and_counts_told_elsewhere_do_not_act(text: str) -> None:
     plan = said(text, addressed=text.startswith("<@"))
     assert not {s.action for s in plan.steps} & {"kill", "rebuild"}, plan
     assert "rebuild" not in steps(plan) and "kill" not in steps(plan)
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("<@U0RIGOPS> vllm on node-3 ran out of memory I think, show me the end of its log", "log"),
+    ("<@U0RIGOPS> flash-attn OOMed again, what does nvidia-smi say on b200?", "gpu"),
+    ("<@U0RIGOPS> add one more attempt on llama-cpp, it failed", "rebuild"),
+    ("<@U0RIGOPS> give it another try on vllm", "rebuild"),
+])
+def test_a_look_asked_beside_trouble_is_that_look_and_another_attempt_is_a_rebuild(text: str, expected: str) -> None:
+    plan = said(text, addressed=True)
+    assert steps(plan).replace("kill mem ", "").replace("kill ", "") == expected, plan
+
+
+def test_trouble_told_to_the_channel_still_gets_its_memory_look() -> None:
+    assert "mem" in steps(said("b200 is swapping hard"))
