@@ -192,6 +192,8 @@ def _read_whole(
     if ("rebuild" in hits.strong | hits.weak and not hits.jobs and not whole
             and (said := _count_said_before(masked))):
         hits.jobs.append(said)  # "max job 12 is okay to me for vllm. rebuild with that": the count said before
+    if "rebuild" in hits.strong and not hits.jobs and not whole and (m := PARALLEL_CAP_RE.search(masked)):
+        hits.jobs.append(w.Number.of(m.group(1), "-j{}"))  # "rebuild X so that at most 4 processes run in parallel"
     if hits.trouble and not hits.jobs and not whole and (m := n.JOBS_RETRY_AT_RE.search(masked)):
         hits.strong.add("rebuild")
         hits.jobs.append(w.Number.of(m.group(1), "-j{}"))
@@ -517,7 +519,8 @@ def _read_jobs(body: str, addressed: bool) -> list[w.Number]:
                 found.setdefault(m.start(1 + _group_index(m)), w.Number.of(_first_group(m), template))
     for m in n.JOBS_SERIAL_RE.finditer(body):
         just_before = body[max(0, m.start() - n.JOBS_LOOKBACK): m.start()]
-        if m.start() >= asked_from and not n.JOBS_NOT_NEW_RE.search(just_before):
+        if (m.start() >= asked_from or (addressed and NAMES_LEAD_RE.fullmatch(body[:m.start()]))) and not (
+                n.JOBS_NOT_NEW_RE.search(just_before)):
             found.setdefault(m.start(), w.Number(1, "-j1"))
     if n.CHANGE_START_RE.match(body) or addressed:
         for m in n.JOBS_FROM_TO_RE.finditer(body):
@@ -536,6 +539,13 @@ WITH_THAT_RE = re.compile(r"\b(?:rebuild|restart|rerun|retry|run|build|start|rel
                           r"|at that|using that|with that many)\b")
 _COUNT_OF_JOBS_RE = re.compile(r"\b(?:run|only run|running|allow|use|keep it to) (\d{1,4})"
                                r" (?:of (?:these|the|those) )?(?:jobs|processes|compiles|threads)\b")
+
+
+# How many run at once, said in a rebuild's purpose: "so that at most 4 processes will run in parallel".
+PARALLEL_CAP_RE = re.compile(r"\b(?:at most|no more than|max(?:imum)?(?: of)?|only|just) (\d{1,4})"
+                             r" (?:processes|procs|jobs|compiles|compilers|compile jobs|threads|workers)"
+                             r"(?: (?:will |can |may |should |would )?(?:run|go|be running|be built|build))?"
+                             r" (?:in parallel|at once|at a time|concurrently|simultaneously)\b")
 
 
 def _count_said_before(masked: str) -> w.Number | None:

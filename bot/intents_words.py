@@ -335,6 +335,9 @@ REBUILD_WEAK_RE = re.compile(
     r"^(?:retry|rerun|restart|relaunch|start over|again|go again|try again|try it again|run it again|once more"
     r"|one more time|(?:give it|have) another (?:go|try|shot)|kick it off again|(?:let's|lets) try again"
     r"|(?:add|make|do|give it|have) (?:one more|another) (?:attempt|try|run|go|shot)(?: (?:on|at|of|for) BUILD)?"
+    r"|(?:launch|start|kick off|spin up|make|build) (?:a )?(?:replacement|new one|fresh one)"
+    r"|(?:back off|fall back|go back|revert|switch) to (?:re-?building|a (?:full|clean) (?:re-?)?build)"
+    r"(?: (?:everything|it|BUILD))?(?: from scratch)?"
     rf"|(?:re-?)?run){_REBUILD_TAIL}$")
 REBUILD_TARGET_RE = re.compile(
     r"\b(?:rebuild|retry|rerun|restart|relaunch|kick off|start|launch)(?: (?:the|my|our))?(?: HOST(?:'s)?)?"
@@ -377,7 +380,8 @@ CLEAN_RE = re.compile(r"\b(?:clean(?:ly)?|from (?:scratch|zero|nothing|the groun
                       r"|scratch build|full rebuild)\b|(?<![\w-])--(?:wipe-build-dir|pristine|expunge|fresh)\b")
 # A clause of its own that asks for the kept work gone: "wipe the build dir", "make clean", "rm -rf build/".
 CLEAN_ASK_RE = re.compile(
-    r"^(?:(?:please|pls|just|and|then|first|also|ok|so|directly|simply) )*"
+    r"^(?:(?:please|pls|just|and|then|first|also|ok|so|directly|simply|you need to|we need to|need to|you should"
+    r"|you have to|you must) )*"
     r"(?:(?:do |run )?(?:a )?make clean|(?:wipe|clear(?: out)?|nuke|kill|delete|remove|rm -rf|blow away"
     r"|clean(?: out| up)?|trash|toss|drop|throw away)"
     r"(?: (?:the|its|their|BUILD's|BUILD|the old|old|all|any|that|only|just|whole|entire"

@@ -623,3 +623,23 @@ def test_a_look_asked_beside_trouble_is_that_look_and_another_attempt_is_a_rebui
 
 def test_trouble_told_to_the_channel_still_gets_its_memory_look() -> None:
     assert "mem" in steps(said("b200 is swapping hard"))
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("<@U0RIGOPS> to keep it from OOMing, drop vllm's build parallelism to 3", "rebuild=3"),
+    ("<@U0RIGOPS> rebuild llama-cpp so that no more than 2 jobs run at once", "rebuild=2"),
+    ("<@U0RIGOPS> flash-attn with one process please", "rebuild=1"),
+    ("vllm on node-3 died half way. <@U0RIGOPS> drop it and launch a replacement", "rebuild"),
+    ("<@U0RIGOPS> incremental didn't help on sgl-kernel, fall back to rebuilding it from scratch", "rebuild clean"),
+    ("<@U0RIGOPS> llama-cpp's build dir is half-written on gpu01, you need to make clean and start over",
+     "rebuild clean"),
+])
+def test_counts_in_a_purpose_a_replacement_and_a_fall_back_to_a_clean_build(text: str, expected: str) -> None:
+    plan = said(text, addressed=True)
+    got = steps(plan).replace("kill mem ", "").replace("kill ", "")
+    assert got == expected.replace(" clean", "") and plan.steps[-1].clean == expected.endswith("clean"), plan
+
+
+def test_a_count_that_ran_before_is_not_asked() -> None:
+    plan = said("<@U0RIGOPS> rebuild vllm, last time only 4 jobs ran at once", addressed=True)
+    assert [s.jobs for s in plan.steps if s.action == "rebuild"] == [None], plan
