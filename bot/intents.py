@@ -436,6 +436,8 @@ def _read_lookups(body: str, addressed: bool, hits: _Hits) -> None:
                 hits.strong.add(action)
                 break
     bare = " ".join(w.FILLER_RE.sub(" ", body).split())
+    if bare not in w.BARE_WORDS and (nameless := w.TRAILING_NAMES_RE.sub("", bare)) in w.BARE_WORDS:
+        bare = nameless  # "… and VRAM usage on HOST": the look's noun, then where
     if bare in w.BARE_WORDS:
         hits.strong.add(w.BARE_WORDS[bare])
     elif m := w.LOG_BARE_N_RE.fullmatch(bare):
@@ -455,7 +457,7 @@ REQUEST_PREFIX_RE = re.compile(
     r"^(?:(?:please|pls|just|now|quickly|immediately|asap|so|then|and|someone|somebody|anyone|can|could|would"
     r"|will|you|u|we|need|needs|to|have|got|gotta|must|should|let's|lets|go|ahead|time|i|want|really"
     r"|seriously|urgently|kindly|me|for|HOST|HOST's|BUILD|on|@|guys|hey|yo|rigops|bot|also|ok|okay|pretty"
-    r"|oh|ah|hm+|ugh|right|fine|yes|yeah|yep|sure|alright)\b[\s,:]*)*$"
+    r"|oh|ah|hm+|ugh|right|fine|yes|yeah|yep|sure|alright|force|forcibly|hard|best to|better to)\b[\s,:]*)*$"
 )
 
 

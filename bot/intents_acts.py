@@ -102,7 +102,9 @@ GENERIC_RE = re.compile(
 # --- suppositions --------------------------------------------------------------------------------------
 
 HYPOTHETICAL_RE = re.compile(
-    r"\b(?:if|unless|once(?! (?:more|again|over))|whenever|in case|assuming|suppose|supposing|what if"
+    r"\b(?:if(?! (?:possible|you can|you could|you don't mind|you do not mind|that's ok|that is ok|convenient"
+    r"|you have a (?:sec|second|minute|moment))\b)|unless|once(?! (?:more|again|over))|whenever|in case|assuming"
+    r"|suppose|supposing|what if"
     r"|when(?= (?:it|the|we|BUILD|HOST)"
     r" [^?]*\b(?:ever|again|eventually|next|finally|lands|arrives|comes|gets)\b))\b"
     r"|\b(?:we|i|you|they|one|it) (?:could|would|might|may|'d|should probably)\b"

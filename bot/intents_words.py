@@ -527,7 +527,8 @@ LOG_LINES_OFFERED_RE = re.compile(r"(?:^|[.?!,;]\s*)(?:say|like|maybe|about|arou
                                   r" (\d+)(?: lines?| or so)?\s*[?.!]*\s*$", re.ASCII)
 LOG_LINES_RE = re.compile(
     rf"\blast (-?\d+)\b{_NOT_LINES_AFTER}|(?<![\w-])(-?\d+) (?:last |final )?(?:log |build log |output )?lines?\b"
-    r"|\btail (?:-n ?|-|--lines=?)?(-?\d+)\b|\blogs? (?:-n ?)?(-?\d+)\b|(?<![\w])(?:-n ?|--lines=?)(-?\d+)\b",
+    r"|\btail (?:-n ?|-|--lines=?)?(-?\d+)\b|\blogs? (?:-n ?)?(-?\d+)\b|(?<![\w])(?:-n ?|--lines=?)(-?\d+)\b"
+    r"|(?<![\w-])--(?:last|tail)[= ](-?\d+)\b",
     re.ASCII,
 )
 _GPU = r"gpus?(?![\w-])"
@@ -561,6 +562,8 @@ FILLER_RE = re.compile(
     r"|to (?:double[- ]?)?check"
     r"|(?:on|for|of) HOST|HOST's|HOST|(?:for|of|on) BUILD|BUILD)\b"
 )
+TRAILING_NAMES_RE = re.compile(r"(?: (?:on|@|for|of|in) (?:HOST|BUILD|the build|the box)| HOST| BUILD| if possible"
+                               r"| if you can| when you can| right now| too| as well)+$")
 BARE_WORDS: dict[str, str] = {
     **dict.fromkeys(("mem", "memory", "ram", "swap", "free", "free mem", "free memory", "free -h",
                      "mem usage", "memory usage", "ram usage", "mem check", "memory check", "mem status",
@@ -589,7 +592,8 @@ _OF_THE_LOG = r"(?: (?:of|from) (?:the )?(?:build )?(?:logs?|output))?"
 LOG_BARE_N_RE = re.compile(
     r"tail -(\d+)|(?:log|logs|tail)(?: -n| --lines=?)? ?(-?\d+)(?: lines?)?"  # tail -200: 200 lines
     rf"|(?:the )?last (-?\d+)(?: (?:log |build log |output )?lines?)?{_OF_THE_LOG}"
-    rf"|(-?\d+) (?:log |build log |output )?lines{_OF_THE_LOG}",
+    rf"|(-?\d+) (?:log |build log |output )?lines{_OF_THE_LOG}"
+    r"|(?:log|logs|tail)(?: BUILD| (?:on|@) HOST| HOST)* (?:-n ?|--lines[= ]|--last[= ]|--tail[= ])(-?\d+)",
     re.ASCII,
 )
 

@@ -643,3 +643,18 @@ def test_counts_in_a_purpose_a_replacement_and_a_fall_back_to_a_clean_build(text
 def test_a_count_that_ran_before_is_not_asked() -> None:
     plan = said("<@U0RIGOPS> rebuild vllm, last time only 4 jobs ran at once", addressed=True)
     assert [s.jobs for s in plan.steps if s.action == "rebuild"] == [None], plan
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("<@U0RIGOPS> force kill the llama-cpp build on gpu01, it won't stop", "kill"),
+    ("<@U0RIGOPS> logs flash-attn --last 120", "log=120"),
+    ("<@U0RIGOPS> log vllm --tail=30", "log=30"),
+    ("<@U0RIGOPS> show RAM and VRAM usage on gpu01 if possible", "mem gpu"),
+    ("<@U0RIGOPS> kill sgl-kernel if you can", "kill"),
+])
+def test_force_log_flags_a_second_looks_noun_and_a_polite_if(text: str, expected: str) -> None:
+    assert steps(said(text, addressed=True)) == expected
+
+
+def test_a_condition_still_makes_a_supposition() -> None:
+    assert not said("rebuild vllm at 4 if it fails again").steps
