@@ -183,6 +183,7 @@ JOBS_UNIT_RE = re.compile(
 _COUNT_END = (
     r"(?=[^\w%]*$|\s+(?:please|pls|now|again|this time|instead|then|for now|asap|too|thanks|thx|ty|max|tops"
     r"|at most|or so|ok|okay|maybe|first|HOST|on HOST|BUILD|for BUILD|on BUILD|jobs?|threads?|cores?|workers?"
+    r"|i guess|i think|i'd say|perhaps|probably"
     r"|(?:on|for|in) the BUILD build"
     r"|procs?|processes|cpus?|parallel|in parallel|at a time|at once)\b)"
 )

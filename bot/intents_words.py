@@ -167,7 +167,8 @@ LEAD_RE = re.compile(
     r"|could anyone|can we|could we|let's|lets|let us|go ahead and|we need to|need to|we should|you should"
     r"|i need you to|i'd like you to|i want you to|time to|gotta|we gotta|better|kindly|pretty please"
     r"|ok let's|how about we|why don't we|why don't you|perhaps|can we|could we|can i|could i|may i|mind"
-    r"|(?:try|see) (?:if|whether) it helps (?:to|if you|if we)"
+    r"|(?:try|see) (?:if|whether) it helps (?:to|if you|if we)|(?:it's |it is |probably )?(?:best|better) to"
+    r"|might as well|may as well"
     r"|would you mind|do you mind|i'd like to|i want to|i wanna)\b[\s,]*)*+"
 )
 _CLAUSE_EDGES = " '\"()[]{}<>"

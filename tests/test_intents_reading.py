@@ -658,3 +658,17 @@ def test_force_log_flags_a_second_looks_noun_and_a_polite_if(text: str, expected
 
 def test_a_condition_still_makes_a_supposition() -> None:
     assert not said("rebuild vllm at 4 if it fails again").steps
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("llama-cpp: cc1plus got killed, out of memory. restart it at 3 i guess", "rebuild=3"),
+    ("<@U0RIGOPS> sgl-kernel is wedged. best to just kill it", "kill"),
+    ("<@U0RIGOPS> flash-attn is hopeless now, might as well kill it", "kill"),
+])
+def test_a_hedged_count_and_a_best_to_still_ask(text: str, expected: str) -> None:
+    plan = said(text, addressed=text.startswith("<@"))
+    assert steps(plan).replace("kill mem ", "") == expected, plan
+
+
+def test_what_was_best_back_then_is_a_story() -> None:
+    assert not said("it was best to kill it back then").steps
