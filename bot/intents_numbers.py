@@ -247,7 +247,8 @@ JOBS_STORY_AFTER_RE = re.compile(
     r"|does|works|worked|ran|runs|running|gives|gave|crashes|crashed|fails|failed|also|still|helped|helps"
     r"|blew|blows|died|dies|hung|hangs|pending|queued|waiting|left|remaining|in the queue|per|each|just|errors"
     r"|errored|segfaults|won't|doesn't|didn't|isn't|can't|never|alone|only|should|would|could|will|might"
-    r"|keeps|kept|has been|had been|goes|went|gets|got|takes|took|ends|ended)\b"
+    r"|keeps|kept|has been|had been|goes|went|gets|got|takes|took|ends|ended|completes|completed|finishes"
+    r"|finished|succeeds|succeeded|passes|passed|goes through|went through|builds fine|built fine)\b"
 )
 # A request verb anywhere before the number: "try -j20", "drop to 16 jobs", "restart at j12".
 REQUEST_ANY_RE = re.compile(

@@ -672,3 +672,7 @@ def test_a_hedged_count_and_a_best_to_still_ask(text: str, expected: str) -> Non
 
 def test_what_was_best_back_then_is_a_story() -> None:
     assert not said("it was best to kill it back then").steps
+
+
+def test_a_count_that_completes_is_told_not_asked() -> None:
+    assert not said("heads up: llama-cpp on gpu01 can die in `ld` with signal 9; `-j 1` completes").steps
