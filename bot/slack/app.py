@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -156,5 +157,14 @@ async def serve_forever(handler: AsyncSocketModeHandler) -> None:
     await handler.start_async()  # type: ignore[no-untyped-call]
 
 
+DISCONNECT_TIMEOUT = 5.0  # seconds for Slack to answer the closing handshake
+
+
 async def disconnect(handler: AsyncSocketModeHandler) -> None:
-    await handler.close_async()  # type: ignore[no-untyped-call]
+    """Close the Socket Mode connection. A close cut short (a closing handshake that never answers, the stop's own
+    cancellation reaching aiohttp's reader) is logged and never keeps the rest of the stop from running: the
+    replica's goodbye, the paused compilers' resume, the sessions' close."""
+    try:
+        await asyncio.wait_for(handler.close_async(), DISCONNECT_TIMEOUT)  # type: ignore[no-untyped-call]
+    except (asyncio.CancelledError, TimeoutError, OSError, aiohttp.ClientError) as exc:
+        log.warning("the Socket Mode connection did not close cleanly: %r", exc)

@@ -41,6 +41,7 @@ async def run_bot(config: Config, state_dir: Path, *, bot_token: str, app_token:
             runner = await start_metrics(app, metrics, connected=handler.client.is_connected) if metrics else None
             await serve_forever(handler)
         finally:
+            _stopping()
             if runner is not None:
                 await runner.cleanup()
             await disconnect(handler)
@@ -60,9 +61,19 @@ async def run_bot(config: Config, state_dir: Path, *, bot_token: str, app_token:
             await serve_http(app.bolt.server(port=http_port, host=http_bind), port=http_port,
                              signing_secret=signing_secret, serving=serving)
         finally:
+            _stopping()
             if runner is not None:
                 await runner.cleanup()
             await app.close()
+
+
+def _stopping() -> None:
+    """The stop's cancellation is taken: what the stop awaits (closing handshakes, timeouts inside aiohttp) runs
+    as it would at any other time, instead of reading the pending cancellation as its own and giving up half way.
+    The CancelledError being handled still ends ``run_bot`` once the stop is done."""
+    task = asyncio.current_task()
+    while task is not None and task.cancelling():
+        task.uncancel()
 
 
 async def start_metrics(app: RigopsApp, address: str, *,

@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 
 from tests.fakes.cgroups import Cgroups, in_cgroup
-from tests.fakes.users import own_user, switch_to
+from tests.fakes.users import needs_own_build_user, own_user, switch_to
 from tests.hosts.test_agent import MIB, Agent, Cleanup, agent_module, fake, proc_info, start_of, wait_rss
 from tests.hosts.test_agent_sample import ME, root_of
 from tests.waiting import wait_until
@@ -132,6 +132,7 @@ def test_what_forks_and_exits_in_a_tree_is_counted_by_the_next_sample(
 
 
 @needs_children_files
+@needs_own_build_user
 def test_a_tool_that_leaves_its_tree_still_counts_as_the_build_user_s(
         spawner: Callable[[], Spawner], fake_bin: Path, no_full_scan: None) -> None:
     """Its driver died and it was re-parented away: no longer in the tree, still the build user's compiler,
