@@ -29,6 +29,7 @@ from bot.text.digest_layout import DETAIL_POSTS, DigestPosts, fleet_posts
 from slackemu import SlackEmulator
 from slackemu.limits import message_refusal
 from tests.fakes.nvidia_smi import install_nvidia_smi, path_with
+from tests.fakes.users import needs_own_build_user
 from tests.harness import OPS, make_config, record_run, running_bot
 from tests.scenario import wait_done
 
@@ -74,6 +75,7 @@ async def ask(emulator: SlackEmulator, text: str) -> list[str]:
     return [m.rendered for m in replies] + [f.text for m in replies for f in m.files]
 
 
+@needs_own_build_user
 async def test_status_all_over_a_big_fleet_shows_every_host_problems_first(
         emulator: SlackEmulator, state_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PATH", path_with(install_nvidia_smi(tmp_path / "bin", "b200")))  # 8 GPUs a host
