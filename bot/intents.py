@@ -556,7 +556,7 @@ def _count_said_before(masked: str) -> w.Number | None:
         return None
     before = masked[: m.start()]
     values = {int(g) for rx in (n.JOBS_STRONG_RE, n.JOBS_UNIT_RE, _COUNT_OF_JOBS_RE) for hit in rx.finditer(before)
-              if (g := next((x for x in hit.groups() if x is not None), None)) and g.lstrip("-").isdigit()}
+              if (g := _first_group(hit)).lstrip("-").isdigit()}
     if len(values) != 1:
         return None
     return w.Number.of(str(values.pop()), "-j{}")
