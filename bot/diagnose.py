@@ -296,15 +296,18 @@ class _Log:
         body = parts[1].lstrip()
         if _QUOTED_SOURCE.match(body) or _NOT_AN_ERROR.match(body) or _QUOTED_IN_PROSE.match(body):
             return None
-        joined = "".join(part.rstrip("\r") for part in parts)
-        for rule in rules:
-            if rule.follow_on or rule.block or rule.near is not None:
-                continue
-            if any(keyword in joined for keyword in rule.keywords):
-                match = next((m for p in rule.patterns if (m := p.search(joined)) is not None), None)
-                if match is not None and match.end() > len(parts[0]) and not _in_code_span(joined, match):
-                    at = before if _cut(parts[0]) else start
-                    return None if self._in_warning_block(at) else _Hit(rule, match, at)
+        # A console cuts at a column, in a word; a tool that wraps its own text (uv, CMake, textwrap) cuts at a
+        # space and drops it, and the next line's indent is not the space either.
+        pieces = [part.rstrip("\r") for part in parts]
+        for joined in ("".join(pieces), " ".join([pieces[0], *(piece.lstrip() for piece in pieces[1:])])):
+            for rule in rules:
+                if rule.follow_on or rule.block or rule.near is not None:
+                    continue
+                if any(keyword in joined for keyword in rule.keywords):
+                    match = next((m for p in rule.patterns if (m := p.search(joined)) is not None), None)
+                    if match is not None and match.end() > len(parts[0]) and not _in_code_span(joined, match):
+                        at = before if _cut(parts[0]) else start
+                        return None if self._in_warning_block(at) else _Hit(rule, match, at)
         return None
 
     def _near(self, start: int, near: re.Pattern[str], within: int) -> re.Match[str] | None:

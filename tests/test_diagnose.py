@@ -986,3 +986,60 @@ def test_an_error_typed_short_above_the_log_is_reported_where_the_log_prints_it_
     # the same error printed twice, the same both times, stays at the first
     twice = diagnose(f"{whole}\n[2/9] Building CUDA object b.cu.o\n{whole}\n")
     assert (twice.line, twice.line_number) == (whole, 1)
+
+
+@pytest.mark.parametrize(("text", "category", "line"), [
+    # a tool the build needs is not there, in Rust's, cc-rs's and Go's words
+    ("   Compiling libc v0.2.71\nerror: linker `x86_64-linux-gnu-gcc` not found\n  |\n  = note: No such file or "
+     "directory (os error 2)\n\nerror: could not compile `libc`\n", "missing_syshdr",
+     "error: linker `x86_64-linux-gnu-gcc` not found"),
+    ("  error occurred: Failed to find tool. Is `g++` installed?\n", "missing_syshdr",
+     "  error occurred: Failed to find tool. Is `g++` installed?"),
+    ("  failed to find tool. Is `clang` installed? (see https://docs.rs/cc for help)\n"
+     "error: could not compile `ring`\n",
+     "missing_syshdr", "  failed to find tool. Is `clang` installed? (see https://docs.rs/cc for help)"),
+    ('# runtime/cgo\ncgo: exec gcc: exec: "gcc": executable file not found in $PATH\n', "missing_syshdr",
+     'cgo: exec gcc: exec: "gcc": executable file not found in $PATH'),
+    ("# runtime/cgo\ngcc: executable file is fine, $PATH holds it\n", "unknown", ""),
+    # a JVM compiler out of its heap, not of the machine's memory
+    ("> Task :app:compileKotlin FAILED\njava.lang.OutOfMemoryError: GC overhead limit exceeded\n", "oom_compiler",
+     "java.lang.OutOfMemoryError: GC overhead limit exceeded"),
+    # the disk, in Windows', libuv's and BitBake's words
+    ("error: could not write file: There is not enough space on the disk.\n", "disk_full",
+     "error: could not write file: There is not enough space on the disk."),
+    ("WARNING: There is not much space left on the build disk (3.1 GB)\n", "unknown", ""),
+    ("There is not enough space on the disk.\n", "disk_full", "There is not enough space on the disk."),
+    ("npm ERR! code ENOSPC\nnpm ERR! syscall write\n", "disk_full", "npm ERR! code ENOSPC"),
+    ('ERROR: Immediately halt since the disk space monitor action is "HALT"!\n', "disk_full",
+     'ERROR: Immediately halt since the disk space monitor action is "HALT"!'),
+    # Meson's missing dependencies, programs and compilers; its other errors are the project's
+    ("Run-time dependency libdrm found: NO (tried pkgconfig)\n\nmeson.build:30:2: ERROR: Dependency \"libdrm\" not "
+     "found, tried pkgconfig\n", "missing_syshdr",
+     'meson.build:30:2: ERROR: Dependency "libdrm" not found, tried pkgconfig'),
+    ("src/meson.build:4:0: ERROR: Program 'glib-compile-resources' not found or not executable\n", "missing_syshdr",
+     "src/meson.build:4:0: ERROR: Program 'glib-compile-resources' not found or not executable"),
+    ("meson.build:1:0: ERROR: Unknown compiler(s): [['c++'], ['g++'], ['clang++']]\n", "missing_syshdr",
+     "meson.build:1:0: ERROR: Unknown compiler(s): [['c++'], ['g++'], ['clang++']]"),
+    ("meson.build:12:0: ERROR: Unknown variable \"gtk_dep\".\n", "compile_error",
+     'meson.build:12:0: ERROR: Unknown variable "gtk_dep".'),
+    # rustc's coded errors, also under cargo install's summary
+    ("error[E0425]: cannot find value `x` in this scope\n --> src/main.rs:2:13\n\nerror: failed to compile "
+     "`tool v0.1.0`, intermediate artifacts can be found at `/tmp/cargo-installX`\n", "compile_error",
+     "error[E0425]: cannot find value `x` in this scope"),
+    ("error: failed to compile `tool v0.1.0`, intermediate artifacts can be found at `/tmp/cargo-installX`\n",
+     "unknown", ""),
+])
+def test_tools_jvms_disks_meson_and_rustc_in_their_own_words(text: str, category: str, line: str) -> None:
+    """Each class in the words of the tools that say it; a near miss of the words is not read as it."""
+    found = diagnose(text)
+    assert (found.category, found.line) == (category, line)
+
+
+def test_a_message_its_tool_wrapped_at_a_space_is_read_whole() -> None:
+    """uv, CMake and textwrap wrap their own text at a space and indent the rest: the join puts the space back."""
+    first = "      RuntimeError: this extension needs its CUDA kernels, but importing them failed: No"
+    found = diagnose(f"      [stderr]\n{first}\n      module named 'flash_attn_2_cuda'\n")
+    assert (found.category, found.line) == ("missing_pymodule", first)
+    assert "flash_attn_2_cuda" in found.fix or "flash-attn" in found.fix or "pip install" in found.fix
+    cut = ("  CMake 3.27 or higher is required.  You are running version\n  3.22.1\n")
+    assert diagnose(f"CMake Error at CMakeLists.txt:1 (cmake_minimum_required):\n{cut}").category == "cmake_version"
