@@ -420,7 +420,8 @@ STATUS_RE = re.compile(
     rf"|^(?:any )?(?:progress|eta|update|news)(?: (?:on|for|with|of) (?:the )?(?:{_BUILDISH}|HOST))?$"
     rf"|^what is the (?:{_BUILDISH} )?status(?: (?:of|on|for) (?:the )?(?:{_BUILDISH}|HOST))?$"
     r"|^how is (?:the |my |our )?(?:HOST's )?(?:build|builds|compile|compilation|BUILD|HOST)"
-    r"(?: build| compile)?(?: (?:going|doing|coming along|looking|progressing|getting on))?"
+    r"(?: build| compile| rebuild| prebuild)?(?: (?:on|@) HOST)?"
+    r"(?: (?:going|doing|coming along|looking|progressing|getting on))?"
     r"(?: (?:on|@) HOST)?$"
     r"|^is (?:the |my |our )?(?:build|compile|BUILD|ninja|it)(?: (?:on|@) HOST)? (?:still )?"
     r"(?:running|going|building|compiling|done|finished|alive|stuck|hung|progressing|complete|over)\b"
@@ -722,20 +723,30 @@ def word_set(text: str) -> frozenset[str]:
 # HOST", "restart deepspeed". Words that describe a build ("the whole build", "the cuda build") are no names.
 _NAME = r"([a-z][a-z0-9_.+-]{1,40}[a-z0-9+]|[a-z]{2})"
 _CLAUSE_START = r"(?:^|(?<=[.?!;,:\n\x01]) ?)"
-UNKNOWN_BUILD_RE = re.compile(  # groups 1, 2 and 5: a build's own slot; 3, 4 and 6: a name beside a host
-    rf"\b(?:the|my|our|that|this|a|your) {_NAME}(?: (?:python|cuda|c\+\+|pip|wheel))?"
-    r" (?:build|builds|compile|install)\b"
+UNKNOWN_BUILD_RE = re.compile(  # groups 1, 2, 3 and 6: a build's own slot; 4, 5 and 7: a name beside a host
+    rf"\b(?:the|my|our|that|this|a|your) {_NAME}(?: (?:python|cuda|c\+\+|pip|wheel|extension|extensions|ext|package"
+    r"|module|kernel|kernels|ops)){0,2}"
+    r" (?:build|builds|prebuild|rebuild|rebuilds|compile|install|tests|test suite|job|jobs)\b"
+    rf"|\b(?:the|my|our|that|this|a|your) {_NAME} (?:log|logs|build log)(?= (?:on|@) HOST\b)"
     rf"|{_CLAUSE_START}(?:kill|stop|abort|cancel|halt|terminate|rebuild|restart|retry|rerun|relaunch) (?:the )?{_NAME}"
     r"(?= (?:on|@) HOST\b| (?:with|at|using|to) (?:-j|max_jobs|\d)| now\b| please\b|$)"
     rf"|{_CLAUSE_START}{_NAME} (?:on|@) HOST\b(?=[^,;]*\b(?:status|stuck|frozen|hung|progress|far along|alive"
-    r"|running|going|log|logs|oom|ooming|oom-ing|swapping|killed|dead|died)\b)"
+    r"|running|going|log|logs|oom|ooming|oom-ing|swapping|killed|dead|died|isn't|isnt|is not|won't|keeps"
+    r"|throwing|throws|crash|crashed|crashes|crashing|fails|failed|failing|hangs|hanging|broke|out of memory"
+    r"|unresponsive)\b)"
     rf"|\bbuilding {_NAME} (?:on|@) HOST\b"
     rf"|\b(?:re-?run|rerun|restart|retry|redo|kick off|start) (?:the )?(?:build|compile|install) (?:for|of) {_NAME}\b"
-    rf"|{_CLAUSE_START}{_NAME}(?: build(?:\.py)?| compile| install)? (?=(?:oom'?e?d|oom|oom-killed|ooming|oom-ing"
-    r"|ran out of memory|got oom)\b)"
+    rf"|{_CLAUSE_START}{_NAME}(?: [a-z_]+\.py| build| compile| install)? "
+    r"(?=(?:oom'?e?d|oom|ooms|oom-killed|ooming|oom-ing|ran out of memory|got oom)\b)"
 )
-_OWN_SLOTS = (1, 2, 5)  # the groups of UNKNOWN_BUILD_RE that stand in a build's own slot
+_OWN_SLOTS = (1, 2, 3, 6)  # the groups of UNKNOWN_BUILD_RE that stand in a build's own slot
 _DESCRIBING_RE = re.compile(r"[a-z]{3,}ing")  # "a working build", "the passing build": what it is like
+# A model named with its version or size ("llama2-13b", "mistral-small-24b") is something a build's place can hold;
+# a model family alone ("llama") is no host and may be a loose word for a build of the config, so it is no name.
+_MODEL_NAME_RE = re.compile(r"(?:llama|qwen|mistral|mixtral|deepseek|gpt|glm|gemma|phi|kimi)[a-z.-]*\d[\w.-]*")
+_LOG_SLOT = 2  # "the X log on HOST": X may say which log it is rather than whose
+_LOG_KINDS = word_set("error errors output console system syslog dmesg journal kernel debug verbose install setup "
+                      "configure compile full whole raw crash access audit boot")
 NOT_A_BUILD = word_set("""
 active ongoing pending queued live
 whole entire current running last first next new old clean full release debug nightly ci docker local
@@ -765,8 +776,7 @@ def unknown_builds(masked: str, config: Config) -> tuple[tuple[str, ...], bool, 
     def slot(m: re.Match[str]) -> str:
         index = next((i for i, g in enumerate(m.groups(), 1) if g), 0)
         name = (m.group(index) or "").rstrip("._-") if index else ""
-        if (not name or name in NOT_A_BUILD or _key(name) in known or name.isdigit()
-                or NOT_A_HOST_RE.fullmatch(name) or _DESCRIBING_RE.fullmatch(name)):
+        if not name or _key(name) in known or not _could_name_a_build(name, log_slot=index == _LOG_SLOT):
             return m.group(0)
         found.append(name)
         own_slot.append(index in _OWN_SLOTS)
@@ -775,6 +785,14 @@ def unknown_builds(masked: str, config: Config) -> tuple[tuple[str, ...], bool, 
 
     masked = UNKNOWN_BUILD_RE.sub(slot, masked)
     return unique(found), any(own_slot), masked
+
+
+def _could_name_a_build(word: str, *, log_slot: bool) -> bool:
+    """Could `word`, found where a build's name goes, be one? Not a word for a kind of build, a number, a
+    version, toolchain or arch (a model only with its size), a gerund, or, before "log", the kind of log."""
+    if word in NOT_A_BUILD or word.isdigit() or _DESCRIBING_RE.fullmatch(word) or (log_slot and word in _LOG_KINDS):
+        return False
+    return not NOT_A_HOST_RE.fullmatch(word) or bool(_MODEL_NAME_RE.fullmatch(word))
 
 
 def unique(items: list[str]) -> tuple[str, ...]:

@@ -415,14 +415,29 @@ def test_what_a_box_has_a_build_does_and_a_musing_are_not_requests(text: str) ->
     assert not {s.action for s in said(text).steps} & {"kill", "rebuild"}, said(text)
 
 
-@pytest.mark.parametrize("text", [
-    "<@U0RIGOPS> restart the compile for apex on gpu01",
-    "<@U0RIGOPS> deepspeed oomed on node-3 at -j8, retry it with 2 jobs",
+@pytest.mark.parametrize(("text", "name"), [
+    ("<@U0RIGOPS> restart the compile for apex on gpu01", "apex"),
+    ("<@U0RIGOPS> deepspeed oomed on node-3 at -j8, retry it with 2 jobs", "deepspeed"),
+    # a model named with its size, tests, an extension build, a log, a build in trouble on a host
+    ("<@U0RIGOPS> qwen2.5-72b train.py ooms on node-3, kill it", "qwen2.5-72b"),
+    ("<@U0RIGOPS> stop the pyhf tests on gpu01, they spin forever", "pyhf"),
+    ("<@U0RIGOPS> rebuild the apex cuda extension build on node-3 at -j2", "apex"),
+    ("<@U0RIGOPS> tail the triton log on gpu01", "triton"),
+    ("<@U0RIGOPS> xformers on b200 keeps crashing, restart it", "xformers"),
+    ("<@U0RIGOPS> how is the apex prebuild on gpu01 doing?", "apex"),
 ])
-def test_an_unknown_build_named_in_a_new_shape_is_refused_not_substituted(text: str) -> None:
+def test_an_unknown_build_named_in_a_new_shape_is_refused_not_substituted(text: str, name: str) -> None:
     plan = said(text, addressed=True)
-    assert plan.error and ("apex" in plan.error or "deepspeed" in plan.error), plan
+    assert plan.error and name in plan.error, plan
     assert plan.build is None, plan
+
+
+@pytest.mark.parametrize("text", [
+    "<@U0RIGOPS> tail the error log on gpu01",             # which log, not whose
+    "<@U0RIGOPS> llama is eating gpu01 alive, kill it",    # a model family alone may be the host's build
+])
+def test_a_log_kind_or_a_bare_model_family_is_no_unknown_build(text: str) -> None:
+    assert "no build" not in (said(text, addressed=True).error or ""), said(text, addressed=True)
 
 
 @pytest.mark.parametrize(("text", "expected"), [
