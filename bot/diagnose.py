@@ -56,17 +56,23 @@ _PREFIX = re.compile(r"""(?:              # each eats one separating space: the 
   | \[\s*\d+\.\d+\]\ ?                                                           # dmesg [12345.678901]
   | [A-Z][a-z]{2}\ [\ \d]\d\ \d\d:\d\d:\d\d\ \S+\ [\w./-]+(?:\[\d+\])?:\ ?    # Jun  1 12:00:00 host kernel:
   | \#\d+\ \d+(?:\.\d+)?\ ?                                                       # Docker BuildKit: #12 34.5
+  | \ {0,3}\d{1,5}:\d\d\.\d\d\ (?=\S)                                               # Mozilla's mach: " 0:05.12 "
   | Step\ \#\d+(?:\ -\ "[^"\n]{0,80}")?:\ ?                                      # Cloud Build: Step #18 - "x":
   | \[[A-Za-z][\w.-]*\]\                                                        # [build]
   | (?:DEBUG|TRACE)\ (?=\S)                                                      # uv -v
   | \|\ (?=\s*\S)                                                               # Yocto/BitBake task: "| "
   | \ {4,}>\ (?=\s*\S)                                                          # nix's last log lines: "       > "
+  | >\ (?=\s*\S)                                                                # quoted in Markdown, or nix's: "> "
 )+""", re.X)
 
 
 # A line a logging library marked as a warning or a notice (glog/absl "W0501 12:00:00.1 123 file.cc:12] ", TF's
 # "...: W tensorflow/x.cc:12] "): what it says is not the build failing, even when it quotes "ptxas fatal".
 _NOT_AN_ERROR = re.compile(r"^(?::\s*)?(?:[WI]\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+\s+|[WI]\s+)[\w./+-]+\.\w+:\d+\]\s")
+# The tag a program's log record opens with: "earlyoom[800]: ", "kernel: ", "ld.lld: ".
+_RECORD_TAG = re.compile(r"[\w.+-]+(?:\[\d+\])?: ")
+# A level tag among the prefixes (Maven's "[WARNING] ", "[INFO] ", a logger's "[warn]"): the line is no error.
+_LEVEL_NOT_ERROR = re.compile(r"\[(?:WARNING|WARN|INFO|DEBUG|TRACE|NOTICE|warning|warn|info|debug|notice)\]")
 # The header of a CMake warning block ("CMake Warning at x.txt:12 (find_package):", "CMake Warning (dev) in ...:",
 # "CMake Deprecation Warning at ...:", "CMake Warning:"): the more-indented lines below it are a warning's message,
 # even when they say "Could not find a package configuration file" the way an error block's message does.
@@ -185,7 +191,7 @@ class _Log:
     def _match(self, line: str, start: int, rules: Sequence[Rule]) -> _Hit | None:
         body = _strip_prefix(line).lstrip()
         if (_QUOTED_SOURCE.match(body) or _NOT_AN_ERROR.match(body) or _QUOTED_IN_PROSE.match(body)
-                or self._after_traceback_frame(start)):
+                or _LEVEL_NOT_ERROR.search(line[:len(line) - len(body)]) or self._after_traceback_frame(start)):
             return None
         for rule in rules:
             for pattern in rule.patterns:
@@ -294,18 +300,25 @@ class _Log:
         parts = [_strip_prefix(previous), _strip_prefix(line),
                  _strip_prefix(self._line_at(following)[0]) if following < len(self.text) else ""]
         body = parts[1].lstrip()
-        if _QUOTED_SOURCE.match(body) or _NOT_AN_ERROR.match(body) or _QUOTED_IN_PROSE.match(body):
+        if (_QUOTED_SOURCE.match(body) or _NOT_AN_ERROR.match(body) or _QUOTED_IN_PROSE.match(body)
+                or _LEVEL_NOT_ERROR.search(line[:len(line) - len(body)])):
             return None
         # A console cuts at a column, in a word; a tool that wraps its own text (uv, CMake, textwrap) cuts at a
         # space and drops it, and the next line's indent is not the space either.
         pieces = [part.rstrip("\r") for part in parts]
-        for joined in ("".join(pieces), " ".join([pieces[0], *(piece.lstrip() for piece in pieces[1:])])):
+        spaced = [pieces[0], *(piece.lstrip() for piece in pieces[1:])]
+        for joined, line_end in (("".join(pieces), len(pieces[0]) + len(pieces[1])),
+                                 (" ".join(spaced), len(spaced[0]) + 1 + len(spaced[1]))):
             for rule in rules:
                 if rule.follow_on or rule.block or rule.near is not None:
                     continue
                 if any(keyword in joined for keyword in rule.keywords):
+                    # past the line above; and when it lies in the line below, that line goes on this one's
+                    # message rather than starting a record of its own ("earlyoom[1]: ..." twice)
                     match = next((m for p in rule.patterns if (m := p.search(joined)) is not None), None)
-                    if match is not None and match.end() > len(parts[0]) and not _in_code_span(joined, match):
+                    if (match is not None and len(parts[0]) < match.end()
+                            and (match.start() < line_end or not _new_record(parts[1], parts[2]))
+                            and not _in_code_span(joined, match)):
                         at = before if _cut(parts[0]) else start
                         return None if self._in_warning_block(at) else _Hit(rule, match, at)
         return None
@@ -340,6 +353,14 @@ class _Log:
                 return hit
             first = pos if first is None and body.strip() else first
             pos = following
+        if first is None and pos < len(self.text):
+            # pasted flat, the message lost its indent: the line right below, when a sharper rule knows it
+            line = self._line_at(pos)[0]
+            rules = [rule for rule in self.rules.rules if rule.priority > header.rule.priority
+                     and not rule.follow_on and not rule.block and any(k in line for k in rule.keywords)]
+            hit = self._match(line, pos, rules) if rules else None
+            if hit is not None:
+                return hit
         return header if first is None else _Hit(header.rule, header.match, first)
 
     def _line_at(self, start: int) -> tuple[str, int]:
@@ -419,6 +440,12 @@ def _in_code_span(body: str, match: re.Match[str]) -> bool:
     if left < 0 or right < 0 or "'" in body[left:right]:
         return False
     return bool(body[:left].strip() or body[right + 1:].strip())  # a whole line in backticks is a pasted log line
+
+
+def _new_record(line: str, following: str) -> bool:
+    """Does `following` open a record of its own, with the tag `line` opens with ("earlyoom[800]: ")?"""
+    tag = _RECORD_TAG.match(line.lstrip())
+    return tag is not None and following.lstrip().startswith(tag.group(0))
 
 
 def _strip_prefix(line: str) -> str:

@@ -1043,3 +1043,65 @@ def test_a_message_its_tool_wrapped_at_a_space_is_read_whole() -> None:
     assert "flash_attn_2_cuda" in found.fix or "flash-attn" in found.fix or "pip install" in found.fix
     cut = ("  CMake 3.27 or higher is required.  You are running version\n  3.22.1\n")
     assert diagnose(f"CMake Error at CMakeLists.txt:1 (cmake_minimum_required):\n{cut}").category == "cmake_version"
+
+
+@pytest.mark.parametrize(("text", "category", "line"), [
+    # Go: a toolchain step killed, its compiler's own shapes, cgo's clang header
+    ("go build k8s.io/api/core/v1: /usr/local/go/pkg/tool/linux_arm64/compile: signal: killed\n", "oom_compiler",
+     "go build k8s.io/api/core/v1: /usr/local/go/pkg/tool/linux_arm64/compile: signal: killed"),
+    ("# example.com/app\n./main.go:14:2: undefined: render.Page\n./main.go:20:9: cannot use x (variable of type int)\n",
+     "compile_error", "./main.go:14:2: undefined: render.Page"),
+    ("    main_test.go:15: fetched 3 pages\n--- PASS: TestFetch (0.01s)\nok  \texample.com/app\t0.02s\n",
+     "unknown", ""),
+    ("# github.com/x/gopng\nfmt.go:5:10: fatal error: 'png.h' file not found\n", "missing_syshdr",
+     "fmt.go:5:10: fatal error: 'png.h' file not found"),
+    # linkers in their own words, also under rustc's "= note:" and mach's elapsed-time prefix
+    ("ld.lld: error: undefined symbol: cblas_sgemm\n>>> referenced by gemm.c\nclang: error: linker command failed "
+     "with exit code 1 (use -v to see invocation)\n", "linker_error", "ld.lld: error: undefined symbol: cblas_sgemm"),
+    ("  = note: ld: symbol(s) not found for architecture arm64\n", "linker_error",
+     "  = note: ld: symbol(s) not found for architecture arm64"),
+    (" 12:41.07 /usr/bin/ld.lld: error: duplicate symbol: gkrust_init\n", "linker_error",
+     " 12:41.07 /usr/bin/ld.lld: error: duplicate symbol: gkrust_init"),
+    # javac under Maven, Kotlin; a Maven warning is no error
+    ("[ERROR] /src/app/src/main/java/a/B.java:[12,8] cannot find symbol\n", "compile_error",
+     "[ERROR] /src/app/src/main/java/a/B.java:[12,8] cannot find symbol"),
+    ("e: /src/app/src/main/kotlin/A.kt: (7, 12): Unresolved reference: launch\n", "compile_error",
+     "e: /src/app/src/main/kotlin/A.kt: (7, 12): Unresolved reference: launch"),
+    ("[WARNING] /src/app/src/main/java/a/B.java:[3,17] error: is deprecated here, an error in a later release\n"
+     "[INFO] BUILD SUCCESS\n", "unknown", ""),
+    # a -sys crate, nvcc and its host compiler's OS, userspace OOM killers
+    ("  Could not find directory of OpenSSL installation, and this `-sys` crate cannot proceed without this "
+     "knowledge.\n", "missing_syshdr",
+     "  Could not find directory of OpenSSL installation, and this `-sys` crate cannot proceed without this "
+     "knowledge."),
+    ("nvcc fatal   : Host compiler targets unsupported OS.\n", "hostcc_mismatch",
+     "nvcc fatal   : Host compiler targets unsupported OS."),
+    ("Mar  3 10:02:11 ws systemd-oomd[512]: Killed /user.slice/user-1000.slice/session-2.scope due to memory "
+     "pressure for /user.slice being 81.3% > 50.0% for > 20s with reclaim activity\n", "oom_kernel",
+     "Mar  3 10:02:11 ws systemd-oomd[512]: Killed /user.slice/user-1000.slice/session-2.scope due to memory "
+     "pressure for /user.slice being 81.3% > 50.0% for > 20s with reclaim activity"),
+    ('earlyoom[800]: low memory! at or below SIGTERM limits: mem 9.8%, swap 1.2%\nearlyoom[800]: sending SIGTERM '
+     'to process 4242 "cc1plus": badness 900\n', "oom_kernel",
+     'earlyoom[800]: sending SIGTERM to process 4242 "cc1plus": badness 900'),
+    # summaries that hold no cause: BitBake's task failure and its log's path, nix's newer words
+    ("ERROR: zlib-1.3-r0 do_compile: oe_runmake failed\nERROR: Logfile of failure stored in: /b/tmp/work/zlib/"
+     "temp/log.do_compile.123\n", "unknown", ""),
+    ("error: Cannot build '/nix/store/abc-hello-1.0.drv'.\n       Reason: builder failed with exit code 2.\n",
+     "unknown", ""),
+    # quoted in Markdown: the quote mark is no part of the line's text
+    ("> error[E0599]: no method named `spawn` found for struct `Runtime`\n", "compile_error",
+     "> error[E0599]: no method named `spawn` found for struct `Runtime`"),
+])
+def test_go_jvm_linkers_sys_crates_and_summaries_in_their_own_words(text: str, category: str, line: str) -> None:
+    found = diagnose(text)
+    assert (found.category, found.line) == (category, line)
+
+
+def test_a_cmake_block_pasted_flat_reads_its_message_below() -> None:
+    """A person's paste loses the block's indent: the message right below the header is still the block's."""
+    found = diagnose("CMake Error at CMakeLists.txt:1 (cmake_minimum_required):\n"
+                     "CMake 3.28 or higher is required.  You are running version 3.22.1\n\n-- Configuring incomplete\n")
+    assert (found.category, found.line) == ("cmake_version",
+                                            "CMake 3.28 or higher is required.  You are running version 3.22.1")
+    plain = diagnose("CMake Error at CMakeLists.txt:4 (find_package):\n-- Configuring incomplete, errors occurred!\n")
+    assert plain.line == "CMake Error at CMakeLists.txt:4 (find_package):"
