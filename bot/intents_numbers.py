@@ -109,8 +109,20 @@ HALF_OF_THEM_RE = re.compile(r"\b(?:with|using|at|to) half (?:of )?(?:them|those
 def _cores(text: str) -> str:
     text = AS_MANY_AS_CORES_RE.sub(lambda m: f"$(nproc) {m.group('what') or 'jobs'}", text)
     text = JOB_PER_CORE_RE.sub("$(nproc) jobs", text)
-    text = NUMBER_OF_CORES_RE.sub("$(nproc)", text)
+    text = NUMBER_OF_CORES_RE.sub(_cores_or_what_changes, text)
     return JOBS_AUTO_RE.sub(r"\g<key>\g<sep>$(nproc)", text)
+
+
+# "limit the number of threads … to 4": the number a change is made to, not the machine's count.
+_CHANGED_BEFORE_RE = re.compile(r"\b(?:limit|limiting|reduce|reducing|lower|lowering|decrease|decreasing|cap|capping"
+                                r"|restrict|bound|change|changing|increase|increasing|raise|bump|drop|cut|adjust"
+                                r"|tune|control|constrain|throttle)\s+$")
+
+
+def _cores_or_what_changes(m: re.Match[str]) -> str:
+    if not m.group(0).startswith(("equal", "equivalent", "set")) and _CHANGED_BEFORE_RE.search(m.string[:m.start()]):
+        return m.group(0)
+    return "$(nproc)"
 
 
 def _share(m: re.Match[str]) -> str:
@@ -217,6 +229,24 @@ JOBS_TO_RE = re.compile(  # imperative "drop to 32", "cap it at 16", "set jobs t
     r"|concurrency|-j|max_jobs|procs|processes|threads|workers|cores|cpus)(?: variable| setting| value)?)?"
     r"(?: (?:for|of|on) (?:BUILD|HOST|it|the build))?(?: down| back)? (?:to|at)"
     rf" {_NUM}(?: (?:jobs|procs|processes|threads|workers|cores|cpus))?{_COUNT_END}"
+)
+# A change of the count said with its object in any words, the verb opening the clause: "limit the number of threads
+# used by make for BUILD to 4", "pin the BUILD build on HOST to 2 jobs", "switch threads to 1", "try reducing BUILD
+# build jobs to 3 from 4", "limit parallel build jobs from 32 (default) to 8". The noun must say it is the count.
+_CHANGE_VERB = (r"(?:limit|limiting|reduce|reducing|lower|lowering|decrease|decreasing|cut|drop|bound|cap|capping|pin"
+                r"|restrict|set|setting|switch|change|changing|bump|raise|increase|increasing|scale|dial|bring|throttle"
+                r"|constrain|knock|tone)")
+_COUNT_NOUN = (r"(?:jobs?|threads?|parallelism|parallel (?:count|number|level|jobs|builds?|compiles?)|concurrency|-j"
+               r"|max_jobs|procs|processes|workers|make jobs|build jobs|compile jobs|job count|thread count"
+               r"|(?:number|count) of (?:parallel |build |compile |make )?"
+               r"(?:jobs|threads|processes|workers|cores|cpus))")
+_NOT_A_COUNT_AFTER = r"(?! ?(?:gb|g|gib|mb|m|%|min|mins|minutes|hours?|h|s|sec|seconds|am|pm|x|times|days?)\b)"
+JOBS_CHANGE_RE = re.compile(
+    rf"^(?:(?:try|just|please|pls|so|then|now|maybe|also|and) )*{_CHANGE_VERB}\b"
+    rf"(?:[^.;!?\n]{{0,60}}? {_COUNT_NOUN}\b[^.;!?\n]{{0,40}}?(?: down| back)? (?:to|at) (?:-j ?|j)?(\d{{1,4}})\b"
+    rf"|[^.;!?\n]{{0,60}}? (?:down |back )?(?:to|at) (?:-j ?|j)?(\d{{1,4}}) (?:parallel |concurrent |build |make )?"
+    rf"(?:jobs|threads|processes|procs|workers)\b)"
+    rf"{_NOT_A_COUNT_AFTER}"
 )
 # "retry with fewer jobs, say 4", "less parallelism: 4": the number that answers a relative change on its own.
 RELATIVE_THEN_NUMBER_RE = re.compile(

@@ -691,3 +691,25 @@ def test_what_was_best_back_then_is_a_story() -> None:
 
 def test_a_count_that_completes_is_told_not_asked() -> None:
     assert not said("heads up: llama-cpp on gpu01 can die in `ld` with signal 9; `-j 1` completes").steps
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("<@U0RIGOPS> cap the vllm compile on node-3 to 6 processes", "rebuild=6"),
+    ("<@U0RIGOPS> llama-cpp swaps like mad: drop make jobs to 2", "rebuild=2"),
+    ("restrict the number of parallel jobs of sgl-kernel to 12, b200 is shared", "rebuild=12"),
+    ("<@U0RIGOPS> try lowering vllm's thread count to 5 from 8", "rebuild=5"),
+    ("limit the number of threads llama-cpp builds with to 3", "rebuild=3"),
+])
+def test_a_change_of_the_count_said_in_any_words(text: str, expected: str) -> None:
+    plan = said(text, addressed=text.startswith("<@"))
+    assert steps(plan).replace("kill mem ", "").replace("kill ", "") == expected, plan
+
+
+@pytest.mark.parametrize("text", [
+    "limit the vllm build to 48 GB of memory on node-3",         # not the count
+    "set the llama-cpp timeout on gpu01 to 30 minutes",
+    "we limited sgl-kernel's jobs to 8 last month and it was fine",  # a report
+    "if it OOMs again, reduce the vllm jobs to 4",                  # a supposition
+])
+def test_a_change_to_something_else_or_told_is_no_count(text: str) -> None:
+    assert "rebuild" not in steps(said(text)), said(text)
