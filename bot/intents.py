@@ -160,7 +160,8 @@ def _read_whole(
             hits.ignored.append((clause.body.removeprefix(w.LEAD_MARK), "report"))  # "run X and it died"
             continue
         if carried and clause.joined and (carried == "hypothetical" or clause.joined == "and" or not (
-                acts.IMPERATIVE_RE.match(clause.body) or clause.body.startswith(w.LEAD_MARK))):
+                acts.IMPERATIVE_RE.match(clause.body) or clause.body.startswith(w.LEAD_MARK)
+                or (addressed and w.ASKED_LEAD_RE.match(clause.body)))):
             hits.ignored.append((clause.body.removeprefix(w.LEAD_MARK), carried))
             continue
         if w.TAKEN_BACK_RE.fullmatch(clause.body.removeprefix(w.LEAD_MARK)) and (hits.strong | hits.weak) & {

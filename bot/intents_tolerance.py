@@ -53,9 +53,41 @@ SLANG: tuple[tuple[re.Pattern[str], str], ...] = (
 )
 
 
+# Chinese and Japanese words for what the rules read, put in the English the rules know: the request (a rebuild, a
+# clean start, a look at memory, the GPUs, the log's last lines), the politeness that makes it one, and the words
+# that make it a story ("yesterday", "last time"). Nothing else is translated: a sentence the table does not cover
+# stays unread, which never acts.
+CJK: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"(?:一旦|先)?(?:(?:build|ビルド)(?:ディレクトリ|フォルダ|目录|文件夹)?を? ?)?"
+                r"(?:削除|消去)(?:してから|して|後に)"
+                r"|(?:build|ビルド)(?:ディレクトリ|フォルダ)?を? ?消してから"
+                r"|(?:先)?(?:删除|清理|清空|删掉)(?:build ?)?(?:目录|文件夹)?(?:后|之后|然后|再)"),
+     " wipe the build dir, then "),
+    (re.compile(r"再ビルド|リビルド|再構築|ビルドし直|重新编译|重新編譯|重新构建|重新構建"
+                r"|重新 ?build|重编|重新调度"), " rebuild "),
+    (re.compile(r"お願いします|お願い|してください|下さい|ください|して(?=\s*$)"
+                r"|麻烦(?:你)?了?|拜托了?|帮忙|帮我"), " please "),
+    (re.compile(r"一下|一次"), " "),
+    (re.compile(r"(?:显示|顯示|看|给我看|給我看)?最后 ?(\d{1,5}) ?行(?:内容)?"
+                r"|最後の ?(\d{1,5}) ?行"), r" show the last \1\2 lines "),
+    (re.compile(r"的?(?:显存|顯存|vram)(?:占用|使用)?"), " gpu memory "),
+    (re.compile(r"的?(?:内存|記憶體|メモリ)(?:占用|使用量?)?"), " memory "),
+    (re.compile(r"的?(?:日志|日誌|ログ)"), " log "),
+    (re.compile(r"(?:看下|看一下|查看|看看|確認して|見せて)"), " show "),
+    (re.compile(r"(?:^|(?<=[\s,.]))用(?= ?-j)"), " use "),
+    (re.compile(r"昨天|昨日|上次|前回|之前|以前|上周|先週"), " yesterday "),
+    (re.compile(r"如果|要是|假如|もし|一旦(?!削除)"), " if "),
+    (re.compile(r"就会|就會|会导致|可能会"), " will "),
+)
+
+
 def slang(text: str) -> str:
     for pattern, plain in SLANG:
         text = pattern.sub(plain, text)
+    if not text.isascii():
+        for pattern, plain in CJK:
+            text = pattern.sub(plain, text)
+        text = re.sub(r"(?<=\S) {2,}(?=\S)", " ", text).strip(" ")
     return text
 
 
@@ -85,6 +117,7 @@ swamp swan swat sway swill swop tai tall terror til till tills toil tone top top
 wail will wills zone jobless usages errand erred terminated terminates frozenly stuckup going outputs
 rerunning alive lining liking linking hiking biking liming lifting killing billing filling building guilding
 tuning turning burning running cunning punning gunning dunning sunning stilling stalling stocking sticking
+rebuilt prebuild prebuilt rebuilds reruns retries restarts relaunched restored stopped stoppage
 """)
 TOKEN_RE = re.compile(r"(?<![\w-])[a-z]{4,16}(?![\w-])")
 

@@ -33,6 +33,7 @@ _CHAR_MAP = str.maketrans({
     "\u201c": '"', "\u201d": '"', "\u201e": '"', "\u201f": '"', "\u2033": '"', "\u00ab": '"', "\u00bb": '"',
     "\u00a0": " ", "\u2009": " ", "\u202f": " ", "\u3000": " ", "\t": " ", "\r": "\n",
     "\u200b": None, "\u200c": None, "\u200d": None, "\u2060": None, "\ufeff": None,
+    "\u3001": ", ", "\u3002": ". ",  # the ideographic comma and full stop
 })
 CODE_BLOCK_RE = re.compile(r"```.*?(?:```|\Z)", re.S)
 INLINE_CODE_RE = re.compile(r"`([^`\n]{0,200})`")
@@ -233,7 +234,8 @@ NARRATIVE_RE = re.compile(
     r"|often|routinely|occasionally|frequently|every time|most of the time"
     r"|typically|fixed|resolved|solved|no longer|anymore|tomorrow|later|tonight|next (?:week|time)"
     r"|last (?:night|week|time|month|year|run|friday|monday|tuesday|wednesday|thursday|saturday|sunday)"
-    r"|i'll|we'll|i will|we will|gonna|going to|let me|ran(?! out)|i've run|we've run|is what (?:i|we) (?:ran|did|used)"
+    r"|i'll|we'll|i will|we will|(?:gonna|going to)(?! need (?:you|u|someone|somebody|rigops) to\b)"
+    r"|let me|ran(?! out)|i've run|we've run|is what (?:i|we) (?:ran|did|used)"
     r"|in (?:a few|\d+) (?:min|mins|minutes|hours?|h|secs?|seconds))\b"
 )
 # What a thing is made to do, told about it: "the rebuild script is supposed to cap it at 8".
@@ -255,7 +257,8 @@ ASKED_LEAD_RE = re.compile(r"^(?:should (?:we|i|you)|shall (?:we|i)|do you want 
                            r"|(?:it )?(?:would|'d) be (?:really |very |so )?(?:nice|great|good|awesome|helpful|cool"
                            r"|handy|lovely|ideal|useful) (?:if you (?:could|can|would)|to)"
                            r"|(?:the |your )?(?:easy|easiest|simple|simplest|quick|quickest|fast|fastest|best|safest)"
-                           r" (?:way|thing|fix|option|bet|move) (?:here )?(?:would be|is|will be) (?:to|if you))"
+                           r" (?:way|thing|fix|option|bet|move) (?:here )?(?:would be|is|will be) (?:to|if you)"
+                           r"|(?:i'm |im |we're |i am |we are )?(?:gonna|going to) need (?:you|u) to)"
                            r"(?: just)? ")
 # Where a request's reason or purpose begins: "stop it as it waits for an input that can't be given". What
 # follows says why, and its tenses and negations are not the request's ("… so it doesn't come back later").
@@ -339,6 +342,12 @@ REBUILD_WEAK_RE = re.compile(
     r"|(?:launch|start|kick off|spin up|make|build) (?:a )?(?:replacement|new one|fresh one)"
     r"|(?:back off|fall back|go back|revert|switch) to (?:re-?building|a (?:full|clean) (?:re-?)?build)"
     r"(?: (?:everything|it|BUILD))?(?: from scratch)?"
+    # "kill it and start again", "abort the current build and build the new one", "have everything rebuilt"
+    r"|start (?:it |BUILD )?(?:again|over|anew)|(?:build|start|launch) the (?:new|next|latest) one"
+    r"|re-?trigger|recreate(?: the build)?|(?:have|get) (?:it|everything|BUILD|the build|the whole thing) rebuilt"
+    r"|(?:force-)?(?:kill|stop|abort)-(?:and|n|&amp;)-(?:retry|restart|rerun|rebuild)"
+    r"|(?:going to |gonna |will )?need (?:you )?to (?:retry|rerun|rebuild|restart)"
+    r"|trigger (?:it|BUILD|the build)(?: manually| by hand| again)?(?: for now)?"
     rf"|(?:re-?)?run){_REBUILD_TAIL}$")
 REBUILD_TARGET_RE = re.compile(
     r"\b(?:rebuild|retry|rerun|restart|relaunch|kick off|start|launch)(?: (?:the|my|our))?(?: HOST(?:'s)?)?"

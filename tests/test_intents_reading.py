@@ -713,3 +713,38 @@ def test_a_change_of_the_count_said_in_any_words(text: str, expected: str) -> No
 ])
 def test_a_change_to_something_else_or_told_is_no_count(text: str) -> None:
     assert "rebuild" not in steps(said(text)), said(text)
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("after an hour vllm is still hung on node-3. stop it and start again", "kill rebuild"),
+    ("a fixed llama-cpp commit landed, cancel the running build and build the new one", "kill rebuild"),
+    ("wipe the build folder of sgl-kernel and have everything rebuilt", "kill rebuild"),
+    ("<@U0RIGOPS> the last flash-attn build hung, gonna need you to rerun it", "kill rebuild"),
+    ("it's not picking up my patch when I build vllm. trigger it by hand for now", "kill rebuild"),
+])
+def test_a_rebuild_said_after_a_kill_or_in_other_words(text: str, expected: str) -> None:
+    plan = said(text, addressed=text.startswith("<@"))
+    assert steps(plan).replace("kill mem ", "kill ") in (expected, expected.replace("kill ", "")), plan
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("<@U0RIGOPS> vllm、ビルドディレクトリを削除してから再ビルドお願いします", "rebuild=clean"),
+    ("<@U0RIGOPS> llama-cpp 重新编译一下，麻烦了", "rebuild"),
+    ("<@U0RIGOPS> 看下 gpu01 的显存", "gpu"),
+    ("vllm 日志，最后 40 行", "log=40"),
+    ("<@U0RIGOPS> sgl-kernel OOM 了，用 -j8", "rebuild=8"),
+])
+def test_chinese_and_japanese_requests_are_read(text: str, expected: str) -> None:
+    plan = said(text, addressed=text.startswith("<@"))
+    got = steps(plan).replace("kill mem ", "").replace("kill ", "").replace("mem ", "")
+    clean = "=clean" if any(step.clean for step in plan.steps) else ""
+    assert got + clean == expected, plan
+
+
+@pytest.mark.parametrize("text", [
+    "昨天 vllm 在 node-3 上重新编译了三次",                  # a report of yesterday
+    "如果 gpu01 只有 16GB 内存，llama-cpp 就会 OOM",           # a supposition
+    "前回 sgl-kernel を再ビルドしたら直りました",               # last time, it was fixed
+])
+def test_chinese_and_japanese_stories_never_act(text: str) -> None:
+    assert not said(text).steps, said(text)
