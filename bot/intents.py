@@ -416,7 +416,9 @@ def _read_clause(body: str, addressed: bool, *, question: bool = False,
     if not w.NEGATION_RE.search(main) and (addressed or not w.DELIBERATION_RE.search(main)):
         _read_kill(body, addressed, hits, lead=lead)
         _read_rebuild(body, addressed, hits)
-        hits.clean |= bool(w.CLEAN_ASK_RE.match(body))  # "wipe the build dir, then rebuild": with the rebuild only
+        # "wipe the build dir, then rebuild", "BUILD: remove the build directory then …": with the rebuild only
+        lead_names = NAMES_LEAD_RE.match(body)
+        hits.clean |= bool(w.CLEAN_ASK_RE.match(body[lead_names.end():] if lead_names else body))
     return hits
 
 

@@ -362,7 +362,8 @@ _NOUN_END = (r"(?=(?: (?:on HOST|HOST|please|pls|plz|now|for now|asap|thanks|thx
 _NOUN_OF = r"(?: (?:of|for) (?:BUILD|it|that|the build))?"
 REBUILD_NOUN_RE = re.compile(
     r"^(?:(?:can you|could you|would you|please|pls|just|let's|lets|we need|i need|need|ok|so|then|and) )*"
-    r"(?:(?:do|run|kick off|kick|trigger|re-?trigger|start|launch|fire off|queue|try|get|give (?:it|us|me|BUILD))"
+    r"(?:(?:do|run|kick off|kick|trigger|re-?trigger|start|launch|fire off|queue|try|get|force"
+    r"|give (?:it|us|me|BUILD))"
     r" (?:a |an |one more |another )?(?:new )?(?:BUILD )?(?:(?:clean|fresh|full|new|proper|from-scratch|scratch) )?"
     r"(?:re)?build"
     rf"{_NOUN_OF}(?: on HOST)?\b"
@@ -386,14 +387,25 @@ WHAT_HAPPENED_RE = re.compile(
     r"|ran out of memory|went down|fell over)\b"
 )
 # A rebuild asked to start clean: "rebuild clean", "clean rebuild", "rebuild from scratch", "a fresh build".
+_BUILD_DIR = (r"(?:the |its |any |old |existing |whole )*(?:build|out|output|cmake)[ -]?"
+              r"(?:dirs?|director(?:y|ies)|folders?|tree|cache)")
 CLEAN_RE = re.compile(r"\b(?:clean(?:ly)?|from (?:scratch|zero|nothing|the ground up)|fresh|afresh|a clean slate"
-                      r"|scratch build|full rebuild)\b|(?<![\w-])--(?:wipe-build-dir|pristine|expunge|fresh)\b")
+                      r"|scratch build|full rebuild|dirclean|distclean|mrproper|cleanall|clean-all)\b"
+                      r"|(?<![\w-])--(?:wipe-build-dir|pristine|expunge|fresh)\b"
+                      # "rebuild it with the build dir wiped", "after removing the build folder"
+                      rf"|\b(?:with|after) {_BUILD_DIR} (?:wiped|removed|deleted|cleared|gone|cleaned|nuked)\b"
+                      r"|\b(?:after |by )?(?:wiping|removing|deleting|clearing|nuking|cleaning)"
+                      rf" (?:out )?{_BUILD_DIR}\b")
 # A clause of its own that asks for the kept work gone: "wipe the build dir", "make clean", "rm -rf build/".
 CLEAN_ASK_RE = re.compile(
-    r"^(?:(?:please|pls|just|and|then|first|also|ok|so|directly|simply|you need to|we need to|need to|you should"
-    r"|you have to|you must) )*"
-    r"(?:(?:do |run )?(?:a )?make clean|(?:wipe|clear(?: out)?|nuke|kill|delete|remove|rm -rf|blow away"
-    r"|clean(?: out| up)?|trash|toss|drop|throw away)"
+    r"^(?:(?:please|pls|just|and|then|first|also|ok|so|directly|simply|completely|fully|entirely|you need to"
+    r"|we need to|need to|you should|you have to|you must) )*"
+    # a clause that is only the word, after a rebuild: "rebuild X, and don't reuse the cache — clean"
+    r"(?:(?:clean|cleanly|from scratch|start clean|clean start|clean please)$"
+    r"|clean (?:it|that|BUILD|everything|the build)(?: up| out)?(?= and |$)"
+    r"|(?:do |run )?(?:a )?(?:full |complete )?(?:make clean|dirclean|distclean|make distclean|cleanall)"
+    r"|(?:wipe|clear(?: out)?|nuke|kill|delete|remove|rm -rf|blow away|removing|deleting|wiping|clearing"
+    r"|(?:remove|delete|wipe) and recreate|recreate|clean(?: out| up)?|trash|toss|drop|throw away)"
     r"(?: (?:the|its|their|BUILD's|BUILD|the old|old|all|any|that|only|just|whole|entire"
     r"|existing|current|stale|half-written|\(or not\)))*"
     r" (?:build[ -]?dirs?|build[ -]?director(?:y|ies)|build folders?|build tree|build cache|cmake cache"

@@ -748,3 +748,21 @@ def test_chinese_and_japanese_requests_are_read(text: str, expected: str) -> Non
 ])
 def test_chinese_and_japanese_stories_never_act(text: str) -> None:
     assert not said(text).steps, said(text)
+
+
+@pytest.mark.parametrize("text", [
+    "<@U0RIGOPS> rebuild vllm with the build folder removed",
+    "<@U0RIGOPS> llama-cpp: do a complete distclean and build it at -j2",
+    "<@U0RIGOPS> stale objects in sgl-kernel again. clean it and rebuild",
+    "<@U0RIGOPS> flash-attn: delete and recreate the build directory, then rebuild it",
+    "<@U0RIGOPS> force a rebuild of vllm, deleting the build dir is the only way",
+    "rebuild llama-cpp, and don't reuse anything from the failed run — clean",
+])
+def test_a_clean_start_said_in_more_ways(text: str) -> None:
+    plan = said(text, addressed=text.startswith("<@"))
+    assert [s.clean for s in plan.steps if s.action == "rebuild"] == [True], plan
+
+
+def test_a_rebuild_that_keeps_the_build_dir_is_not_clean() -> None:
+    plan = said("<@U0RIGOPS> rebuild vllm, no need to wipe the build dir", addressed=True)
+    assert [s.clean for s in plan.steps if s.action == "rebuild"] == [False], plan
