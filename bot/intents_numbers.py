@@ -79,14 +79,21 @@ AS_MANY_AS_CORES_RE = re.compile(
     rf"as (?:there are )?(?:the )?{_CORES}"
     rf"(?: there are)?")
 NUMBER_OF_CORES_RE = re.compile(rf"\b(?:(?:equal|equivalent|set) to )?the (?:number|count|no\.?|amount) of {_CORES}")
-JOB_PER_CORE_RE = re.compile(r"\b(?:one|a|1) (?:job|thread|worker|process) (?:per|for each|for every|a) "
-                             r"(?:core|cpu|processor)\b")
+JOB_PER_CORE_RE = re.compile(r"\b(?:one|a|1|two|2|three|3|four|4|half a) (?:jobs?|threads?|workers?|process(?:es)?)"
+                             r" (?:per|for each|for every|a) (?:core|cpu|processor|thread"
+                             r"|\d{1,4} ?(?:gb|gib|g)(?: of (?:ram|memory))?|gb|gib)\b"
+                             # "one less than HOST physically has", "two more than the core count"
+                             r"|\b(?:one|two|a few|1|2|\d{1,2}) (?:less|fewer|more) than (?:what )?(?:the )?"
+                             r"(?:HOST|[a-z][\w-]*\d[\w-]*|it|the box|the machine|the node|the core count|the cores"
+                             r"|cores|cpus|nproc)"
+                             r"(?: (?:physically |actually )?(?:has|have|got|cores|cpus))?\b")
 JOBS_AUTO_RE = re.compile(r"(?<![\w-])(?P<key>-{1,2}j(?:obs)?|jobs|max_jobs)(?P<sep>\s*=\s*|\s+)auto\b")
 
 
 # Arithmetic or a function where the count goes: "min(nproc, 8)", "$(makeopts_jobs)", "MAX_JOBS//NVCC_THREADS",
 # "(MemAvailable - 16) // 8", "ncpu + 1", "CPU_THREADS-2", "4×4": an expression rigops does not work out ("$expr").
-_MACHINE_WORD = (r"(?:n?procs?|n_?cpus?|num_?cpus?|n_?parallel|cpu_?threads|cpu_?count|num_?cores|n_?cores|cores"
+_MACHINE_WORD = (r"(?:#\s?(?:of )?(?:cores|cpus|procs|threads)|n?procs?|n_?cpus?|num_?cpus?|n_?parallel|cpu_?threads"
+                 r"|cpu_?count|num_?cores|n_?cores|cores"
                  r"|memavailable|mem_?available|max_jobs|nvcc_threads|total_?mem(?:ory)?|ram_?gb|mem_?gb)")
 _OPERAND = r"\(?\s*[\w.]+\s*\)?"
 _OP = r"\s*(?://|[-+*/×÷%]|\b(?:divided by|times|minus|plus)\b)\s*"
@@ -243,8 +250,8 @@ _COUNT_NOUN = (r"(?:jobs?|threads?|parallelism|parallel (?:count|number|level|jo
 _NOT_A_COUNT_AFTER = r"(?! ?(?:gb|g|gib|mb|m|%|min|mins|minutes|hours?|h|s|sec|seconds|am|pm|x|times|days?)\b)"
 JOBS_CHANGE_RE = re.compile(
     rf"^(?:(?:try|just|please|pls|so|then|now|maybe|also|and) )*{_CHANGE_VERB}\b"
-    rf"(?:[^.;!?\n]{{0,60}}? {_COUNT_NOUN}\b[^.;!?\n]{{0,40}}?(?: down| back)? (?:to|at) (?:-j ?|j)?(\d{{1,4}})\b"
-    rf"|[^.;!?\n]{{0,60}}? (?:down |back )?(?:to|at) (?:-j ?|j)?(\d{{1,4}}) (?:parallel |concurrent |build |make )?"
+    rf"(?:[^.;!?\n]{{0,60}}? {_COUNT_NOUN}\b[^.;!?\n]{{0,40}}?(?: down| back)? (?:to|at) (?:-j ?|j)?(\d{{1,7}})\b"
+    rf"|[^.;!?\n]{{0,60}}? (?:down |back )?(?:to|at) (?:-j ?|j)?(\d{{1,7}}) (?:parallel |concurrent |build |make )?"
     rf"(?:jobs|threads|processes|procs|workers)\b)"
     rf"{_NOT_A_COUNT_AFTER}"
 )

@@ -766,3 +766,18 @@ def test_a_clean_start_said_in_more_ways(text: str) -> None:
 def test_a_rebuild_that_keeps_the_build_dir_is_not_clean() -> None:
     plan = said("<@U0RIGOPS> rebuild vllm, no need to wipe the build dir", addressed=True)
     assert [s.clean for s in plan.steps if s.action == "rebuild"] == [False], plan
+
+
+@pytest.mark.parametrize("text", [
+    "<@U0RIGOPS> rebuild sgl-kernel with two threads per core",
+    "<@U0RIGOPS> rebuild vllm with one job per 8 GB of RAM",
+    "<@U0RIGOPS> rebuild llama-cpp and set the jobs to two fewer than gpu01 has",
+])
+def test_a_count_given_per_core_per_memory_or_against_the_machine_is_refused(text: str) -> None:
+    plan = said(text, addressed=True)
+    assert plan.error and "cannot work that out" in plan.error, plan
+
+
+def test_a_count_far_out_of_range_said_as_a_change_is_refused() -> None:
+    plan = said("<@U0RIGOPS> set the vllm jobs number to 50000", addressed=True)
+    assert plan.error and "between 1 and 1024" in plan.error, plan
