@@ -759,6 +759,13 @@ UNKNOWN_BUILD_RE = re.compile(  # groups 1, 2, 3 and 6: a build's own slot; 4, 5
     rf"|\b(?:re-?run|rerun|restart|retry|redo|kick off|start) (?:the )?(?:build|compile|install) (?:for|of) {_NAME}\b"
     rf"|{_CLAUSE_START}{_NAME}(?: [a-z_]+\.py| build| compile| install)? "
     r"(?=(?:oom'?e?d|oom|ooms|oom-killed|ooming|oom-ing|ran out of memory|got oom)\b)"
+    # "don't waste time compiling koboldcpp on one core", "opencv has lack of available memory", "X stays in an
+    # unresponsive state on HOST": a name beside the request, refused when the message names no build of ours
+    rf"|\b(?:compiling|building|installing|rebuilding|recompiling) {_NAME}(?= (?:on|with|using|from|at|for|in)\b)"
+    r"(?! (?:on|@) HOST\b)"
+    rf"|{_CLAUSE_START}{_NAME} (?:has|had|is|was|stays|stayed|keeps|kept|gets|got|seems|looks|hangs|hung|runs|ran"
+    r"|goes|went)\b(?=[^,;.]{0,50}\b(?:memory|oom|stuck|hung|unresponsive|crash\w*|fail\w*|dead|died|killed"
+    r"|frozen|freezing)\b)"
 )
 _OWN_SLOTS = (1, 2, 3, 6)  # the groups of UNKNOWN_BUILD_RE that stand in a build's own slot
 _DESCRIBING_RE = re.compile(r"[a-z]{3,}ing")  # "a working build", "the passing build": what it is like
@@ -780,6 +787,8 @@ compiler compilers linker link step thing whatever hanging frozen dead zombie st
 jvm java node js npm yarn cargo bazel gradle maven ccache sccache meson autotools configure setup install
 package packages wheelhouse image container docker-compose kubernetes k8s vm vms wsl conda mamba venv env
 is was are be been being the a an my our your their his her its to on at in of for with by from up down
+there here what which who whom whose he she they we you me us him them one none nobody anybody anyone everyone
+mine yours ours theirs why how when where then now today
 utilization utilisation usage util temp temps temperature fan fans power traffic network io space queue vram
 free ptxas cicc nvcc gcc clang g++ cc1plus ld lld mold everything nothing somebody someone
 """)

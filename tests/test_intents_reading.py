@@ -425,6 +425,8 @@ def test_what_a_box_has_a_build_does_and_a_musing_are_not_requests(text: str) ->
     ("<@U0RIGOPS> tail the triton log on gpu01", "triton"),
     ("<@U0RIGOPS> xformers on b200 keeps crashing, restart it", "xformers"),
     ("<@U0RIGOPS> how is the apex prebuild on gpu01 doing?", "apex"),
+    ("<@U0RIGOPS> stop compiling tensorrt with 64 jobs, rebuild it on node-3 at -j4", "tensorrt"),
+    ("<@U0RIGOPS> onnxruntime keeps running out of memory. retry it with -j2 on gpu01", "onnxruntime"),
 ])
 def test_an_unknown_build_named_in_a_new_shape_is_refused_not_substituted(text: str, name: str) -> None:
     plan = said(text, addressed=True)
@@ -435,6 +437,8 @@ def test_an_unknown_build_named_in_a_new_shape_is_refused_not_substituted(text: 
 @pytest.mark.parametrize("text", [
     "<@U0RIGOPS> tail the error log on gpu01",             # which log, not whose
     "<@U0RIGOPS> llama is eating gpu01 alive, kill it",    # a model family alone may be the host's build
+    "<@U0RIGOPS> gpu01 keeps dying while compiling lol. kill the build",  # a word after a gerund, no name
+    "<@U0RIGOPS> there was a memory crash on gpu01, kill it",
 ])
 def test_a_log_kind_or_a_bare_model_family_is_no_unknown_build(text: str) -> None:
     assert "no build" not in (said(text, addressed=True).error or ""), said(text, addressed=True)
