@@ -244,6 +244,8 @@ _CHANGE_VERB = (r"(?:limit|limiting|reduce|reducing|lower|lowering|decrease|decr
                 r"|restrict|set|setting|switch|change|changing|bump|raise|increase|increasing|scale|dial|bring|throttle"
                 r"|constrain|knock|tone)")
 _COUNT_NOUN = (r"(?:jobs?|threads?|parallelism|parallel (?:count|number|level|jobs|builds?|compiles?)|concurrency|-j"
+               r"|multi-?thread(?:ing)? (?:number|count|level)|(?:cpus?|cpu-s|cores?) (?:number|count)"
+               r"|(?:number|amount|count) of (?:max_jobs|-j|make jobs|cpus?|cpu-s|cores?)"
                r"|max_jobs|procs|processes|workers|make jobs|build jobs|compile jobs|job count|thread count"
                r"|(?:number|count) of (?:parallel |build |compile |make )?"
                r"(?:jobs|threads|processes|workers|cores|cpus))")

@@ -159,6 +159,8 @@ def _unwrap_quotes(s: str) -> str:
 
 CLAUSE_SPLIT_RE = re.compile(
     r"[\n;!]+|[.,:](?=\s|$)|\s(?:and then|then|and|but|also|plus|&&|&|or|\+|/)\s|\s-+\s|\s\|\s|\s\.\.\.+"
+    # "we may be overloading the CPU so let's reduce …": the request after the remark is a clause of its own
+    r"|\sso (?=(?:let's|lets|let us|please|pls|can you|could you|would you|i need you to|we need to|just)\b)"
 )
 # Lead-ins that keep a clause imperative: "pls", "can you", "let's", "we should", "@rigops" (already gone).
 LEAD_RE = re.compile(
@@ -254,6 +256,7 @@ ASKED_LEAD_RE = re.compile(r"^(?:should (?:we|i|you)|shall (?:we|i)|do you want 
                            r"|(?:is there|there is|any) (?:a |some )?way (?:for you )?to(?= (?:get|see|show|view|check"
                            r"|print|display|pull|fetch|tail|read|look|post|dump|grab|share)\b)"
                            r"|(?:can|could) you (?:find a way|manage) to"
+                           r"|(?:is it|would it be|will it be|is that) possible (?:for you )?to"
                            r"|(?:it )?(?:would|'d) be (?:really |very |so )?(?:nice|great|good|awesome|helpful|cool"
                            r"|handy|lovely|ideal|useful) (?:if you (?:could|can|would)|to)"
                            r"|(?:the |your )?(?:easy|easiest|simple|simplest|quick|quickest|fast|fastest|best|safest)"
@@ -317,11 +320,12 @@ _KILL_TAIL = (
     r"(?: (?:it|that|this|them|everything|all|now|asap|please|-9|again|already|right now|on HOST|HOST|real quick"
     r"|quickly|for me|thanks|thx|pls|plz|already))*"
 )
+_FORCE = r"(?:(?:force|forcibly|hard)[- ]?)?"
 KILL_PRONOUN_RE = re.compile(
-    rf"^(?:kill|abort|terminate|nuke)(?: (?:it|that|this|them|everything|HOST)){_KILL_TAIL}$"
+    rf"^{_FORCE}(?:kill|abort|terminate|nuke)(?: (?:it|that|this|them|everything|HOST)){_KILL_TAIL}$"
 )
 KILL_WEAK_RE = re.compile(
-    rf"^(?:kill|abort|cancel|terminate|nuke|stop|halt|stop it|cancel it|halt it){_KILL_TAIL}$"
+    rf"^{_FORCE}(?:kill|abort|cancel|terminate|nuke|stop|halt|stop it|cancel it|halt it){_KILL_TAIL}$"
 )
 
 _REBUILD_TAIL = (
@@ -350,7 +354,8 @@ REBUILD_WEAK_RE = re.compile(
     r"|trigger (?:it|BUILD|the build)(?: manually| by hand| again)?(?: for now)?"
     rf"|(?:re-?)?run){_REBUILD_TAIL}$")
 REBUILD_TARGET_RE = re.compile(
-    r"\b(?:rebuild|retry|rerun|restart|relaunch|kick off|start|launch)(?: (?:the|my|our))?(?: HOST(?:'s)?)?"
+    r"\b(?:rebuild|retry|rerun|restart|relaunch|kick off|start|launch|re-?trigger|recompile|re-?compile|reinstall)"
+    r"(?: (?:the|my|our))?(?: HOST(?:'s)?)?"
     r" (?:build|compile|BUILD)\b"
     r"(?! (?:system|time|times|server|farm|cache|script|dir|directory|folder|button))"
 )
@@ -370,7 +375,7 @@ REBUILD_NOUN_RE = re.compile(
     rf"|(?:a |an )?(?:clean|fresh|full|from-scratch|scratch) (?:re)?build{_NOUN_OF}{_NOUN_END})"
 )
 # When the bot is addressed, a clause that opens with the verb is a request whatever follows.
-ADDRESSED_KILL_RE = re.compile(r"^/?(?:kill|stop|abort|cancel|halt|terminate|nuke)\b")  # "/kill BUILD" too
+ADDRESSED_KILL_RE = re.compile(rf"^/?{_FORCE}(?:kill|stop|abort|cancel|halt|terminate|nuke)\b")  # "/kill BUILD" too
 ADDRESSED_REBUILD_RE = re.compile(r"^/?(?:build )?(?:rebuild|retry|rerun|restart|relaunch|re-?trigger)\b"
                                   r"|^(?:run|start|launch|kick off) (?:the )?BUILD(?: build)?(?: on HOST)?"
                                   r"(?: (?:now|please|pls|plz|again))?$")

@@ -785,3 +785,20 @@ def test_a_count_given_per_core_per_memory_or_against_the_machine_is_refused(tex
 def test_a_count_far_out_of_range_said_as_a_change_is_refused() -> None:
     plan = said("<@U0RIGOPS> set the vllm jobs number to 50000", addressed=True)
     assert plan.error and "between 1 and 1024" in plan.error, plan
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("<@U0RIGOPS> sgl-kernel eats all the RAM. decrease number of threads for it to 6 to avoid the OOM killer",
+     "rebuild=6"),
+    ("<@U0RIGOPS> the box is crawling, we may be overloading it so let's reduce the amount of MAX_JOBS for vllm to 10",
+     "rebuild=10"),
+    ("<@U0RIGOPS> vllm fills node-3's memory. reduce the CPU number used by the build to 6 and restart it",
+     "rebuild=6"),
+    ("<@U0RIGOPS> llama-cpp is wedged and my shell can't kill it. force kill it", "kill"),
+    ("<@U0RIGOPS> is it possible to retrigger the vllm build on node-3?", "rebuild"),
+    ("<@U0RIGOPS> something broke in the templates, would you mind recompiling flash-attn?", "rebuild"),
+])
+def test_requests_after_a_remark_or_put_as_a_question(text: str, expected: str) -> None:
+    plan = said(text, addressed=True)
+    got = steps(plan).replace("kill mem ", "").replace("mem ", "")
+    assert got in (expected, expected.replace("rebuild", "kill rebuild")), plan
