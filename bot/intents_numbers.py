@@ -65,7 +65,7 @@ THOUSANDS_RE = re.compile(r"(?<![\w.])(\d{1,2})k(?= (?:log |build log |output )?
 # It becomes the expression it stands for, which rigops refuses with a clear error (it cannot work it out).
 SHARE_OF_CORES_RE = re.compile(
     r"\b(?:(?P<frac>half|a quarter|a third|\d{1,2}/\d{1,2}|\d{1,3} ?%)(?: of)?|(?P<all>all|every|each))"
-    r"(?: (?:the|my|our|its|available|physical|logical|detected|host's|machine's|system|cpu))*"
+    r"(?: (?:the|my|our|your|their|its|available|physical|logical|detected|host's|machine's|system|cpu))*"
     r" (?:cores?|cpus?|threads|nproc|processors?)\b"
 )
 
@@ -77,7 +77,10 @@ _CORES = (r"(?:(?:the|all|available|physical|logical|system|cpu|hardware) )*(?:c
 AS_MANY_AS_CORES_RE = re.compile(
     rf"\b(?:as many|the same number of) (?:(?:parallel |build |compile )?(?P<what>jobs|threads|workers|processes) )?"
     rf"as (?:there are )?(?:the )?{_CORES}"
-    rf"(?: there are)?")
+    rf"(?: there are)?"
+    # "as many CPU cores as HOST has"
+    rf"|\bas many (?:{_CORES} )?as (?:HOST|it|the (?:box|machine|host|node|server)|[a-z][\w-]*\d[\w-]*)"
+    r" (?:has|have|got)\b")
 NUMBER_OF_CORES_RE = re.compile(rf"\b(?:(?:equal|equivalent|set) to )?the (?:number|count|no\.?|amount) of {_CORES}")
 JOB_PER_CORE_RE = re.compile(r"\b(?:one|a|1|two|2|three|3|four|4|half a) (?:jobs?|threads?|workers?|process(?:es)?)"
                              r" (?:per|for each|for every|a) (?:core|cpu|processor|thread"
@@ -281,7 +284,8 @@ JOBS_NOT_NEW_RE = re.compile(
 )
 # Words after a number that make the clause a story about it: "-j64 is what killed it", "12 jobs in the queue".
 JOBS_STORY_AFTER_RE = re.compile(
-    r"\s*(?:is|was|were|are|seems|killed|kills|ooms|oomed|oom|too|caused|causes|made|makes|broke|breaks|did"
+    r"\s*(?:->|=>|\u2192)"  # "-j4 -> -j$(nproc)": the count replaced, not the one asked for
+    r"|\s*(?:is|was|were|are|seems|killed|kills|ooms|oomed|oom|too|caused|causes|made|makes|broke|breaks|did"
     r"|available|in total|total|installed|on (?:the|this|that|a) (?:box|machine|host|node|server)"
     r"|does|works|worked|ran|runs|running|gives|gave|crashes|crashed|fails|failed|also|still|helped|helps"
     r"|blew|blows|died|dies|hung|hangs|pending|queued|waiting|left|remaining|in the queue|per|each|just|errors"

@@ -54,7 +54,7 @@ SLANG: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\b(would you mind|do you mind|mind|could you try|try) (rebuild|restart|relaunch|kill|abort|cancel"
                 r"|check|show|post|tail|grab|fetch)ing\b"), r"\1 \2"),
     (re.compile(r"\b(would you mind|do you mind|mind|could you try|try) (recompil)ing\b"), r"\1 \2e"),
-    (re.compile(r"\b(would you mind|do you mind|mind|could you try|try) (stop|rerun)\2?[pn]?ing\b"), r"\1 \2"),
+    (re.compile(r"\b(would you mind|do you mind|mind|could you try|try) (stop|rerun)[pn]ing\b"), r"\1 \2"),
 )
 
 

@@ -87,20 +87,29 @@ CODE_COMMAND_RE = re.compile(
 CODE_JOBS_IN_RE = re.compile(
     r"(?<![\w-])(?:-{1,2}j(?:obs)?\s*=?\s*(?:\d{1,6}|\$\(+ ?nproc\)?[)/*+ 0-9-]{0,12})"
     r"|(?:max_jobs|cmake_build_parallel_level|make_jobs|ninja_jobs|num_jobs|build_jobs|jobs)\s*=\s*\S{1,30}"
-    r"|-{1,2}max-jobs[ =]\d{1,6}|-{1,2}parallel[ =]?\d{1,6})",
+    r"|-{1,2}max-jobs[ =]\d{1,6}|-{1,2}parallel[ =]?(?:\d{1,6}|\$\(+ ?nproc\)?[)/*+ 0-9-]{0,12}))",
     re.I,
 )
 # "rebuild at `max(cpu_count // 2, 4)`": code where a number goes is an expression rigops cannot work out.
 CODE_AFTER_JOBS_WORD_RE = re.compile(r"(?:\b(?:at|with|to|use|using)|-j|=)\s*$", re.I)
 
 
+# "`make -j`", "`-j`": the flag with no number, which runs as many jobs as there are targets.
+CODE_BARE_J_RE = re.compile(r"\s*(?:(?:make|ninja|gmake|cmake --build \S+(?: --)?)\s+)?-j\s*", re.I)
+_FLAG_NAMED_RE = re.compile(r"\b(?:a|the|lower|higher|smaller|larger|bigger|reduced?|your|their|its|same)\s*$", re.I)
+CODE_CORE_COUNT_RE = re.compile(r"cpu_count|\bnproc\b|num_cpus|cpus_allowed|available_cpus|hardware_concurrency", re.I)
+
+
 def _inline_code(m: re.Match[str]) -> str:
     inner = m.group(1)
+    if CODE_BARE_J_RE.fullmatch(inner):  # "a lower `-j`": the flag named, not given
+        return " jobs " if _FLAG_NAMED_RE.search(m.string[max(0, m.start() - 16): m.start()]) else " -j (no number) "
     if CODE_JOBS_RE.fullmatch(inner) or CODE_COMMAND_RE.fullmatch(inner):
         return f" {inner} "
     if found := CODE_JOBS_IN_RE.search(inner):
         return f" {found.group(0)} "
-    if JOBS_EXPR_RE.search(inner.lower()) or re.fullmatch(r"\s*\$?\(?nproc\)?\s*", inner):
+    if JOBS_EXPR_RE.search(inner.lower()) or re.fullmatch(r"\s*\$?\(?nproc\)?\s*", inner) or (
+            CODE_CORE_COUNT_RE.search(inner)):
         return " $expr "  # "`nproc` jobs", "`$(nproc)/2`": what the count is said as
     if CODE_AFTER_JOBS_WORD_RE.search(m.string[max(0, m.start() - 12): m.start()]) and not inner.strip().isdigit():
         return " $expr "
@@ -134,8 +143,17 @@ def normalise_parts(text: str) -> Normal:
     quoted = " \n ".join(m.group(0).lstrip(" >") for m in QUOTED_LINE_RE.finditer(s))
     s = QUOTED_LINE_RE.sub(" ", s)
     s = _unwrap_quotes(s.strip())
-    s = QUOTED_SPAN_RE.sub(" ", QUOTED_COUNT_RE.sub(r"\1\2", s))  # -j "$(nproc)": the count, not a quotation
+    # -j "$(nproc)": the count, not a quotation; "-j `nproc`" in quotes: the jobs flag as said
+    s = QUOTED_SPAN_RE.sub(_quoted_span, QUOTED_COUNT_RE.sub(r"\1\2", s))
     return Normal(_plain(s), _plain(quoted) if quoted else "")
+
+
+QUOTED_JOBS_RE = re.compile(r"\s*-{1,2}j(?:obs)?\s*=?\s*(?:\d{1,4}|\$expr|\$\(\s*nproc\s*\))\s*", re.I)
+
+
+def _quoted_span(m: re.Match[str]) -> str:
+    inner = m.group(0)[1:-1]
+    return f" {inner} " if QUOTED_JOBS_RE.fullmatch(inner) or CODE_JOBS_RE.fullmatch(inner) else " "
 
 
 def _plain(s: str) -> str:
@@ -878,13 +896,17 @@ _FALLBACK_LOOKS = (
 # work out from chat ("set jobs to n_cpus + 2", "-j `nproc`", "the number of logical cores", "-j by itself").
 _FORMULA = (r"(?:\$\(|\$expr\b|`nproc`|\bnproc\b|\bn_?cpus?\b|\bncores\b|\b(?:number|amount|count) of (?:\w+ ){0,2}"
             r"(?:cores|cpus|processors|threads)\b|\bdivided by\b|\bwhere n\b|\bmemory budget\b"
-            r"|(?<![\w-])-j(?: by itself|`| \(no number\)|\s*$|\n))")
+            r"|(?<![\w-])-j(?: by itself|`| \(no number\)|\s*$|\n"
+            r"| (?:with|without) (?:no |a |an |any )?(?:number|explicit|limit|count|argument|integer))"
+            r"|\bas many (?:jobs|threads|processes) as (?:possible|it can|it wants)\b)")
 JOBS_AS_FORMULA_RE = re.compile(
-    r"\b(?:use|set|replace|switch|change|rebuild|cap|parallelize|parallelise|make|run|remove|pass|add|adding)\b"
+    r"\b(?:use|using|set|unset|replace|switch|change|rebuild|cap|parallelize|parallelise|make|run|remove|pass|add"
+    r"|adding|speed up)\b"
     rf"[^.;?!\n]{{0,60}}?(?:-j|\bjobs?\b|\bparallel\w*|\bcores\b|\bthreads\b)[^.;?!\n]{{0,40}}?{_FORMULA}"
     rf"|\b(?:use|set|replace|switch|change|rebuild|cap)\b[^.;?!\n]{{0,30}}?{_FORMULA}[^.;?!\n]{{0,40}}?"
     r"(?:-j|\bjobs?\b|\bparallel\w*)"
-    rf"|\b(?:use|pass|add|adding)\b[^.;?!\n]{{0,20}}?{_FORMULA}"
+    rf"|(?:\b(?:use|using|pass|add|adding)\b|->|=>)[^.;?!\n]{{0,20}}?{_FORMULA}"
+    r"|\b(?:with|using) (?:make |ninja )?(?<![\w-])-j(?=\s*$| \(no number\)| (?:with|without) )"
 )
 # A clause that tells a build failed ("X test crashes", "vllm fails with `file truncated`"): a bare "again" after it
 # says how often, and "build with 40 jobs" after it the setup it failed in — neither is a request.

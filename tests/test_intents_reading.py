@@ -802,3 +802,25 @@ def test_requests_after_a_remark_or_put_as_a_question(text: str, expected: str) 
     plan = said(text, addressed=True)
     got = steps(plan).replace("kill mem ", "").replace("mem ", "")
     assert got in (expected, expected.replace("rebuild", "kill rebuild")), plan
+
+
+@pytest.mark.parametrize("text", [
+    "<@U0RIGOPS> rebuild sgl-kernel with `make -j`",
+    "<@U0RIGOPS> rebuild vllm using make -j without a limit",
+    "<@U0RIGOPS> vllm: `ninja -j4` -&gt; `ninja -j$(nproc)`",
+    '<@U0RIGOPS> speed the llama-cpp build up by adding "-j `nproc`"',
+    "<@U0RIGOPS> add `--parallel $(nproc)` to the vllm build",
+    "<@U0RIGOPS> make flash-attn use as many cores as b200 has",
+    "<@U0RIGOPS> set the llama-cpp jobs from `os.cpu_count()`",
+])
+def test_a_count_left_to_the_machine_in_code_or_words_is_refused(text: str) -> None:
+    plan = said(text, addressed=True)
+    assert plan.error and "cannot work that out" in plan.error, plan
+
+
+@pytest.mark.parametrize("text", [
+    "<@U0RIGOPS> not much to do except build with a lower `-j`",
+    "<@U0RIGOPS> I usually stop vllm with `^C` on node-3 and it's fine",
+])
+def test_the_flag_named_or_a_key_in_code_is_no_count(text: str) -> None:
+    assert "cannot work that out" not in (said(text, addressed=True).error or ""), said(text, addressed=True)
