@@ -218,7 +218,7 @@ def _read_whole(
         return Plan(), hits.ignored
     if "log" in actions and "rebuild" not in actions and not hits.lines and (
             m := w.LOG_LINES_OFFERED_RE.search(masked)):
-        hits.lines.append(w.Number.of(m.group(1), "{} lines"))
+        hits.lines.append(w.Number.of(_first_group(m), "{} lines"))
     jobs, lines, errors = _numbers(hits, actions)
     unknown = bool(names.unknown_builds and actions - HOST_FREE_ACTIONS and (own_slot or not names.builds))
     if unknown:

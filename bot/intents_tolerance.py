@@ -50,6 +50,9 @@ SLANG: tuple[tuple[re.Pattern[str], str], ...] = (
     # chat shorthand: "kill n restart", "whr is it at"
     (re.compile(r"\b(kill|stop|cancel|abort)(?: it)? (?:n|'n'|&|\+) (restart|rebuild|retry|rerun)\b"), r"\1 and \2"),
     (re.compile(r"^(?:whr|wher|whre)\b"), "where"),
+    # "free memory across all Nvidia GPUs": the GPUs' memory, not the host's
+    (re.compile(r"\b(?:free |used |available )?memory (?:usage )?(?:across|of|on|for|in) (?:all |each |every |the )*"
+                r"(?:nvidia |cuda )?(?:gpus?|cards?|devices)\b"), "gpu memory"),
     # "would you mind recompiling X?": the verb the gerund is
     (re.compile(r"\b(would you mind|do you mind|mind|could you try|try) (rebuild|restart|relaunch|kill|abort|cancel"
                 r"|check|show|post|tail|grab|fetch)ing\b"), r"\1 \2"),

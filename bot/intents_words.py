@@ -95,6 +95,8 @@ CODE_AFTER_JOBS_WORD_RE = re.compile(r"(?:\b(?:at|with|to|use|using)|-j|=)\s*$",
 
 
 # "`make -j`", "`-j`": the flag with no number, which runs as many jobs as there are targets.
+# "`--tail=50`", "`-n 200`": how many log lines, as the option says it.
+CODE_LINES_RE = re.compile(r"\s*(?:--(?:tail|last|lines)[= ]?\d{1,6}|-n ?\d{1,6})\s*", re.I)
 CODE_BARE_J_RE = re.compile(r"\s*(?:(?:make|ninja|gmake|cmake --build \S+(?: --)?)\s+)?-j\s*", re.I)
 _FLAG_NAMED_RE = re.compile(r"\b(?:a|the|lower|higher|smaller|larger|bigger|reduced?|your|their|its|same)\s*$", re.I)
 CODE_CORE_COUNT_RE = re.compile(r"cpu_count|\bnproc\b|num_cpus|cpus_allowed|available_cpus|hardware_concurrency", re.I)
@@ -104,7 +106,7 @@ def _inline_code(m: re.Match[str]) -> str:
     inner = m.group(1)
     if CODE_BARE_J_RE.fullmatch(inner):  # "a lower `-j`": the flag named, not given
         return " jobs " if _FLAG_NAMED_RE.search(m.string[max(0, m.start() - 16): m.start()]) else " -j (no number) "
-    if CODE_JOBS_RE.fullmatch(inner) or CODE_COMMAND_RE.fullmatch(inner):
+    if CODE_JOBS_RE.fullmatch(inner) or CODE_COMMAND_RE.fullmatch(inner) or CODE_LINES_RE.fullmatch(inner):
         return f" {inner} "
     if found := CODE_JOBS_IN_RE.search(inner):
         return f" {found.group(0)} "
@@ -569,8 +571,9 @@ _NOT_LINES_AFTER = (  # "the last 2 hours", "the last 3 runs": a span of time or
     r"|tries|jobs?|commits?|prs?|retries|restarts)\b)"
 )
 # A count offered after a look at the log, as its own clause: "… the last few lines of the log? say 100?"
-LOG_LINES_OFFERED_RE = re.compile(r"(?:^|[.?!,;]\s*)(?:say|like|maybe|about|around|something like|or so)"
-                                  r" (\d+)(?: lines?| or so)?\s*[?.!]*\s*$", re.ASCII)
+LOG_LINES_OFFERED_RE = re.compile(r"(?:^|[.?!,;]\s*)(?:(?:say|like|maybe|about|around|something like|or so) (\d+)"
+                                  r"|--(?:tail|last|lines)[= ]?(\d+)|-n ?(\d+))(?: lines?| or so)?\s*[?.!]*\s*$",
+                                  re.ASCII)
 LOG_LINES_RE = re.compile(
     rf"\blast (-?\d+)\b{_NOT_LINES_AFTER}|(?<![\w-])(-?\d+) (?:last |final )?(?:log |build log |output )?lines?\b"
     r"|\btail (?:-n ?|-|--lines=?)?(-?\d+)\b|\blogs? (?:-n ?)?(-?\d+)\b|(?<![\w])(?:-n ?|--lines=?)(-?\d+)\b"
@@ -672,7 +675,9 @@ class Names:
 ALL_HOSTS_RE = re.compile(
     r"\b(?P<every>(?:all|every|each)\s+(?:the\s+|of\s+the\s+)?"
     r"(?:hosts?|machines?|boxes|box|nodes?|servers?|rigs?))\b"
-    r"|\b(?:on|for|across)\s+(?P<on>all|everything)\b"
+    # not "across all Nvidia GPUs on HOST" (the GPUs of one), nor "on all the HOST nodes" (a group named)
+    r"|\b(?:on|for|across)\s+(?P<on>all|everything)\b(?!\s+(?:(?:the|my|our|its|of\s+the|of\s+its)\s+)?"
+    r"(?:HOST|nvidia\w*|gpus?|cards?|devices?|processes|procs|cores|cpus|threads|files|lines|logs?|memory|ram)\b)"
     r"|^\s*(?:status|mem|memory|ram|gpus?|nvidia-smi|free(?:\s+-h)?)\s+(?P<bare>all)\s*[?.!]*\s*$")
 
 

@@ -824,3 +824,13 @@ def test_a_count_left_to_the_machine_in_code_or_words_is_refused(text: str) -> N
 ])
 def test_the_flag_named_or_a_key_in_code_is_no_count(text: str) -> None:
     assert "cannot work that out" not in (said(text, addressed=True).error or ""), said(text, addressed=True)
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("<@U0RIGOPS> check the used memory across all the Nvidia GPUs on gpu01", "gpu"),
+    ("<@U0RIGOPS> run nvidia-smi on all the a100 boxes", "gpu"),
+    ("<@U0RIGOPS> fetch the vllm logs, `--tail=80`", "log=80"),
+])
+def test_the_gpus_of_one_host_a_group_and_lines_as_an_option(text: str, expected: str) -> None:
+    plan = said(text, addressed=True)
+    assert (steps(plan), plan.error) == (expected, None), plan
