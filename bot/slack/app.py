@@ -168,3 +168,20 @@ async def disconnect(handler: AsyncSocketModeHandler) -> None:
         await asyncio.wait_for(handler.close_async(), DISCONNECT_TIMEOUT)  # type: ignore[no-untyped-call]
     except (asyncio.CancelledError, TimeoutError, OSError, aiohttp.ClientError) as exc:
         log.warning("the Socket Mode connection did not close cleanly: %r", exc)
+        await _abandon(handler.client)
+
+
+async def _abandon(client: Any) -> None:
+    """What the Socket Mode client's close leaves undone when its closing handshake never ends: its receiving and
+    monitoring tasks cancelled and its HTTP session closed (else aiohttp reports an unclosed session at exit)."""
+    client.closed = True
+    client.auto_reconnect_enabled = False
+    for task in (client.message_processor, client.current_session_monitor, client.message_receiver):
+        if task is not None:
+            task.cancel()
+    session = client.aiohttp_client_session
+    if session is not None and not session.closed:
+        try:
+            await asyncio.wait_for(session.close(), DISCONNECT_TIMEOUT)
+        except (asyncio.CancelledError, TimeoutError, OSError, aiohttp.ClientError) as exc:
+            log.warning("the Socket Mode HTTP session did not close: %r", exc)
