@@ -156,6 +156,9 @@ def _read_whole(
         if whole:
             hits.ignored.append((clause.body, whole))
             continue
+        if clause.body.startswith(w.PASTE_MARK):  # "free -m on HOST gives:" above a code block
+            hits.ignored.append((clause.body[1:], "pasted-log"))
+            continue
         if at + 1 < len(parts) and parts[at + 1].joined == "and" and w.WHAT_HAPPENED_RE.match(parts[at + 1].body):
             hits.ignored.append((clause.body.removeprefix(w.LEAD_MARK), "report"))  # "run X and it died"
             continue

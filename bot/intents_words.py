@@ -118,6 +118,30 @@ def _inline_code(m: re.Match[str]) -> str:
     return " "
 
 
+# The words that introduce pasted output: "free -m on HOST gives:", "when I run nvidia-smi it shows:", "tail of the
+# console output from BUILD:" right before a code block. They tell what the output is, they ask for nothing, so
+# they are not read as a request (a request earlier on the line stays: "kill it, here's what it printed:").
+PASTE_INTRO_RE = re.compile(
+    r"(?:^|(?<=[\n.;!?]))(?P<intro>[^\n.;!?]*?(?:\s(?:gives|gave|shows|showed|says|said|prints|printed|outputs|output|returns|returned"
+    r"|reports|reported|displays|displayed|looks like|produces|produced|is|was|are|were|got|get|see|saw)\s*:?|:))"
+    r"(?P<gap>\s*\n?\s*)(?=```)",
+    re.I,
+)
+_ASKS_FIRST_RE = re.compile(r"^\W*(?:<@\w+>\s*)?(?:please |pls |can you |could you )?(?:kill|stop|abort|cancel"
+                            r"|rebuild|restart|retry|rerun|show|post|tail|check|give|get|run|grab|fetch|send|look)\b"
+                            r"(?! of\b)", re.I)
+
+
+PASTE_MARK = "\x02"  # opens a clause that introduces pasted output (its names still count)
+
+
+def _paste_intro(m: re.Match[str]) -> str:
+    head, sep, last = m.group("intro").rpartition(",")
+    if _ASKS_FIRST_RE.match(last):
+        return m.group(0)
+    return f"{head}{sep} {PASTE_MARK}{last.strip()}{m.group('gap')}"
+
+
 @dataclass(frozen=True)
 class Normal:
     """A message in the neutral form the rules read: ``text`` what it says, ``quoted`` what its quote lines
@@ -134,6 +158,7 @@ def normalise(text: str) -> str:
 
 def normalise_parts(text: str) -> Normal:
     s = unicodedata.normalize("NFKC", text[:MAX_RAW]).translate(_CHAR_MAP)
+    s = PASTE_INTRO_RE.sub(_paste_intro, s) if "```" in s else s
     s = CODE_BLOCK_RE.sub(" \n ", s)
     s = INLINE_CODE_RE.sub(_inline_code, s)
     s = STRIKE_RE.sub(" ", s)

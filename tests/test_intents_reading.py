@@ -834,3 +834,26 @@ def test_the_flag_named_or_a_key_in_code_is_no_count(text: str) -> None:
 def test_the_gpus_of_one_host_a_group_and_lines_as_an_option(text: str, expected: str) -> None:
     plan = said(text, addressed=True)
     assert (steps(plan), plan.error) == (expected, None), plan
+
+
+@pytest.mark.parametrize("text", [
+    "free -h on node-3 says:\n```\nMem: 251Gi 249Gi 1.2Gi\n```",
+    "here's the tail of the vllm log on node-3:\n```\nc++: fatal error: Killed signal terminated program cc1plus\n```",
+    "when I run nvidia-smi on gpu01 it shows:\n```No running processes found```",
+])
+def test_the_words_that_introduce_pasted_output_ask_for_nothing(text: str) -> None:
+    plan, ignored = read(text, config=CFG, channel=OPS)
+    assert plan.steps == (), plan
+    assert "pasted-log" in {why for _, why in ignored}, ignored
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("<@U0RIGOPS> kill vllm, here's what node-3 printed:\n```\nOut of memory: Killed process 4242 (cc1plus)\n```",
+     "kill"),
+    ("tried these on llama-cpp:\n```\n-j2 ok\n-j8 oom\n```\n<@U0RIGOPS> rebuild it at -j2", "rebuild=2"),
+])
+def test_a_request_beside_pasted_output_still_asks(text: str, expected: str) -> None:
+    plan = said(text, addressed=True)
+    assert steps(plan).replace("kill mem ", "kill ").replace("kill rebuild", "rebuild") in (
+        expected, expected.replace("kill", "kill mem")), plan
+    assert plan.error is None, plan
