@@ -379,6 +379,9 @@ def _read_clause(body: str, addressed: bool, *, question: bool = False,
     starts_imperative = body.startswith(w.LEAD_MARK) or bool(acts.IMPERATIVE_RE.match(opens))
     # A request's reason does not make it a story: "kill the stuck job so that it doesn't come back later"
     main = w.REASON_RE.split(body, maxsplit=1)[0] if starts_imperative else body
+    if acts.LATER_CONDITION_RE.search(opens):  # "next time X OOMs, …": a supposition, carried over the comma
+        hits.ignored.append((body, "hypothetical"))
+        return hits
     if w.NARRATIVE_RE.search(main):
         hits.ignored.append((body, "story"))
         return hits

@@ -18,7 +18,7 @@ from typing import Literal
 from bot.intents_words import NEGATIONS
 
 Act = Literal["story", "advice", "hypothetical", "negation", "other-team", "how-to", "report", "to-someone",
-              "statement"]
+              "statement", "pasted-log", "rhetorical"]
 
 WHY: dict[str, str] = {
     "story": "it reads as a story (something that happened before, or a habit)",
@@ -30,6 +30,8 @@ WHY: dict[str, str] = {
     "report": "it reports what was done or seen, and asks for nothing",
     "to-someone": "it is said to somebody else (it opens by naming them)",
     "statement": "it says what someone does or finds, and asks for nothing",
+    "pasted-log": "it introduces pasted output, and asks for nothing",
+    "rhetorical": "it is a rhetorical question, not a request",
 }
 
 # A clause that opens with one of these verbs is an order, whatever else it says.
@@ -102,6 +104,15 @@ GENERIC_RE = re.compile(
 
 # --- suppositions --------------------------------------------------------------------------------------
 
+# A request for later, on a condition that has not happened: "if the problem persists", "if it dies again",
+# "next time X OOMs, …", "whenever it hangs, …". Even an imperative with it asks for nothing now.
+LATER_CONDITION_RE = re.compile(
+    r"\b(?:if|when|once|in case) (?:the (?:problem|issue|error|oom|crash)|it|this|that|BUILD|the build|HOST)"
+    r" (?:still )?(?:persists|continues|keeps (?:happening|coming back|failing|dying|crashing)|happens again"
+    r"|comes back|recurs|fails again|dies again|ooms again|crashes again|hangs again|breaks again"
+    r"|oom'?s again|gets killed again|runs out of memory again)\b"
+    r"|^(?:the )?next time\b|^(?:whenever|every time|each time)\b"
+)
 HYPOTHETICAL_RE = re.compile(
     r"\b(?:if(?! (?:possible|you can|you could|you don't mind|you do not mind|that's ok|that is ok|convenient"
     r"|you have a (?:sec|second|minute|moment))\b)|unless|once(?! (?:more|again|over))|whenever|in case|assuming"
@@ -139,6 +150,11 @@ THIRD_PARTY_RE = re.compile(
 
 # --- general questions ---------------------------------------------------------------------------------
 
+SELF_HOW_TO_RE = re.compile(r"^how (?:do|can|would|should|could) (?:i|we|one)\b.*\b(?:kill|stop|abort|cancel"
+                            r"|rebuild|restart|rerun|retry|relaunch)\b|\b(?:myself|ourselves|by hand|manually)\b")
+# "why would anyone rebuild X at -j128?", "who in their right mind kills …": a question that asks for nothing.
+RHETORICAL_RE = re.compile(r"^(?:why (?:would|on earth would|the hell would) (?:anyone|anybody|you|someone)"
+                           r"|who (?:in their right mind|would ever|on earth))\b")
 HOW_TO_RE = re.compile(
     r"^(?:how (?:do|can|would|should|to|does one)|any idea how|anyone know how|does anyone know|do you know how"
     r"|is there a way|what is the (?:best|right|recommended) way|why does|why do|why is it"
@@ -209,10 +225,14 @@ def act_of(clause: str, *, addressed: bool, imperative: bool, has_names: bool, t
     clause tells of memory trouble ("cc1plus got killed"), which is news about now unless a time word says not."""
     if NEGATED_RE.search(NOT_AN_ACTION_RE.sub(" ", clause)) and not _negation_is_elsewhere(clause):
         return "negation"
-    if HOW_TO_RE.search(clause) and not addressed:
-        return "how-to"
+    if HOW_TO_RE.search(clause) and (not addressed or SELF_HOW_TO_RE.search(clause)):
+        return "how-to"  # said to rigops, "how do I rebuild X myself?" asks how, not for a rebuild
+    if RHETORICAL_RE.search(clause):
+        return "rhetorical"
     if EXAMPLE_RE.search(clause):
         return "advice"
+    if LATER_CONDITION_RE.search(clause):
+        return "hypothetical"  # "try -j1 if the problem persists", "rebuild it if it dies again": not now
     if imperative:
         return None
     if STORY_TIME_RE.search(clause):

@@ -857,3 +857,17 @@ def test_a_request_beside_pasted_output_still_asks(text: str, expected: str) -> 
     assert steps(plan).replace("kill mem ", "kill ").replace("kill rebuild", "rebuild") in (
         expected, expected.replace("kill", "kill mem")), plan
     assert plan.error is None, plan
+
+
+@pytest.mark.parametrize("text", [
+    "next time vllm OOMs, restart it with 8 jobs",
+    "whenever llama-cpp hangs like this, kill it",
+    "try rebuilding sgl-kernel with -j1 if the problem persists",
+    "rebuild flash-attn at -j4 if it dies again",
+    "how do I rebuild llama-cpp at -j2 myself?",
+    "why would anyone rebuild flash-attn at -j128?",
+])
+def test_a_request_for_later_or_about_doing_it_oneself_never_acts(text: str) -> None:
+    for addressed in (False, True):
+        plan = said(("<@U0RIGOPS> " if addressed else "") + text, addressed=addressed)
+        assert not plan.destructive, (text, addressed, plan)
