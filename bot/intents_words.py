@@ -358,7 +358,8 @@ KILL_TARGET_RE = re.compile(
     r"(?: (?:running|current|stuck|runaway|hung|whole|damn|old|bad|broken|existing))?"
     r"(?: HOST(?:'s)?)?(?: BUILD)?"
     r" (?:build|builds|compile|compiles|compilation|compilers?|ninja|make|cmake|nvcc|cc1plus|cicc|ptxas|gcc"
-    r"|jobs?|pip install|pip|install|processes|procs|everything|BUILD|it all)\b"
+    r"|jobs?|pip install|pip|install|processes|procs|everything|BUILD|it all"
+    r"|whatever(?: is| 's|'s)? (?:building|running|compiling))\b"
 )
 KILL_TOOL_RE = re.compile(r"^(?:pkill|killall|kill -9)\b")
 _KILL_TAIL = (
@@ -414,7 +415,8 @@ REBUILD_NOUN_RE = re.compile(
     r"^(?:(?:can you|could you|would you|please|pls|just|let's|lets|we need|i need|need|ok|so|then|and) )*"
     r"(?:(?:do|run|kick off|kick|trigger|re-?trigger|start|launch|fire off|queue|try|get|force"
     r"|give (?:it|us|me|BUILD))"
-    r" (?:a |an |one more |another )?(?:new )?(?:BUILD )?(?:(?:clean|fresh|full|new|proper|from-scratch|scratch) )?"
+    r" (?:a |an |one more |another )?(?:(?:new|clean|fresh|full|proper) )?(?:BUILD )?"
+    r"(?:(?:clean|fresh|full|new|proper|from-scratch|scratch) )?"
     r"(?:re)?build"
     rf"{_NOUN_OF}(?: on HOST)?\b"
     rf"|(?:a |an )?(?:clean|fresh|full|from-scratch|scratch) (?:re)?build{_NOUN_OF}{_NOUN_END})"

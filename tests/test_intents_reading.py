@@ -871,3 +871,11 @@ def test_a_request_for_later_or_about_doing_it_oneself_never_acts(text: str) -> 
     for addressed in (False, True):
         plan = said(("<@U0RIGOPS> " if addressed else "") + text, addressed=addressed)
         assert not plan.destructive, (text, addressed, plan)
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("can you stop whatever is building on gpu01", "kill"),
+    ("kick off a fresh flash-attn build", "rebuild"),
+])
+def test_a_kill_of_whatever_runs_and_a_fresh_build_named_first(text: str, expected: str) -> None:
+    assert steps(said(text)).replace("kill rebuild", "rebuild") == expected, said(text)
