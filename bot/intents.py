@@ -159,7 +159,8 @@ def _read_whole(
         if clause.body.startswith(w.PASTE_MARK):  # "free -m on HOST gives:" above a code block
             hits.ignored.append((clause.body[1:], "pasted-log"))
             continue
-        if at + 1 < len(parts) and parts[at + 1].joined == "and" and w.WHAT_HAPPENED_RE.match(parts[at + 1].body):
+        if at + 1 < len(parts) and parts[at + 1].joined == "and" and (
+                w.WHAT_HAPPENED_RE.match(parts[at + 1].body) or SHARED_RESULT_RE.match(parts[at + 1].body)):
             hits.ignored.append((clause.body.removeprefix(w.LEAD_MARK), "report"))  # "run X and it died"
             continue
         if carried and clause.joined and (carried == "hypothetical" or clause.joined == "and" or not (
@@ -196,6 +197,13 @@ def _read_whole(
     if ("rebuild" in hits.strong | hits.weak and not hits.jobs and not whole
             and (said := _count_said_before(masked))):
         hits.jobs.append(said)  # "max job 12 is okay to me for vllm. rebuild with that": the count said before
+    if (not (hits.strong | hits.weak) & {"kill", "rebuild"} and not whole and names.builds
+            and (do := DO_THAT_RE.search(masked)) and (said := _one_count(masked[:do.start()]))):
+        # "`--jobs=2` worked for me, so do that", "it only worked with make -j4 — do BUILD like that": the count
+        # told before, asked for by pointing back at it
+        hits.strong.add("rebuild")
+        hits.order.setdefault("rebuild", len(parts))
+        hits.jobs.append(said)
     if "rebuild" in hits.strong and not hits.jobs and not whole and (m := PARALLEL_CAP_RE.search(masked)):
         hits.jobs.append(w.Number.of(m.group(1), "-j{}"))  # "rebuild X so that at most 4 processes run in parallel"
     if hits.trouble and not hits.jobs and not whole and (m := n.JOBS_RETRY_AT_RE.search(masked)):
@@ -566,7 +574,21 @@ def _count_said_before(masked: str) -> w.Number | None:
     """The one jobs count told before the request, when the request points back at it."""
     if not (m := WITH_THAT_RE.search(masked)):
         return None
-    before = masked[: m.start()]
+    return _one_count(masked[: m.start()])
+
+
+# The second of two things that both did something: "-j2 and -j4 both worked", "-j8 and -j16 all failed".
+SHARED_RESULT_RE = re.compile(r"^(?:-?j ?\d+|\d+(?: jobs| threads)?) (?:both|all|each|too)\b")
+
+
+# Doing what was just told, for a build: "so do that", "do BUILD like that", "do the same for BUILD".
+DO_THAT_RE = re.compile(r"(?:^|[,.;:!?\-] ?|\b(?:so|then|just|pls|please) )do (?:that|this|it|the same)"
+                        r"(?: (?:for|on|with|to) (?:BUILD|it))?(?: (?:please|pls|then|too|now))?\s*[.!]*$"
+                        r"|\bdo BUILD (?:like that|that way|the same way)\b")
+
+
+def _one_count(before: str) -> w.Number | None:
+    """The one jobs count ``before`` tells, if it tells exactly one."""
     values = {int(g) for rx in (n.JOBS_STRONG_RE, n.JOBS_UNIT_RE, _COUNT_OF_JOBS_RE) for hit in rx.finditer(before)
               if (g := _first_group(hit)).lstrip("-").isdigit()}
     if len(values) != 1:

@@ -879,3 +879,16 @@ def test_a_request_for_later_or_about_doing_it_oneself_never_acts(text: str) -> 
 ])
 def test_a_kill_of_whatever_runs_and_a_fresh_build_named_first(text: str, expected: str) -> None:
     assert steps(said(text)).replace("kill rebuild", "rebuild") == expected, said(text)
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("vllm kept locking node-3 up. `--jobs=3` worked for me, so do that", "rebuild=3"),
+    ("plain make froze gpu01, only make -j2 got through — do llama-cpp like that", "rebuild=2"),
+])
+def test_doing_what_was_just_told_takes_its_count(text: str, expected: str) -> None:
+    assert steps(said(text)).replace("kill ", "").replace("mem ", "") == expected, said(text)
+
+
+def test_doing_that_without_one_count_or_a_build_asks_nothing() -> None:
+    assert not said("-j2 and -j4 both worked for me, so do that on vllm").destructive
+    assert not said("the docs say -j4 for small boxes, so do that").destructive
