@@ -201,6 +201,7 @@ VERB_AS_SUBJECT_RE = re.compile(
     r"^(?:(?:(?:the|our|its|this|that|BUILD(?:'s)?|HOST(?:'s)?) )+(?:build )?(?:log|logs|output|tail)"
     r"(?: (?:on|for|of|from) (?:HOST|BUILD))?"
     r"|tail|cat|log|logs|output|kill|stop|rebuild|restart|retry|rerun|build|check|status|free -h|nvidia-smi)"
+    r"(?: (?:at|with|of|for|on|using) (?:-j ?\d+|j\d+|\d+ jobs|BUILD|HOST|it)){0,2}"  # "rebuild at -j4 failed too"
     r" (?:only |just |still |also |again |now )?(?:shows|showed|says|said|gives|gave|prints|printed|has|had|is|was"
     r"|returns|returned|cuts|cut off|stops|stopped|ends|ended|failed|fails|died|dies|finished|succeeded|took|takes"
     r"|worked|works|hung|hangs|crashed|crashes|didn't|doesn't|did not|does not|isn't|wasn't|won't|can't|never)\b"

@@ -139,6 +139,12 @@ def _share(m: re.Match[str]) -> str:
     return "$(nproc) cores" if m.group("all") else "$(nproc)/share cores"
 
 
+# A time or size told of a count after a colon, "at -j12: 35 min": what it took, said in the words the rules read.
+COUNT_RESULT_RE = re.compile(r"((?<![\w-])-{1,2}j ?\d{1,4}|\b\d{1,4} (?:jobs|threads))\s*:\s*"
+                             r"(?=~?\d+(?:\.\d+)?\s*(?:min|mins|minutes|s|sec|secs|seconds|h|hours?|m|gb|g|gib|mb|%)"
+                             r"(?![\w]))")
+
+
 def canonical_numbers(text: str) -> str:
     """Counts in words and separators rewritten to the forms the rules read (see above)."""
     if JOBS_EXPR_RE.search(text):
@@ -148,6 +154,7 @@ def canonical_numbers(text: str) -> str:
     text = SPELLED_RE.sub(_spelled, text)
     text = THOUSANDS_RE.sub(r"\g<1>000", text)
     text = FLAGS_VAR_RE.sub("", text)
+    text = COUNT_RESULT_RE.sub(r"\1 took ", text)
     return JOBS_SEPARATOR_RE.sub(lambda m: f"{m.group('env') or m.group('key')}=", text)
 
 
@@ -291,7 +298,14 @@ JOBS_STORY_AFTER_RE = re.compile(
     r"|blew|blows|died|dies|hung|hangs|pending|queued|waiting|left|remaining|in the queue|per|each|just|errors"
     r"|errored|segfaults|won't|doesn't|didn't|isn't|can't|never|alone|only|should|would|could|will|might"
     r"|keeps|kept|has been|had been|goes|went|gets|got|takes|took|ends|ended|completes|completed|finishes"
-    r"|finished|succeeds|succeeded|passes|passed|goes through|went through|builds fine|built fine)\b"
+    r"|finished|succeeds|succeeded|passes|passed|goes through|went through|builds fine|built fine"
+    # a result told of the count: "-j32 ok", "-j8 fine", "-j16 vs -j32 makes no difference"
+    r"|ok|okay|fine|good|no problem|no issues|vs\.?|versus)\b"
+    # what the build does at the count: "with -j32 BUILD needs about 500GB", "at -j16 it peaks around 200G"
+    r"|\s+(?:BUILD|it|HOST|the build)?\s*(?:needs|needed|uses|used|peaks|peaked|takes|took|eats|ate|hits|tops out"
+    r"|maxes out|consumes|consumed|requires|required|spawns|spawned|finishes|finished|completes|completed)\b"
+    # a time or a size told of the count: "at -j12: 35 min"
+    r"|\s*:\s*~?\d+(?:\.\d+)?\s*(?:min|mins|minutes|s|sec|secs|seconds|h|hours?|m|gb|g|gib|mb|%)(?![\w])"
 )
 # A request verb anywhere before the number: "try -j20", "drop to 16 jobs", "restart at j12".
 REQUEST_ANY_RE = re.compile(

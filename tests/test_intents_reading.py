@@ -892,3 +892,18 @@ def test_doing_what_was_just_told_takes_its_count(text: str, expected: str) -> N
 def test_doing_that_without_one_count_or_a_build_asks_nothing() -> None:
     assert not said("-j2 and -j4 both worked for me, so do that on vllm").destructive
     assert not said("the docs say -j4 for small boxes, so do that").destructive
+
+
+@pytest.mark.parametrize("text", [
+    "with -j32 sgl-kernel needs about 500GB",
+    "at -j16 flash-attn peaks around 200G",
+    "vllm at -j12: 35 min, at -j24: 20 min",
+    "-j16 vs -j32 makes no difference for sgl-kernel",
+    "sgl-kernel -j64 oom, -j32 ok",
+    "flash-attn: -j8 fine, -j16 OOM",
+    "rebuild at -j4 failed too for llama-cpp",
+])
+def test_what_a_count_did_is_told_not_asked(text: str) -> None:
+    for addressed in (False, True):
+        plan = said(("<@U0RIGOPS> " if addressed else "") + text, addressed=addressed)
+        assert not (plan.destructive and plan.error is None), (text, addressed, plan)
