@@ -234,6 +234,13 @@ def _read_whole(
     unknown = bool(names.unknown_builds and actions - HOST_FREE_ACTIONS and (own_slot or not names.builds))
     if unknown:
         errors.append(_unknown_build_error(names.unknown_builds[0], names, config, context, channel))
+    elif (actions & {"kill", "rebuild"} and (other := w.NOT_A_BUILD_TARGET_RE.search(masked))
+          and not w.BUILD_TARGET_TOO_RE.search(masked)):
+        # "stop the vllm server", "kill the jupyter kernel on HOST": a thing that is no build is never taken
+        # for one (nor for the host's build), whatever it is named after
+        unknown = True
+        errors.append(f"rigops stops and rebuilds builds, and {other.group('what')!r} is not one: name the build "
+                      f"({_builds_there(names, config, context, channel)})")
     relative = hits.relative if "rebuild" in actions and not hits.jobs else None
     plan = _resolve(_steps(actions, jobs, lines, hits.order, clean=hits.clean), names, config, context, errors, (),
                     channel=channel)
@@ -308,6 +315,14 @@ def _unknown_build_error(name: str, names: w.Names, config: Config, context: Thr
         return f"no build {name!r} on {host} (builds there: {builds})"
     every = ", ".join(sorted({b for hc in config.hosts.values() for b in hc.builds})) or "none"
     return f"no build {name!r} in the config (builds: {every})"
+
+
+def _builds_there(names: w.Names, config: Config, context: ThreadContext | None, channel: str | None) -> str:
+    mapped = config.slack.channel_hosts.get(channel or "", ())
+    host = _resolve_host(replace(names, builds=()), config, context, [], [], mapped=mapped)
+    if host is not None and host in config.hosts:
+        return f"builds on {host}: {', '.join(config.hosts[host].builds) or 'none'}"
+    return "builds: " + (", ".join(sorted({b for hc in config.hosts.values() for b in hc.builds})) or "none")
 
 
 def retarget(plan: Plan, *, host: str, build: str | None, config: Config, context: ThreadContext | None = None,

@@ -822,6 +822,22 @@ UNKNOWN_BUILD_RE = re.compile(  # groups 1, 2, 3 and 6: a build's own slot; 4, 5
     r"|goes|went)\b(?=[^,;.]{0,50}\b(?:memory|oom|stuck|hung|unresponsive|crash\w*|fail\w*|dead|died|killed"
     r"|frozen|freezing)\b)"
 )
+# What a kill or a restart may be asked for that is no build: a server (also one named after the build it serves:
+# "the vllm server", "llama-server"), a service, a notebook's kernel, a training run, a container, a python process.
+NOT_A_BUILD_TARGET_RE = re.compile(
+    r"\b(?:kill|stop|abort|cancel|halt|terminate|restart|relaunch|rerun|bounce|reboot)\s+(?:-9\s+)?"
+    r"(?:(?:the|that|this|my|our|a|all|those|these)\s+)?(?:(?:BUILD|HOST's|running|stuck|old|hung|dead)\s+)*"
+    r"(?:[a-z][\w.-]*\s+(?=(?:\w+\s+)?(?:server|service|container|notebook|kernel)\b))??"
+    r"(?P<what>(?:(?:inference|api|model|web|http|dev|jupyter|notebook|docker|training|openai|serving)\s+)?"
+    r"(?:server|servers|service|services|serve(?= process)|daemon|container|containers|notebook|jupyter|kernel"
+    r"|training|inference|benchmark|tensorboard|python|pod|vm|session|tmux|screen|endpoint|workers?"
+    r"|[a-z][\w.]*-server)(?: process(?:es)?| run| job| session)?)\b(?! (?:build|builds|compile|install)\b)"
+)
+# ... unless the build itself is asked for too: "restart the BUILD container and recreate the build".
+BUILD_TARGET_TOO_RE = re.compile(
+    r"\b(?:kill|stop|abort|cancel|restart|rebuild|recreate|rerun|retry|relaunch)\s+(?:the\s+|that\s+)?(?:BUILD\s+)?"
+    r"(?:build|compile|BUILD)\b(?!\s+(?:server|servers|service|container|notebook|kernel|process|serve)\b)"
+)
 _OWN_SLOTS = (1, 2, 3, 6)  # the groups of UNKNOWN_BUILD_RE that stand in a build's own slot
 _DESCRIBING_RE = re.compile(r"[a-z]{3,}ing")  # "a working build", "the passing build": what it is like
 # A model named with its version or size ("llama2-13b", "mistral-small-24b") is something a build's place can hold;

@@ -907,3 +907,25 @@ def test_what_a_count_did_is_told_not_asked(text: str) -> None:
     for addressed in (False, True):
         plan = said(("<@U0RIGOPS> " if addressed else "") + text, addressed=addressed)
         assert not (plan.destructive and plan.error is None), (text, addressed, plan)
+
+
+@pytest.mark.parametrize(("text", "what"), [
+    ("stop the vllm server on node-3", "server"),
+    ("kill llama.cpp server on gpu01", "server"),
+    ("restart the llama-server on gpu01", "llama-server"),
+    ("kill the jupyter kernel on b200", "jupyter kernel"),
+    ("stop the training run on b200", "training run"),
+    ("kill the docker container on node-3", "docker container"),
+    ("kill python on gpu01", "python"),
+])
+def test_a_thing_that_is_no_build_is_never_taken_for_one(text: str, what: str) -> None:
+    for addressed in (False, True):
+        plan = said(("<@U0RIGOPS> " if addressed else "") + text, addressed=addressed)
+        assert plan.build is None, (text, plan)
+        if plan.steps:
+            assert plan.error and f"{what!r} is not one" in plan.error, plan
+
+
+def test_a_container_restarted_with_its_build_asked_for_too_is_the_build() -> None:
+    plan = said("restart the flash-attn container and recreate the build, it stalled again")
+    assert (plan.build, plan.error, "rebuild" in steps(plan)) == ("flash-attn", None, True), plan
