@@ -489,7 +489,7 @@ REQUEST_PREFIX_RE = re.compile(
     r"^(?:(?:please|pls|just|now|quickly|immediately|asap|so|then|and|someone|somebody|anyone|can|could|would"
     r"|will|you|u|we|need|needs|to|have|got|gotta|must|should|let's|lets|go|ahead|time|i|want|really"
     r"|seriously|urgently|kindly|me|for|HOST|HOST's|BUILD|on|@|guys|hey|yo|rigops|bot|also|ok|okay|pretty"
-    r"|oh|ah|hm+|ugh|right|fine|yes|yeah|yep|sure|alright|force|forcibly|hard|best to|better to)\b[\s,:]*)*$"
+    r"|oh|ah|hm+|ugh|right|fine|yes|yeah|yep|sure|alright|force|forcibly|hard|best to|better to|try)\b[\s,:]*)*$"
 )
 
 

@@ -583,6 +583,8 @@ LOG_RE = re.compile(
     r"^(?:tail|cat|show|post|paste|send|give|get|dump|grab|check|see|look at|print|pull|fetch|share|return)\b"
     r"[^?]{0,40}?\b(?:logs?|output|lines)\b"
     r"|^tail(?: -[nf]| --lines=?)?(?: ?-?\d+)?(?: (?:it|the log|the logs|BUILD|on HOST))*$"
+    # "…, then logs from the job as it runs": the log asked after another look
+    r"|^(?:the )?(?:build )?logs? (?:from|of|for) (?:the job|the build|it|BUILD)(?: on HOST)?(?: as it runs| live)?$"
     r"|^tail (?:the )?last -?\d+\b|\blast -?\d+ (?:log |build log |output )?lines?\b"
     r"(?! (?:were|was|are|is|says|said|showed|shows|looked|looks|had|has|contained|contains)\b)"
     r"|^(?:tail|show|post|paste|send|give|get|dump|grab|print|pull|fetch|share)(?: me| us)? (?:the )?last -?\d+"
@@ -634,7 +636,7 @@ FILLER_RE = re.compile(
     r"@ ?HOST\b|\?"
     r"|\b(?:please|now|thanks|thx|ty|quick|real quick|right now|asap|again|currently|max|tops|at most|this time"
     r"|instead|at a time|first|too|as well|there|anyway|anyways|pls|(?:just )?to be sure|just in case"
-    r"|anyone|anybody|someone|somebody"
+    r"|anyone|anybody|someone|somebody|both"
     r"|to (?:double[- ]?)?check"
     r"|(?:on|for|of) HOST|HOST's|HOST|(?:for|of|on) BUILD|BUILD)\b"
 )

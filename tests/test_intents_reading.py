@@ -929,3 +929,12 @@ def test_a_thing_that_is_no_build_is_never_taken_for_one(text: str, what: str) -
 def test_a_container_restarted_with_its_build_asked_for_too_is_the_build() -> None:
     plan = said("restart the flash-attn container and recreate the build, it stalled again")
     assert (plan.build, plan.error, "rebuild" in steps(plan)) == ("flash-attn", None, True), plan
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("<@U0RIGOPS> vllm is choking node-3, show me RAM and VRAM both", "mem gpu"),
+    ("<@U0RIGOPS> show the status of vllm, then logs from the build as it runs", "status log"),
+    ("<@U0RIGOPS> could you try to reinstall vllm and post the install log here?", "rebuild log"),
+])
+def test_looks_and_a_rebuild_asked_together(text: str, expected: str) -> None:
+    assert steps(said(text, addressed=True)).replace("kill ", "") == expected, said(text, addressed=True)
