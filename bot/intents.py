@@ -587,7 +587,7 @@ PARALLEL_CAP_RE = re.compile(r"\b(?:at most|no more than|max(?:imum)?(?: of)?|on
 
 def _count_said_before(masked: str) -> w.Number | None:
     """The one jobs count told before the request, when the request points back at it."""
-    if not (m := WITH_THAT_RE.search(masked)):
+    if not (m := WITH_THAT_RE.search(masked) or DO_THAT_RE.search(masked)):
         return None
     return _one_count(masked[: m.start()])
 
@@ -598,7 +598,8 @@ SHARED_RESULT_RE = re.compile(r"^(?:-?j ?\d+|\d+(?: jobs| threads)?) (?:both|all
 
 # Doing what was just told, for a build: "so do that", "do BUILD like that", "do the same for BUILD".
 DO_THAT_RE = re.compile(r"(?:^|[,.;:!?\-] ?|\b(?:so|then|just|pls|please) )do (?:that|this|it|the same)"
-                        r"(?: (?:for|on|with|to) (?:BUILD|it))?(?: (?:please|pls|then|too|now))?\s*[.!]*$"
+                        r"(?: (?:for|on|with|to) (?:BUILD|it))?(?: (?:please|pls|then|too|now))?"
+                        r"(?:\s*[.!]*$|(?= (?:and|then|on|do) ))"
                         r"|\bdo BUILD (?:like that|that way|the same way)\b")
 
 

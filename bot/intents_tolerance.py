@@ -89,9 +89,34 @@ CJK: tuple[tuple[re.Pattern[str], str], ...] = (
 )
 
 
+# Spanish and Portuguese, for a message that is written in one of them (two of its small words): the same few
+# requests and the words of a story or a supposition, nothing else.
+IBERIAN_MARKERS_RE = re.compile(r"\b(?:el|la|los|las|del|por|favor|quiero|quero|você|voce|isso|esto|eso|mientras"
+                                r"|enquanto|uso|de|en|em|no|na|do|da|um|uma|un|una|que|com|con|hola|olá|ola)\b")
+IBERIAN: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"\b(?:quiero|quero|quisiera|gostaria de) ver\b|\b(?:muéstrame|muestrame|muestra|mostrar|mostra|mostre"
+                r"|me mostra|me muestra|ver)\b"), "show"),
+    (re.compile(r"\b(?:el |o )?uso de (?:la )?(?:memoria|memória)\b"), "memory usage"),
+    (re.compile(r"\b(?:memoria|memória)\b"), "memory"),
+    (re.compile(r"\b(?:registro|registros)\b"), "log"),
+    (re.compile(r"\b(?:recompila|recompilar|recompile|reconstruye|reconstruir|reinicia|reiniciar|reinicie"
+                r"|compila de nuevo|compila de novo)\b"), "rebuild"),
+    (re.compile(r"\b(?:mata|matar|mate|detén|deten|detener|interrompe|interromper|cancela|cancelar)\b"), "kill"),
+    (re.compile(r"\bfaz isso (?:no|na|em|para o|para a)\b|\bhaz eso (?:en|con|para)\b"), "do that for"),
+    (re.compile(r"\b(?:por favor|porfa|pfv)\b"), "please"),
+    (re.compile(r"\b(?:ayer|ontem)\b"), "yesterday"),
+    (re.compile(r"\b(?:si|caso|cuando)\b(?= (?:el|la|it|BUILD|HOST|vuelve|volver|falla|falhar))"), "if"),
+    (re.compile(r"(?<= )e (?=rebuild|kill|show)"), "and "),
+    (re.compile(r"(?<= )y (?=rebuild|kill|show)"), "and "),
+)
+
+
 def slang(text: str) -> str:
     for pattern, plain in SLANG:
         text = pattern.sub(plain, text)
+    if len(IBERIAN_MARKERS_RE.findall(text)) >= 2:
+        for pattern, plain in IBERIAN:
+            text = pattern.sub(plain, text)
     if not text.isascii():
         for pattern, plain in CJK:
             text = pattern.sub(plain, text)

@@ -938,3 +938,16 @@ def test_a_container_restarted_with_its_build_asked_for_too_is_the_build() -> No
 ])
 def test_looks_and_a_rebuild_asked_together(text: str, expected: str) -> None:
     assert steps(said(text, addressed=True)).replace("kill ", "") == expected, said(text, addressed=True)
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("<@U0RIGOPS> hola, quiero ver la memoria en gpu01 por favor", "mem"),
+    ("<@U0RIGOPS> o llama-cpp travou de novo, recompila ele com -j2 por favor", "rebuild=2"),
+])
+def test_spanish_and_portuguese_requests_are_read(text: str, expected: str) -> None:
+    assert steps(said(text, addressed=True)).replace("kill ", "").replace("mem rebuild", "rebuild") == expected
+
+
+def test_spanish_and_portuguese_stories_never_act() -> None:
+    assert not said("ontem eu recompilei o vllm com -j4 e deu certo").destructive
+    assert not said("ayer reiniciamos el llama-cpp y funcionó").destructive
