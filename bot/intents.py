@@ -234,8 +234,10 @@ def _read_whole(
     unknown = bool(names.unknown_builds and actions - HOST_FREE_ACTIONS and (own_slot or not names.builds))
     if unknown:
         errors.append(_unknown_build_error(names.unknown_builds[0], names, config, context, channel))
-    elif (actions & {"kill", "rebuild"} and (other := w.NOT_A_BUILD_TARGET_RE.search(masked))
-          and not w.BUILD_TARGET_TOO_RE.search(masked)):
+    elif actions & {"kill", "rebuild"} and not w.BUILD_TARGET_TOO_RE.search(masked) and (
+            (other := w.NOT_A_BUILD_TARGET_RE.search(masked)) or (
+                not names.builds and w.PRONOUN_TARGET_RE.search(masked)
+                and (other := w.NOT_A_BUILD_SUBJECT_RE.search(masked)))):
         # "stop the vllm server", "kill the jupyter kernel on HOST": a thing that is no build is never taken
         # for one (nor for the host's build), whatever it is named after
         unknown = True

@@ -28,7 +28,7 @@ SLANG: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"(?:\^c|ctrl[- +]?c|control[- +]c)\b(?= (?:it|that|this|the|BUILD|HOST)\b|$)"), "kill"),
     (re.compile(r"\b(?:yank|yeet|nuke|murder|whack|axe|zap|sigkill|sigint|kill -9|pkill|killall)\b"
                 r"(?= (?:it|that|this|the|my|our|all|every|those|these|BUILD|HOST|them|everything)\b|$)"
-                r"|(?:^|(?<=[.?!;,:\n]) ?)(?:yank|yeet|nuke|axe|zap)\b(?= [a-z])"),
+                r"|(?:^|(?<=[.?!;,:\n])|(?<=[.?!;,:\n] ))(?:yank|yeet|nuke|axe|zap)\b(?= [a-z])"),
      "kill"),
     (re.compile(rf"\bshoot {_IT} in the head\b|\bput {_IT} out of (?:its|it's) misery\b"), "kill it"),
     (re.compile(r"\bpull the plug(?: on)?\b"), "kill"),

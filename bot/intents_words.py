@@ -835,6 +835,12 @@ NOT_A_BUILD_TARGET_RE = re.compile(
     r"|training|inference|benchmark|tensorboard|python|pod|vm|session|tmux|screen|endpoint|workers?"
     r"|[a-z][\w.]*-server)(?: process(?:es)?| run| job| session)?)\b(?! (?:build|builds|compile|install)\b)"
 )
+# ... or told about first, and then asked for by a pronoun: "llama-server hangs on HOST after the OOM. restart it".
+NOT_A_BUILD_SUBJECT_RE = re.compile(
+    r"(?:^|[.?!;,:\n] ?)(?:the |my |our |that |this )?(?P<what>[a-z][\w.]*-server|(?:(?:inference|api|model|web"
+    r"|jupyter|docker) )?(?:server|service|container|notebook|training run))\b(?! (?:build|builds|compile)\b)"
+)
+PRONOUN_TARGET_RE = re.compile(r"\b(?:kill|stop|abort|cancel|restart|relaunch|rerun|bounce)\s+(?:it|that|this|them)\b")
 # ... unless the build itself is asked for too: "restart the BUILD container and recreate the build".
 BUILD_TARGET_TOO_RE = re.compile(
     r"\b(?:kill|stop|abort|cancel|restart|rebuild|recreate|rerun|retry|relaunch)\s+(?:the\s+|that\s+)?(?:BUILD\s+)?"

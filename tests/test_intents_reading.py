@@ -951,3 +951,15 @@ def test_spanish_and_portuguese_requests_are_read(text: str, expected: str) -> N
 def test_spanish_and_portuguese_stories_never_act() -> None:
     assert not said("ontem eu recompilei o vllm com -j4 e deu certo").destructive
     assert not said("ayer reiniciamos el llama-cpp y funcionó").destructive
+
+
+def test_a_thing_that_is_no_build_told_first_and_then_restarted_by_a_pronoun() -> None:
+    plan = said("<@U0RIGOPS> the inference server hangs on node-3 since the OOM. restart it", addressed=True)
+    assert plan.build is None and plan.error and "is not one" in plan.error, plan
+    # told of the build itself, the pronoun is the build
+    plan = said("<@U0RIGOPS> vllm hangs on node-3 since the OOM. restart it", addressed=True)
+    assert (plan.build, plan.error) == ("vllm", None), plan
+
+
+def test_slang_opening_a_sentence_keeps_its_space() -> None:
+    assert steps(said("<@U0RIGOPS> vllm never finishes on node-3. nuke it", addressed=True)) == "kill"
