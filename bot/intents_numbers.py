@@ -269,8 +269,9 @@ JOBS_CHANGE_RE = re.compile(
 )
 # "retry with fewer jobs, say 4", "less parallelism: 4": the number that answers a relative change on its own.
 RELATIVE_THEN_NUMBER_RE = re.compile(
-    r"\b(?:fewer|less|lower|reduce|cut|drop|halve)\b[^,;:.?!]{0,40}[,;:] (?:say |like |maybe |perhaps |try |so |to "
-    r"|e\.g\. |about |around )?(?:-j ?)?([0-9]{1,4})(?: (?:jobs|or so|please|maybe|max|tops))?\s*(?:[.!,]|$)"
+    r"\b(?:fewer|less|lesser|lower|reduce|cut|drop|halve)\b[^,;:.?!]{0,40}[,;:.] (?:say |like |maybe |perhaps |try "
+    r"|so |to |e\.g\. |about |around )?(?:-j ?)?([0-9]{1,4})(?: (?:jobs|or so|please|maybe|max|tops|this time))?"
+    r"\s*(?:[.!,]|$)"
 )
 # "from 160 to 10", "from 4 jobs to 2": the new value is the second (the clause must ask for the change).
 JOBS_FROM_TO_RE = re.compile(
@@ -325,7 +326,7 @@ REQUEST_START_RE = re.compile(
 # "halve the jobs", "fewer jobs", "lower -j": a relative change rigops cannot compute from chat alone.
 MORE_WORDS = frozenset({"double", "more", "increase", "bump", "raise"})
 RELATIVE_JOBS_RE = re.compile(
-    r"\b(?:halve|half|halving|fewer|less|lower|reduce|decrease|cut|drop|double|more|increase|bump|raise)"
+    r"\b(?:halve|half|halving|fewer|less|lesser|lower|reduce|decrease|cut|drop|double|more|increase|bump|raise)"
     r"(?: the| down| back| our| its)?(?: (?:number of|no\.? of|amount of))?"
     r" (?:jobs|parallelism|parallel jobs|-j|threads|cores|workers|procs|max_jobs|j)(?![\w])(?! than\b)"
     r"(?: (?:to|down to) ([0-9]+)(?![\w]))?"

@@ -63,6 +63,8 @@ TYPO_FIXES: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\b(go|do|build|compil|swapp|runn|kill|restart|rebuild|stopp|crash|link|hang|freez|eat|progress"
                 r"|oom)in'?(?=\s|$|[,.?!;:])"), r"\1ing"),
     (re.compile(r"\b(?:rn|atm)\b"), "now"),
+    (re.compile(r"\b(?:thrds|thrd|threds|thread's|thr)\b(?=[\s,.!?]|$)"), "threads"),
+    (re.compile(r"\b(?:jbs|jobz)\b"), "jobs"),
 )
 # Inline code is dropped unless it is nothing but a parallelism token (so "try `-j20`" still works).
 CODE_JOBS_RE = re.compile(

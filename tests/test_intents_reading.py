@@ -963,3 +963,13 @@ def test_a_thing_that_is_no_build_told_first_and_then_restarted_by_a_pronoun() -
 
 def test_slang_opening_a_sentence_keeps_its_space() -> None:
     assert steps(said("<@U0RIGOPS> vllm never finishes on node-3. nuke it", addressed=True)) == "kill"
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("<@U0RIGOPS> vllm w/ 3 thrds pls", "rebuild=3"),
+    ("<@U0RIGOPS> llama-cpp less threads cause of oom. 2", "rebuild=2"),
+    ("<@U0RIGOPS> again lesser jobs for vllm pls, 5 this time", "rebuild=5"),
+])
+def test_shorthand_for_fewer_threads_and_the_number_after(text: str, expected: str) -> None:
+    got = steps(said(text, addressed=True)).replace("kill mem ", "").replace("kill ", "").replace("mem ", "")
+    assert got == expected, said(text, addressed=True)
