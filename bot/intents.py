@@ -412,8 +412,7 @@ def _read_clause(body: str, addressed: bool, *, question: bool = False,
     hits.trouble_alone = hits.trouble and _bare_trouble(body)
     _read_lookups(body, addressed, hits)
     if question or acts.QUESTION_START_RE.match(body):
-        for action, rx in (("status", w.STATUS_QUESTION_RE), ("mem", w.MEM_QUESTION_RE),
-                           ("gpu", w.GPU_QUESTION_RE), ("log", w.LOG_QUESTION_RE)):
+        for action, rx in w.LOOK_QUESTIONS:
             if rx.search(body):
                 hits.strong.add(action)
     if not w.NEGATION_RE.search(main) and (addressed or not w.DELIBERATION_RE.search(main)):
@@ -424,11 +423,12 @@ def _read_clause(body: str, addressed: bool, *, question: bool = False,
 
 
 def _read_lookups(body: str, addressed: bool, hits: _Hits) -> None:
-    """The read-only actions: mem, status, log, gpu, chart (and hosts/help when addressed)."""
+    """The read-only actions: chart, those of w.LOOK_REQUESTS (mem, status, log, gpu, …), hosts/help when
+    addressed."""
     if w.CHART_RE.search(body):
         hits.strong.add("chart")
         body = w.CHART_RE.sub(" ", body).strip()
-    for action, rx in (("mem", w.MEM_RE), ("status", w.STATUS_RE), ("log", w.LOG_RE), ("gpu", w.GPU_RE)):
+    for action, rx in w.LOOK_REQUESTS:
         if rx.search(body):
             hits.strong.add(action)
     if addressed and (tool := w.ADDRESSED_LOOK_TOOL_RE.match(body)):

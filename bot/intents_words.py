@@ -545,6 +545,15 @@ GPU_RE = re.compile(
     rf"|\bany (?:free|idle|available) {_GPU}|\b(?:anyone|anybody|who is|who's|whos) using (?:the )?{_GPU}"
 )
 
+# Each look's requests ("free -h", "check the gpus") and, in a question, its questions ("is memory ok?"): a look
+# that matches is asked for. A new look adds its patterns here.
+LOOK_REQUESTS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("mem", MEM_RE), ("status", STATUS_RE), ("log", LOG_RE), ("gpu", GPU_RE),
+)
+LOOK_QUESTIONS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("status", STATUS_QUESTION_RE), ("mem", MEM_QUESTION_RE), ("gpu", GPU_QUESTION_RE), ("log", LOG_QUESTION_RE),
+)
+
 # "memory chart", "graph the memory", "plot mem usage", "show me the chart"
 _CHART = r"(?:chart|graph|plot|timeline)s?"
 CHART_RE = re.compile(

@@ -492,6 +492,8 @@ def fleet_summary(where: str, step: Step, results: Sequence[HostResult]) -> str:
     problems = [f"{counts[NO_ANSWER]} did not answer"] if counts[NO_ANSWER] else []
     problems += [f"{counts[FAILING]} with a failing build"] if counts[FAILING] else []
     problems += [f"{counts[LOW_MEMORY]} low on memory"] if counts[LOW_MEMORY] else []
+    problems += [f"{n} {trouble}" for trouble, n in sorted(counts.items())  # an action's own ("2 low on disk")
+                 if trouble not in (NO_ANSWER, FAILING, LOW_MEMORY)]
     look = f"; needs a look: {', '.join(problems)} (their rows come first)" if problems else "; nothing needs a look"
     return fleet_head(where, step, results) + look
 
