@@ -591,7 +591,7 @@ def test_unknown_subcommand_lists_subcommands(text: str) -> None:
     plan = parse_command(text, config=ONE)
     assert plan.steps == ()
     assert plan.error is not None
-    assert "kill, mem, rebuild, status, log, gpu, chart, hosts, help" in plan.error
+    assert "kill, mem, rebuild, status, log, gpu, chart, disk, hosts, help" in plan.error
     assert "rm -rf" not in plan.error and "💥" not in plan.error
 
 

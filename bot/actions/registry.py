@@ -20,7 +20,7 @@ from bot.actions import ActionContext
 from bot.commands import Command
 from bot.plan import Step
 
-MODULES = ("status", "mem", "gpu", "kill", "rebuild", "log", "chart")  # in help's order
+MODULES = ("status", "mem", "gpu", "disk", "kill", "rebuild", "log", "chart")  # in help's order
 R = TypeVar("R")
 
 
