@@ -7,7 +7,7 @@ import asyncio
 from dataclasses import dataclass, replace
 
 from bot.actions import Requester
-from bot.actions.run import StepResult, run_step
+from bot.actions.registry import run_step
 from bot.errors import HostError, RigopsError
 from bot.plan import Plan, Step
 from bot.services import Services
@@ -19,7 +19,7 @@ GRACE = 5.0  # on top of a host's connect and command timeouts
 @dataclass(frozen=True)
 class HostResult:
     host: str
-    result: StepResult | None = None
+    result: object | None = None  # what the step's action returned (its spec reads it)
     error: str | None = None
 
 

@@ -23,17 +23,16 @@ from __future__ import annotations
 
 import itertools
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import cast
 
 from bot import intents_acts as acts
 from bot import intents_numbers as n
 from bot import intents_tolerance as tol
 from bot import intents_words as w
-from bot.commands import COMMANDS, WORDS
+from bot.commands import Command, by_word, command, step_names
 from bot.config import ALL_HOSTS, NAME_RE, BuildConfig, Config
 from bot.plan import (
-    ACTIONS,
     MAX_JOBS,
     MAX_LOG_LINES,
     MIN_JOBS,
@@ -45,21 +44,25 @@ from bot.plan import (
     half_jobs,
 )
 
-__all__ = ["SUBCOMMANDS", "parse", "parse_command"]
-
-HOST_FREE_ACTIONS: frozenset[str] = frozenset(c.name for c in COMMANDS if c.hosts == "none")
-BUILD_DEFAULT_ACTIONS: frozenset[str] = frozenset(c.name for c in COMMANDS if c.build_default)  # others: null
-ONE_HOST_ACTIONS: frozenset[str] = frozenset(c.name for c in COMMANDS if c.hosts == "one")
+__all__ = ["parse", "parse_command"]
 RELATIVE_JOBS_WARNING = (
     "this thread has no earlier build of it to go by, so the rebuild uses its default -j (what past runs' "
     "memory advises, else the configured jobs, else what a first estimate lets fit in memory); "
     "name a number (e.g. 'try -j16') to pick one"
 )
 
+def _where(actions: set[str], test: Callable[[Command], bool]) -> set[str]:
+    """The actions whose command row passes ``test``."""
+    return {a for a in actions if test(command(a))}
+
+
+def _on_hosts(actions: set[str]) -> set[str]:
+    """The actions that run on a host (not hosts or help)."""
+    return _where(actions, lambda c: c.hosts != "none")
+
+
 # --- /rigops subcommands -------------------------------------------------------------------------------
 
-SUBCOMMANDS: dict[str, Action] = {word: cast(Action, c.name) for word, c in WORDS.items() if c.is_action}
-USAGE: dict[str, str] = {c.name: c.full_usage for c in COMMANDS}
 CMD_JOBS_RE = re.compile(r"(?:-{1,2}j(?:obs)?=?|j|max_jobs=)?(-?[0-9]+)")
 CMD_LINES_RE = re.compile(r"(?:-n|--lines=?)?(-?[0-9]+)")
 CMD_JOIN_RE = re.compile(r"(?<!\S)(-{1,2}j(?:obs)?|-n|--lines)\s+(?=-?\d)")
@@ -231,7 +234,7 @@ def _read_whole(
             m := w.LOG_LINES_OFFERED_RE.search(masked)):
         hits.lines.append(w.Number.of(_first_group(m), "{} lines"))
     jobs, lines, errors = _numbers(hits, actions)
-    unknown = bool(names.unknown_builds and actions - HOST_FREE_ACTIONS and (own_slot or not names.builds))
+    unknown = bool(names.unknown_builds and _on_hosts(actions) and (own_slot or not names.builds))
     if unknown:
         errors.append(_unknown_build_error(names.unknown_builds[0], names, config, context, channel))
     elif actions & {"kill", "rebuild"} and not w.BUILD_TARGET_TOO_RE.search(masked) and (
@@ -349,17 +352,18 @@ def parse_command(text: str, *, config: Config, context: ThreadContext | None = 
         words = words[1:]
     if not words or words[0] in ("help", "-h", "--help", "?"):
         return Plan(steps=(Step("help"),))
-    action = SUBCOMMANDS.get(words[0])
-    if action is None:
-        known = ", ".join(a for a in ACTIONS)
+    row = by_word(words[0])
+    if row is None or not row.is_action:
+        known = ", ".join(step_names())
         return Plan(error=f"unknown subcommand {_show(words[0])} (subcommands: {known})")
+    action: Action = row.name
     args = words[1:]
-    clean = action == "rebuild" and any(a in CLEAN_ARGS for a in args)
+    clean = "clean" in row.params and any(a in CLEAN_ARGS for a in args)
     if clean:
         args = [a for a in args if a not in CLEAN_ARGS]
     hosts, builds, number, errors = _command_args(args, action, config)
-    jobs = _checked_jobs([number] if number is not None and action == "rebuild" else [], errors)
-    lines = _checked_lines([number] if number is not None and action == "log" else [], errors)
+    jobs = _checked_jobs([number] if number is not None and "jobs" in row.params else [], errors)
+    lines = _checked_lines([number] if number is not None and "lines" in row.params else [], errors)
     names = w.Names(hosts=tuple(hosts), builds=tuple(builds))
     return _resolve(_steps({action}, jobs, lines, clean=clean), names, config, context, errors, (),
                     channel=channel)
@@ -440,8 +444,7 @@ def _read_clause(body: str, addressed: bool, *, question: bool = False,
     hits.trouble_alone = hits.trouble and _bare_trouble(body)
     _read_lookups(body, addressed, hits)
     if question or acts.QUESTION_START_RE.match(body):
-        for action, rx in (("status", w.STATUS_QUESTION_RE), ("mem", w.MEM_QUESTION_RE),
-                           ("gpu", w.GPU_QUESTION_RE), ("log", w.LOG_QUESTION_RE)):
+        for action, rx in w.LOOK_QUESTIONS:
             if rx.search(body):
                 hits.strong.add(action)
     if not w.NEGATION_RE.search(main) and (addressed or not w.DELIBERATION_RE.search(main)):
@@ -454,11 +457,12 @@ def _read_clause(body: str, addressed: bool, *, question: bool = False,
 
 
 def _read_lookups(body: str, addressed: bool, hits: _Hits) -> None:
-    """The read-only actions: mem, status, log, gpu, chart (and hosts/help when addressed)."""
+    """The read-only actions: chart, those of w.LOOK_REQUESTS (mem, status, log, gpu, …), hosts/help when
+    addressed."""
     if w.CHART_RE.search(body):
         hits.strong.add("chart")
         body = w.CHART_RE.sub(" ", body).strip()
-    for action, rx in (("mem", w.MEM_RE), ("status", w.STATUS_RE), ("log", w.LOG_RE), ("gpu", w.GPU_RE)):
+    for action, rx in w.LOOK_REQUESTS:
         if rx.search(body):
             hits.strong.add(action)
     if addressed and (tool := w.ADDRESSED_LOOK_TOOL_RE.match(body)):
@@ -721,8 +725,9 @@ def _steps(actions: set[str], jobs: int | None, lines: int | None,
     """The steps in the order the message asked for them ("stop it, check the gpus, then rebuild at 8");
     a kill that a rebuild implies, and the memory look that trouble adds, go right before the rebuild."""
     order = order or {}
-    rank: dict[str, int] = {a: i for i, a in enumerate(ACTIONS)}
-    last = len(ACTIONS)
+    ordered = step_names()
+    rank: dict[str, int] = {a: i for i, a in enumerate(ordered)}
+    last = len(ordered)
 
     def key(a: str) -> tuple[int, int]:
         if a == "kill" and "rebuild" in actions and order.get("kill", last) >= order.get("rebuild", last):
@@ -733,9 +738,9 @@ def _steps(actions: set[str], jobs: int | None, lines: int | None,
         return (order.get(a, last), rank[a])
 
     return tuple(
-        Step(a, jobs=jobs if a == "rebuild" else None, lines=lines if a == "log" else None,
-             clean=clean and a == "rebuild")
-        for a in sorted((a for a in ACTIONS if a in actions), key=key)
+        Step(a, jobs=jobs if "jobs" in command(a).params else None,
+             lines=lines if "lines" in command(a).params else None, clean=clean and "clean" in command(a).params)
+        for a in sorted((a for a in ordered if a in actions), key=key)
     )
 
 
@@ -750,7 +755,7 @@ def _resolve(
     host = build = None
     asked: list[Question] = []
     guess = None
-    if actions - HOST_FREE_ACTIONS:
+    if _on_hosts(actions):
         mapped = config.slack.channel_hosts.get(channel or "", ())
         host = _resolve_host(names, config, context, errors, asked, mapped=mapped)
         if host is not None and not names.hosts and len(mapped) == 1 and host == mapped[0] and not (
@@ -811,7 +816,7 @@ def _resolve_host(
 
 def _resolve_group(host: str, names: w.Names, config: Config, actions: set[str], errors: list[str]) -> str | None:
     """A group (or "all") is for looking: kill, rebuild and log name one host."""
-    one_host_only = sorted(actions & ONE_HOST_ACTIONS)
+    one_host_only = sorted(_where(actions, lambda c: c.hosts == "one"))
     if one_host_only:
         members = ", ".join(config.members(host))
         errors.append(f"{' and '.join(one_host_only)} can only target one host at a time: name one "
@@ -847,7 +852,7 @@ def _resolve_build(
         return None
     if context and context.build in builds:
         return context.build
-    if actions & BUILD_DEFAULT_ACTIONS and config.hosts[host].default_build:
+    if _where(actions, lambda c: c.build_default) and config.hosts[host].default_build:
         return config.hosts[host].default_build
     if "rebuild" in actions:
         errors.append(f"which build on {host}? known: {listed}" if builds
@@ -883,9 +888,10 @@ def _command_args(
 
 
 def _command_number(arg: str, action: Action) -> w.Number | None:
-    if action == "rebuild" and (m := CMD_JOBS_RE.fullmatch(arg)):
+    params = command(action).params
+    if "jobs" in params and (m := CMD_JOBS_RE.fullmatch(arg)):
         return w.Number.of(m.group(1), "-j{}")
-    if action == "log" and (m := CMD_LINES_RE.fullmatch(arg)):
+    if "lines" in params and (m := CMD_LINES_RE.fullmatch(arg)):
         return w.Number.of(m.group(1), "{} lines")
     return None
 
@@ -893,8 +899,8 @@ def _command_number(arg: str, action: Action) -> w.Number | None:
 def _bad_argument(arg: str, action: Action, config: Config) -> str:
     if NAME_RE.fullmatch(arg) and not arg.lstrip("-").isdigit():
         hosts = ", ".join(config.hosts)
-        return f"unknown host or build {_show(arg)} (hosts: {hosts}); usage: {USAGE[action]}"
-    return f"unexpected argument {_show(arg)}; usage: {USAGE[action]}"
+        return f"unknown host or build {_show(arg)} (hosts: {hosts}); usage: {command(action).full_usage}"
+    return f"unexpected argument {_show(arg)}; usage: {command(action).full_usage}"
 
 
 def _show(token: str) -> str:

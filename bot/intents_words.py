@@ -78,7 +78,7 @@ CODE_JOBS_RE = re.compile(
 # Inline code that is a command people would type ("can you run `free -h`", "`tail -n 80` the log") is read as
 # words: Slack users put commands in backticks. Other inline code (a path, a compiler's words) is dropped.
 CODE_COMMAND_RE = re.compile(
-    r"\s*(?:free|nvidia-?smi|smi|top|htop|btop|nvtop|uptime|vmstat|tail|journalctl|kill|pkill|killall|status|mem"
+    r"\s*(?:free|df|nvidia-?smi|smi|top|htop|btop|nvtop|uptime|vmstat|tail|journalctl|kill|pkill|killall|status|mem"
     r"|memory|gpu|gpus|log|logs|rebuild|restart|retry|stop|abort|cancel|rigops|/rigops)"
     r"(?:\s+[-\w=./]{1,24}){0,3}\s*",
     re.I,
@@ -624,6 +624,35 @@ GPU_RE = re.compile(
     rf"|\bany (?:free|idle|available) {_GPU}|\b(?:anyone|anybody|who is|who's|whos) using (?:the )?{_GPU}"
 )
 
+# Disk space where the builds work: "df -h on HOST", "check disk space", "how much disk is left on HOST", and in a
+# question "is the disk full on HOST?", "are we out of disk space?".
+_DISK = r"(?:disk|disks|disk space|disk usage|free disk space|free space|storage)"
+DISK_RE = re.compile(
+    r"(?:^|\b(?:run|show|post|get|give me|check|paste)(?: me)? )df(?: -[hHkT]{1,3})?(?: (?:on |@|for )?HOST| please"
+    r"| now| output)*$"
+    rf"|^(?:check|show|show me|get|give me|post|look at|what is|how is)(?: the| our)?(?: HOST's)? {_DISK}"
+    r"(?: (?:on|of|for|@) HOST)?(?: (?:usage|left|free|available|like|now))?$"
+    rf"|^(?:HOST's |HOST |the )?{_DISK}(?: (?:on|of|for|@) HOST)? (?:usage|left|free|available|status|check|now)$"
+    r"|^how much (?:free |available )?(?:disk|disk space|space|storage)(?: space)?(?: is| do we have| does HOST have)?"
+    r"(?: (?:left|free|available|remaining))?(?: (?:on|@) HOST)?$"
+)
+DISK_QUESTION_RE = re.compile(
+    r"^(?:is|are) (?:the |our |HOST's |any )?(?:disk|drive|filesystem|file system|root fs|root partition|partition"
+    r"|volume)s?(?: (?:on|@) HOST)? (?:still )?(?:full|nearly full|almost full|filling up|out of space"
+    r"|running out of space)\b"
+    r"|^(?:is|are) (?:HOST|we) (?:out of|low on|running out of|running low on) (?:disk|disk space|space|storage)\b"
+)
+
+# Each look's requests ("free -h", "check the gpus") and, in a question, its questions ("is memory ok?"): a look
+# that matches is asked for. A new look adds its patterns here.
+LOOK_REQUESTS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("mem", MEM_RE), ("status", STATUS_RE), ("log", LOG_RE), ("gpu", GPU_RE), ("disk", DISK_RE),
+)
+LOOK_QUESTIONS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("status", STATUS_QUESTION_RE), ("mem", MEM_QUESTION_RE), ("gpu", GPU_QUESTION_RE), ("log", LOG_QUESTION_RE),
+    ("disk", DISK_QUESTION_RE),
+)
+
 # "memory chart", "graph the memory", "plot mem usage", "show me the chart"
 _CHART = r"(?:chart|graph|plot|timeline)s?"
 CHART_RE = re.compile(
@@ -654,6 +683,7 @@ BARE_WORDS: dict[str, str] = {
                      "the build status", "its status"), "status"),
     **dict.fromkeys(("log", "logs", "tail", "build log", "build logs", "the log", "the logs", "log tail",
                      "logs tail", "error log", "tail -f", "output"), "log"),
+    **dict.fromkeys(("df", "df -h", "disk usage", "free disk space", "the disk usage"), "disk"),
     **dict.fromkeys(("gpu", "gpus", "gpu status", "gpu util", "gpu usage", "nvidia-smi", "gpu stats",
                      "the gpus", "gpu utilization", "gpu utilisation", "vram", "vram usage", "the vram",
                      "the vram usage"), "gpu"),

@@ -8,11 +8,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from bot.commands import COMMANDS
+from bot.commands import command
 
-Action = Literal["kill", "mem", "rebuild", "status", "log", "gpu", "chart", "hosts", "help"]
-ACTIONS: tuple[Action, ...] = ("kill", "mem", "rebuild", "status", "log", "gpu", "chart", "hosts", "help")
-DESTRUCTIVE: frozenset[str] = frozenset(c.name for c in COMMANDS if c.destructive)
+Action = str  # a command's name from the table (bot.commands.step_names): an action's spec, or hosts or help
 
 MIN_JOBS = 1
 MAX_JOBS = 1024
@@ -34,11 +32,12 @@ class Step:
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"action": self.action}
-        if self.action == "rebuild":
+        params = command(self.action).params
+        if "jobs" in params:
             out["jobs"] = self.jobs
-            if self.clean:
-                out["clean"] = True
-        if self.action == "log":
+        if "clean" in params and self.clean:
+            out["clean"] = True
+        if "lines" in params:
             out["lines"] = self.lines
         return out
 
@@ -64,7 +63,7 @@ class Plan:
 
     @property
     def destructive(self) -> bool:
-        return any(s.action in DESTRUCTIVE for s in self.steps)
+        return any(command(s.action).destructive for s in self.steps)
 
     def to_json(self, *, kept: bool = False) -> dict[str, Any]:
         """The plan as ``rigops explain --json`` prints it; ``kept``: also what the state keeps of it."""

@@ -12,7 +12,7 @@ from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
-from bot.commands import BY_NAME
+from bot.commands import command
 from bot.config import Config
 from bot.plan import Plan
 from bot.policy_config import PolicyConfig, Role
@@ -69,7 +69,7 @@ class Policy:
     async def decide(self, plan: Plan, user: str, *, channel: str | None) -> Decision:
         """May ``user`` run ``plan``, and does it skip the Run button?"""
         role = await self.role(user, host=plan.host, channel=channel)
-        destructive = [s.action for s in plan.steps if BY_NAME[s.action].role != "viewer"]
+        destructive = [s.action for s in plan.steps if command(s.action).role != "viewer"]
         if destructive and role == "viewer":
             where = f" on {plan.host}" if plan.host else ""
             why = ("there is no [policy] in rigops' config, so nobody may" if self.rules is None and

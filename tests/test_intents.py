@@ -9,9 +9,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bot import config
+from bot.commands import step_names
 from bot.config import Config
 from bot.intents import parse, parse_command
-from bot.plan import ACTIONS, MAX_JOBS, MAX_LOG_LINES, MIN_JOBS, Plan, ThreadContext
+from bot.plan import MAX_JOBS, MAX_LOG_LINES, MIN_JOBS, Plan, ThreadContext
 
 
 def _build(jobs: int | None = None) -> dict[str, Any]:
@@ -590,7 +591,7 @@ def test_unknown_subcommand_lists_subcommands(text: str) -> None:
     plan = parse_command(text, config=ONE)
     assert plan.steps == ()
     assert plan.error is not None
-    assert "kill, mem, rebuild, status, log, gpu, chart, hosts, help" in plan.error
+    assert "kill, mem, rebuild, status, log, gpu, chart, disk, hosts, help" in plan.error
     assert "rm -rf" not in plan.error and "💥" not in plan.error
 
 
@@ -619,7 +620,7 @@ def _check_plan(plan: Plan, cfg: Config, *, allow_meta: bool) -> None:
     if plan.host is not None and plan.build is not None:
         assert plan.build in cfg.hosts[plan.host].builds
     actions = [s.action for s in plan.steps]
-    assert len(actions) == len(set(actions)) and all(a in ACTIONS for a in actions)
+    assert len(actions) == len(set(actions)) and all(a in step_names() for a in actions)
     assert allow_meta or not {"hosts", "help"} & set(actions)
     for s in plan.steps:
         assert s.jobs is None or (s.action == "rebuild" and MIN_JOBS <= s.jobs <= MAX_JOBS)

@@ -1,7 +1,8 @@
-"""Actions on a host, one module each; ``run_step`` dispatches a Plan's Step to its action.
+"""Actions on a host, one module each, each exporting its spec (``bot.actions.registry``, whose ``run_step``
+dispatches a Plan's Step to its action).
 
-Every action takes a Target (the host, its config and the build) and returns a frozen result the
-Slack layer renders. Expected failures raise RigopsError subclasses.
+Every action takes a Target (the host, its config and the build) and returns a frozen result its spec says how
+to read. Expected failures raise RigopsError subclasses.
 """
 
 from __future__ import annotations

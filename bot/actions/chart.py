@@ -6,9 +6,13 @@ import asyncio
 from dataclasses import dataclass
 
 from bot.actions import ActionContext, newest_run
+from bot.actions.registry import ActionSpec, File, Reading
 from bot.chart import MemorySeries, render_memory_chart
+from bot.commands import Command
 from bot.errors import PlanError
+from bot.plan import Step
 from bot.store import BuildRun
+from bot.text import render
 
 
 @dataclass(frozen=True)
@@ -33,3 +37,18 @@ async def memory_chart(ctx: ActionContext) -> MemoryChart:
     title = f"{run.build} on {run.host}, run {run.id} (-j{run.jobs})"
     png = await asyncio.to_thread(render_memory_chart, series, title=title)
     return MemoryChart(run=run, png=png, points=len(series), peak_used=series.peak_used)
+
+
+async def _run(ctx: ActionContext, step: Step) -> MemoryChart:
+    return await memory_chart(ctx)
+
+
+def _reads(chart: MemoryChart) -> Reading:
+    return Reading(files=(File(chart.png, *render.chart_file(chart)),), summary=render.chart_summary(chart))
+
+
+SPEC = ActionSpec(
+    Command("chart", ("graph", "plot"), "[host] [build]",
+            "the memory chart of the build's latest run (by process class, OOM kills marked)", hosts="one",
+            build_default=True, rank=60, describe=lambda step, build: f"chart the memory of {build}'s latest run"),
+    run=_run, reads=_reads)

@@ -17,10 +17,14 @@ from dataclasses import dataclass
 from typing import Literal
 
 from bot.actions import ActionContext
+from bot.actions.registry import ActionSpec, Reading
+from bot.commands import Command
 from bot.errors import AgentUnavailable, HostUnreachable
 from bot.hosts.agent import BUILD_TOOL_NAMES
 from bot.hosts.models import KillResult, Proc, ProcId
+from bot.plan import Step
 from bot.store import BuildRun
+from bot.text import render
 
 log = logging.getLogger(__name__)
 RESEND_FOR = 20.0  # seconds a stop cut off by a dropped connection is sent again for
@@ -100,3 +104,15 @@ async def _kill(ctx: ActionContext, roots: list[ProcId], spare: Mapping[ProcId, 
             log.warning("the stop on %s was cut off (%s): sent again on a new connection", target.config.name, exc)
             await asyncio.sleep(delay)
             delay = min(2 * delay, 4.0)
+
+
+async def _run(ctx: ActionContext, step: Step) -> Stopped:
+    return await kill_build(ctx)
+
+
+SPEC = ActionSpec(
+    Command("kill", ("stop", "abort"), "[host] [build]",
+            "stop the build: its own processes (the build user's compilers by name only when rigops did not start "
+            "it); other builds are spared", role="operator", destructive=True, hosts="one", build_default=True,
+            rank=0, describe=lambda step, build: f"stop {build} (its own processes; other builds are spared)"),
+    run=_run, reads=lambda stopped: Reading(summary=render.kill_summary(stopped)))

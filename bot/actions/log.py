@@ -5,9 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from bot.actions import ActionContext, newest_run
+from bot.actions.registry import ActionSpec, File, Reading
+from bot.commands import Command
 from bot.hosts.models import Tail
-from bot.plan import DEFAULT_LOG_LINES
+from bot.plan import DEFAULT_LOG_LINES, Step
 from bot.store import BuildRun
+from bot.text import render
 
 
 @dataclass(frozen=True)
@@ -21,3 +24,22 @@ async def tail_log(ctx: ActionContext, *, lines: int | None) -> LogTail:
     run = newest_run(ctx, missing="no build log yet")
     tail = await ctx.target.host.tail(run.log, lines=lines or DEFAULT_LOG_LINES)
     return LogTail(run=run, tail=tail)
+
+
+async def _run(ctx: ActionContext, step: Step) -> LogTail:
+    return await tail_log(ctx, lines=step.lines)
+
+
+def _reads(log: LogTail) -> Reading:
+    text, attachment = render.log_text(log)
+    if attachment is None:
+        return Reading(text)
+    filename, title = render.log_file(log)
+    return Reading(text, files=(File(attachment, filename, title),))
+
+
+SPEC = ActionSpec(
+    Command("log", ("logs", "tail"), "[host] [build] [N]", "the last N lines of the build log (default 40)",
+            hosts="one", build_default=True, rank=40, params=("lines",), hint="log [N]",
+            describe=lambda step, build: f"show the last {step.lines or DEFAULT_LOG_LINES} log lines"),
+    run=_run, reads=_reads)

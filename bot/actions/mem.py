@@ -7,7 +7,11 @@ from __future__ import annotations
 from dataclasses import replace
 
 from bot.actions import ActionContext
+from bot.actions.registry import ActionSpec, Reading
+from bot.commands import Command
 from bot.hosts.models import BuildMemory, Snapshot
+from bot.plan import Step
+from bot.text import render
 
 TOP_PROCESSES = 5
 
@@ -32,3 +36,17 @@ def build_limits(ctx: ActionContext) -> tuple[BuildMemory, ...]:
         found.append(BuildMemory(build=run.build, run_id=run.id, limit=last.total, used=last.total - last.available,
                                  peak=series.peak_used))
     return tuple(found)
+
+
+async def _run(ctx: ActionContext, step: Step) -> Snapshot:
+    return await memory(ctx)
+
+
+def _reads(snap: Snapshot) -> Reading:
+    return Reading(render.snapshot_text(snap), summary=render.snapshot_summary(snap))
+
+
+SPEC = ActionSpec(
+    Command("mem", ("memory", "ram", "free"), "[host]", "`free -h` and the top memory users", rank=10,
+            describe=lambda step, build: "show memory (`free -h`)"),
+    run=_run, reads=_reads, row=render.snapshot_row, troubles=render.memory_troubles, columns=render.FLEET_COLUMNS)

@@ -8,11 +8,15 @@ from dataclasses import dataclass
 
 from bot.actions import ActionContext
 from bot.actions.kill import Stopped, kill_build, live_runs
+from bot.actions.registry import ActionSpec, Reading
 from bot.advisor import Advice, advise_build, first_advice, looks_like_cuda, nvcc_threads, shares_of
+from bot.commands import Command
 from bot.config import BuildConfig
 from bot.errors import ActionFailed, HostError, HostKeyError, HostUnreachable, PlanError
 from bot.hosts.models import KeptDir, Snapshot, Spawned
+from bot.plan import Step
 from bot.store import BuildRun
+from bot.text import render
 
 DEFAULT_LOG_DIR = "~/.local/state/rigops/logs"
 FAR_ABOVE = 2  # configured jobs above this many times a first run's estimate get a warning
@@ -198,3 +202,20 @@ async def _stop_if_running(ctx: ActionContext, mine: list[BuildRun], snap: Snaps
     if not mine and all(p.root is not None for p in snap.tools):
         return None
     return await kill_build(ctx)
+
+
+async def _run(ctx: ActionContext, step: Step) -> RebuildResult:
+    return await rebuild(ctx, jobs=step.jobs, clean=step.clean)
+
+
+def _describe(step: Step, build: str) -> str:
+    line = f"start {build} at -j{step.jobs}" if step.jobs else f"start {build} at its default -j"
+    return line + (", clean: the build directory rigops keeps for it is removed first" if step.clean else "")
+
+
+SPEC = ActionSpec(
+    Command("rebuild", ("retry", "restart"), "[host] [build] [-jN] [--clean]",
+            "start the build again, first stopping it if it runs (other builds go on); `--clean` removes the "
+            "build directory rigops keeps for it first", role="operator", destructive=True, hosts="one",
+            build_default=True, rank=20, params=("jobs", "clean"), hint="rebuild [-jN]", describe=_describe),
+    run=_run, reads=lambda result: Reading(summary=render.rebuild_summary(result)))

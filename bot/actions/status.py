@@ -6,9 +6,13 @@ from dataclasses import dataclass
 
 from bot.actions import ActionContext
 from bot.actions.kill import live_runs
+from bot.actions.registry import ActionSpec, Reading
+from bot.commands import Command
 from bot.hosts.models import RunRef, RunStatus, Snapshot
+from bot.plan import Step
 from bot.stops import interruption
 from bot.store import BuildRun, RunState
+from bot.text import render
 
 RECENT_RUNS = 5
 
@@ -76,3 +80,14 @@ async def status(ctx: ActionContext) -> StatusReport:
                                       roots=[r.proc_id for r in (*mine, *others) if r.pid > 0])
     return StatusReport(host=target.config.name, runs=tuple(RunView(r, statuses.get(r.id)) for r in fresh),
                         snapshot=snap, others=tuple(others))
+
+
+async def _run(ctx: ActionContext, step: Step) -> StatusReport:
+    return await status(ctx)
+
+
+SPEC = ActionSpec(
+    Command("status", (), "[host] [build]", "builds on a host and what is running", rank=30,
+            describe=lambda step, build: "show build status"),
+    run=_run, reads=lambda report: Reading(render.status_text(report)), row=render.status_row,
+    troubles=render.status_troubles)

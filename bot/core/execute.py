@@ -10,19 +10,13 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 
 from bot.actions import Requester
-from bot.actions.chart import MemoryChart
-from bot.actions.kill import Stopped
-from bot.actions.log import LogTail
 from bot.actions.rebuild import RebuildResult
-from bot.actions.run import StepResult, run_step
-from bot.actions.status import StatusReport
+from bot.actions.registry import Reading, reading, run_step
 from bot.chart import MemorySeries
 from bot.core import audit
 from bot.core.talk import Conversation
 from bot.errors import RigopsError
 from bot.fleet import fan_out
-from bot.hosts.models import GpuReport, Snapshot
-from bot.memory import human
 from bot.plan import Plan
 from bot.services import Services
 from bot.store import BuildRun
@@ -140,13 +134,13 @@ class Executor:
             return ""
         if plan.host is not None and services.config.is_group(plan.host):
             results = await fan_out(services, plan, step, requester)
-            await _show_result(conv, fleet_posts(plan.host, step, results))
+            await _show_fleet(conv, fleet_posts(plan.host, step, results))
             failed = sum(1 for r in results if r.error is not None)
             return f"{len(results) - failed} of {len(results)} hosts answered"
         result = await run_step(services.context(plan, requester, memory=self.memory), step)
         if isinstance(result, RebuildResult):
             self.on_build(result.run)
-        return await _show_result(conv, result)
+        return await _show_result(conv, reading(step, result))
 
 
 async def post_thread(conv: Conversation, posts: DigestPosts) -> None:
@@ -157,36 +151,16 @@ async def post_thread(conv: Conversation, posts: DigestPosts) -> None:
         await conv.upload(posts.attachment.content, filename=posts.attachment.filename, title=posts.attachment.title)
 
 
-async def _show_result(conv: Conversation, result: StepResult | DigestPosts) -> str:
-    """Post what deserves its own message (a fleet's answer, laid out as posts: the rest of its rows go on in the
-    thread); return the one-line summary for the status message."""
-    match result:
-        case DigestPosts():
-            await conv.post(result.first)
-            await post_thread(conv, result)
-            return ""
-        case Stopped():
-            return render.kill_summary(result)
-        case Snapshot():
-            await conv.post(render.snapshot_text(result))
-            return f"{human(result.memory.available)} available of {human(result.memory.total)}"
-        case RebuildResult():
-            return render.rebuild_summary(result)
-        case StatusReport():
-            await conv.post(render.status_text(result))
-            return ""
-        case LogTail():
-            text, attachment = render.log_text(result)
-            await conv.post(text)
-            if attachment is not None:
-                await conv.upload(attachment, filename=f"{result.run.build}-run{result.run.id}.log",
-                                  title=f"{result.run.build} log (last {len(result.tail.lines)} lines)")
-            return ""
-        case GpuReport():
-            await conv.post(render.gpu_text(result))
-            return ""
-        case MemoryChart():
-            await conv.upload(result.png, filename=f"{result.run.build}-run{result.run.id}-memory.png",
-                              title=f"{result.run.build} on {result.run.host}: memory of run {result.run.id}")
-            return f"peak {human(result.peak_used)} in use"
-    raise AssertionError(f"unrendered result {type(result).__name__}")
+async def _show_fleet(conv: Conversation, posts: DigestPosts) -> None:
+    """A fleet's answer, laid out as posts: the rest of its rows go on in the thread."""
+    await conv.post(posts.first)
+    await post_thread(conv, posts)
+
+
+async def _show_result(conv: Conversation, shown: Reading) -> str:
+    """Post what deserves its own message (and the files); return the one-line summary for the status message."""
+    if shown.text is not None:
+        await conv.post(shown.text)
+    for file in shown.files:
+        await conv.upload(file.content, filename=file.filename, title=file.title)
+    return shown.summary

@@ -9,6 +9,7 @@ from collections.abc import Awaitable
 from typing import Protocol
 
 from bot import intents
+from bot.commands import command
 from bot.config import ALL_HOSTS
 from bot.core import audit, infer
 from bot.core.talk import Conversation, Pressed, Reply
@@ -16,8 +17,6 @@ from bot.plan import Plan
 from bot.services import Services
 from bot.store import PendingPlan
 from bot.text import messages, render
-
-READ_ONLY = frozenset({"mem", "status", "gpu"})  # looks that may answer for every host at once
 
 
 class CarryOn(Protocol):
@@ -40,7 +39,7 @@ class Questions:
             return plan
         if question.kind == "host":
             if set(question.candidates) == set(config.hosts) and len(config.hosts) > 1 and all(
-                    s.action in READ_ONLY for s in plan.steps):
+                    command(s.action).looks_everywhere for s in plan.steps):
                 return intents.retarget(plan, host=ALL_HOSTS, build=None, config=config,
                                         guess=messages.ALL_HOSTS_GUESS)
             guess = await infer.guess_host(self.services, question.candidates)

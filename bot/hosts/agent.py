@@ -66,6 +66,10 @@ tail {path, lines=40, max_bytes=1 MiB} -> lines [str], size, truncated (max_byte
     lines were found: the first line may be partial), bytes_read. Reads backwards from the end.
 gpu {timeout=10} -> {available: true, gpus_csv, apps_csv} (nvidia-smi's CSV, unparsed) or
     {available: false, reason}.
+disk {paths: [str...] (at most DISK_PATHS)} -> places [{path (as asked), at (the path measured: the nearest
+    existing one, for a directory not made yet), exists (at is the path itself), mount (the mount point holding
+    it), device, total, used, free
+    (bytes: statvfs's f_blocks, f_blocks - f_bfree, f_bavail, as df counts them)} | {path, error}].
 pause / resume {targets: [[pid, start]...], user=null (= the agent's user)} -> SIGSTOP / SIGCONT each target
     (not its children), owned by user: signalled, skipped (each with reason "protected"|"other_user"), denied
     (EPERM), all [{pid, ppid, name, user, rss, start}]; stale [[pid, start]...]. Same identity rules as kill.
@@ -1513,6 +1517,45 @@ def _signal_targets(req: dict[str, Any], sig: int) -> dict[str, Any]:
     return {"signalled": signalled, "skipped": skipped, "denied": denied, "stale": stale}
 
 
+DISK_PATHS = 64
+
+
+def op_disk(req: dict[str, Any]) -> dict[str, Any]:
+    paths = req.get("paths")
+    if not isinstance(paths, list) or not 0 < len(paths) <= DISK_PATHS or not all(
+            isinstance(p, str) and p and "\0" not in p for p in paths):
+        raise AgentError("bad_request", f"paths must be a list of 1 to {DISK_PATHS} paths")
+    return {"places": [_disk_place(path) for path in paths]}
+
+
+def _disk_place(path: str) -> dict[str, Any]:
+    """Free space where ``path`` is, or would be made (a log directory before the first build)."""
+    at = os.path.abspath(os.path.expanduser(path))
+    while not os.path.lexists(at) and os.path.dirname(at) != at:
+        at = os.path.dirname(at)
+    try:
+        fs = os.statvfs(at)
+        device = os.stat(at).st_dev
+    except OSError as e:
+        return {"path": path, "error": f"cannot measure {at}: {e.strerror or e}"}
+    return {"path": path, "at": at, "exists": at == os.path.abspath(os.path.expanduser(path)),
+            "mount": _mount_of(at, device), "device": device,
+            "total": fs.f_blocks * fs.f_frsize, "used": (fs.f_blocks - fs.f_bfree) * fs.f_frsize,
+            "free": fs.f_bavail * fs.f_frsize}
+
+
+def _mount_of(path: str, device: int) -> str:
+    """The topmost directory above ``path`` on the same device: where its filesystem is mounted."""
+    while True:
+        parent = os.path.dirname(path)
+        try:
+            if parent == path or os.stat(parent).st_dev != device:
+                return path
+        except OSError:
+            return path
+        path = parent
+
+
 def op_pause(req: dict[str, Any]) -> dict[str, Any]:
     return _signal_targets(req, signal.SIGSTOP)
 
@@ -2211,6 +2254,7 @@ OPS = {
     "tail": op_tail,
     "read": op_read,
     "gpu": op_gpu,
+    "disk": op_disk,
     "pause": op_pause,
     "resume": op_resume,
     "sample": op_sample,

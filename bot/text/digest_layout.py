@@ -173,7 +173,7 @@ def fleet_posts(where: str, step: Step, results: Sequence[HostResult]) -> Digest
     one = render.fleet_text(where, step, results)
     if len(one) <= render.TEXT_LIMIT:
         return DigestPosts(Message(one))
-    rows = [render.fleet_row(r, step) for r in sorted(results, key=_fleet_rank)]
+    rows = [render.fleet_row(r, step) for r in sorted(results, key=lambda r: _fleet_rank(r, step))]
     head = render.fleet_summary(where, step, results)
     wrap = render.fleet_fences(step)
     room = MESSAGE_TEXT - len(head) - MORE_ROOM
@@ -197,9 +197,9 @@ def _fleet_file(where: str, step: Step, head: str, rows: Sequence[str]) -> Attac
 _MARKUP = str.maketrans("", "", "*`")  # bold and code marks mean nothing in a text file
 
 
-def _fleet_rank(result: HostResult) -> int:
+def _fleet_rank(result: HostResult, step: Step) -> int:
     """Where a host's row goes: first the hosts that did not answer, then those that need a look, then the rest."""
-    troubles = render.fleet_troubles(result)
+    troubles = render.fleet_troubles(result, step)
     return 0 if render.NO_ANSWER in troubles else 1 if troubles else 2
 
 

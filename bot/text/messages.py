@@ -6,7 +6,7 @@ import json
 import time
 from typing import Any
 
-from bot.commands import COMMANDS
+from bot.commands import commands
 from bot.plan import Plan
 
 HELP_INTRO = """*rigops* stops runaway builds, shows memory and restarts builds at the parallelism you ask for.
@@ -25,7 +25,7 @@ def _own_args(usage: str) -> str:
 
 def help_text() -> str:
     """`/rigops help`, from the command table."""
-    rows = [f"• `{c.name}{_own_args(c.usage)}` – {c.help}" for c in COMMANDS]
+    rows = [f"• `{c.name}{_own_args(c.usage)}` – {c.help}" for c in commands()]
     return "\n".join([HELP_INTRO, *rows, HELP_OUTRO])
 
 

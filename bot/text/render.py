@@ -6,12 +6,9 @@ import time
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-from bot.actions.kill import StopKind, Stopped
-from bot.actions.log import LogTail
-from bot.actions.rebuild import RebuildResult
-from bot.actions.status import StatusReport
+from bot.actions.registry import spec
 from bot.commands import describe_step as describe
 from bot.config import Config
 from bot.core.talk import Choice, ChoiceKind, Message
@@ -26,6 +23,13 @@ from bot.plan import Plan, Question, Step, half_jobs
 from bot.progress import BuildStart, CacheStats, Progress
 from bot.redact import redact
 from bot.store import BuildRun
+
+if TYPE_CHECKING:  # the actions' modules import this one for their words
+    from bot.actions.chart import MemoryChart
+    from bot.actions.kill import StopKind, Stopped
+    from bot.actions.log import LogTail
+    from bot.actions.rebuild import RebuildResult
+    from bot.actions.status import StatusReport
 
 StepState = Literal["waiting", "running", "done", "failed", "skipped"]
 STATE_ICON: dict[StepState, str] = {"waiting": ":white_small_square:", "running": ":hourglass_flowing_sand:",
@@ -56,10 +60,7 @@ def duration(seconds: float) -> str:
 
 
 def describe_step(step: Step, plan: Plan) -> str:
-    line = describe(step.action, step.jobs if step.action == "rebuild" else step.lines, plan.build)
-    if step.action == "rebuild" and step.clean:
-        line += ", clean: the build directory rigops keeps for it is removed first"
-    return line
+    return describe(step, plan.build)
 
 
 def plan_title(plan: Plan) -> str:
@@ -186,6 +187,11 @@ def snapshot_text(snap: Snapshot) -> str:
     return _clip("\n".join(rows))
 
 
+def snapshot_summary(snap: Snapshot) -> str:
+    """"40 GiB available of 449 GiB": a memory look's line in the plan's status message."""
+    return f"{human(snap.memory.available)} available of {human(snap.memory.total)}"
+
+
 def rebuild_summary(result: RebuildResult) -> str:
     run = result.run
     text = f"started `{run.build}` at -j{result.jobs} (pid {run.pid}); log `{run.log}`"
@@ -251,6 +257,21 @@ def log_text(log: LogTail) -> tuple[str, str | None]:
     if len(body) > MAX_INLINE_LOG:
         return f"{head} — attached as a file.", body
     return f"{head}\n```\n{body}\n```", None
+
+
+def log_file(log: LogTail) -> tuple[str, str]:
+    """(file name, title) of a tail too long to post inline."""
+    return f"{log.run.build}-run{log.run.id}.log", f"{log.run.build} log (last {len(log.tail.lines)} lines)"
+
+
+def chart_file(chart: MemoryChart) -> tuple[str, str]:
+    """(file name, title) of a memory chart."""
+    run = chart.run
+    return f"{run.build}-run{run.id}-memory.png", f"{run.build} on {run.host}: memory of run {run.id}"
+
+
+def chart_summary(chart: MemoryChart) -> str:
+    return f"peak {human(chart.peak_used)} in use"
 
 
 def gpu_text(report: GpuReport) -> str:
@@ -467,28 +488,38 @@ def fleet_head(where: str, step: Step, results: Sequence[HostResult]) -> str:
 
 def fleet_summary(where: str, step: Step, results: Sequence[HostResult]) -> str:
     """The head of a fleet's answer whose rows come problems first: how many answered, and what needs a look."""
-    counts = Counter(t for r in results for t in fleet_troubles(r))
+    counts = Counter(t for r in results for t in fleet_troubles(r, step))
     problems = [f"{counts[NO_ANSWER]} did not answer"] if counts[NO_ANSWER] else []
     problems += [f"{counts[FAILING]} with a failing build"] if counts[FAILING] else []
     problems += [f"{counts[LOW_MEMORY]} low on memory"] if counts[LOW_MEMORY] else []
+    problems += [f"{n} {trouble}" for trouble, n in sorted(counts.items())  # an action's own ("2 low on disk")
+                 if trouble not in (NO_ANSWER, FAILING, LOW_MEMORY)]
     look = f"; needs a look: {', '.join(problems)} (their rows come first)" if problems else "; nothing needs a look"
     return fleet_head(where, step, results) + look
 
 
-def fleet_troubles(r: HostResult) -> tuple[str, ...]:
-    """What puts a host's row first: NO_ANSWER, or FAILING (its build's latest run failed) and LOW_MEMORY
-    (less than a tenth available, as in the digest); () when nothing does."""
+def fleet_troubles(r: HostResult, step: Step) -> tuple[str, ...]:
+    """What puts a host's row first: NO_ANSWER, or what its action's spec finds in its answer (FAILING: its
+    build's latest run failed; LOW_MEMORY: less than a tenth available, as in the digest); () when nothing does."""
     if r.error is not None or r.result is None:
         return (NO_ANSWER,)
-    result = r.result
-    snap = result.snapshot if isinstance(result, StatusReport) else result if isinstance(result, Snapshot) else None
-    failing = (FAILING,) if isinstance(result, StatusReport) and result.failing else ()
-    return failing + ((LOW_MEMORY,) if snap is not None and memory_level(snap) == "low" else ())
+    found = spec(step.action)
+    return found.troubles(r.result) if found is not None else ()
+
+
+def memory_troubles(snap: Snapshot) -> tuple[str, ...]:
+    """(LOW_MEMORY,) when less than a tenth of the host's memory is available, as in the digest."""
+    return (LOW_MEMORY,) if memory_level(snap) == "low" else ()
+
+
+def status_troubles(report: StatusReport) -> tuple[str, ...]:
+    return ((FAILING,) if report.failing else ()) + memory_troubles(report.snapshot)
 
 
 def fleet_columns(step: Step) -> tuple[str, ...]:
     """The line naming the columns of a fleet's rows, where they have columns."""
-    return (FLEET_COLUMNS,) if step.action == "mem" else ()
+    found = spec(step.action)
+    return (found.columns,) if found is not None and found.columns else ()
 
 
 def fleet_fences(step: Step) -> tuple[str, str]:
@@ -502,30 +533,38 @@ def fleet_table(step: Step, rows: Sequence[str]) -> str:
 
 
 def fleet_row(r: HostResult, step: Step) -> str:
-    """One host's line of a fleet's answer."""
+    """One host's line of a fleet's answer: its name, then what its action's spec makes of its answer."""
     if r.error is not None or r.result is None:
         return f"{r.host:<16}unavailable: {r.error}"
-    result = r.result
-    if isinstance(result, Snapshot):
-        m = result.memory
-        tools = f"{len(result.tools)} using {human(sum(p.rss for p in result.tools))}" if result.tools else "-"
-        return (f"{r.host:<16}{human(m.total):>8}{human(m.used):>8}{human(m.available):>8}{human(m.swap_used):>8}"
-                f"{result.loadavg[0]:>7.1f}  {tools}")
-    if isinstance(result, StatusReport):
-        running = [v.run for v in result.runs if v.run.state == "running"]
-        last = next((v.run for v in result.runs if v.run.state != "running"), None)
-        parts = [", ".join(f"{run.build} -j{run.jobs} running" for run in running) or "no rigops build running"]
-        if last is not None:
-            parts.append(f"last: {last.build} {last.state}")
-        parts += [f"{build} failed" for build in result.failing if last is None or build != last.build]
-        parts.append(f"{len(result.snapshot.tools)} build processes")
-        if LOW_MEMORY in fleet_troubles(r):
-            mem = result.snapshot.memory
-            parts.append(f"memory low: {human(mem.available)} available of {human(mem.total)}")
-        return f"{r.host:<16}" + "; ".join(parts)
-    if isinstance(result, GpuReport):
-        if not result.available:
-            return f"{r.host:<16}no GPUs ({result.reason})"
-        gpus = ", ".join(f"{g.index}:{g.utilization}% {g.memory_used}/{g.memory_total}MiB" for g in result.gpus)
-        return f"{r.host:<16}{gpus or 'no GPUs listed'}"
-    return f"{r.host:<16}done"
+    found = spec(step.action)
+    return f"{r.host:<16}" + (found.row(r.result) if found is not None else "done")
+
+
+def snapshot_row(snap: Snapshot) -> str:
+    """A host's memory under FLEET_COLUMNS."""
+    m = snap.memory
+    tools = f"{len(snap.tools)} using {human(sum(p.rss for p in snap.tools))}" if snap.tools else "-"
+    return (f"{human(m.total):>8}{human(m.used):>8}{human(m.available):>8}{human(m.swap_used):>8}"
+            f"{snap.loadavg[0]:>7.1f}  {tools}")
+
+
+def status_row(report: StatusReport) -> str:
+    """"sgl-kernel -j20 running; last: vllm failed; 12 build processes": a host's builds in one line."""
+    running = [v.run for v in report.runs if v.run.state == "running"]
+    last = next((v.run for v in report.runs if v.run.state != "running"), None)
+    parts = [", ".join(f"{run.build} -j{run.jobs} running" for run in running) or "no rigops build running"]
+    if last is not None:
+        parts.append(f"last: {last.build} {last.state}")
+    parts += [f"{build} failed" for build in report.failing if last is None or build != last.build]
+    parts.append(f"{len(report.snapshot.tools)} build processes")
+    if LOW_MEMORY in memory_troubles(report.snapshot):
+        mem = report.snapshot.memory
+        parts.append(f"memory low: {human(mem.available)} available of {human(mem.total)}")
+    return "; ".join(parts)
+
+
+def gpu_row(report: GpuReport) -> str:
+    if not report.available:
+        return f"no GPUs ({report.reason})"
+    gpus = ", ".join(f"{g.index}:{g.utilization}% {g.memory_used}/{g.memory_total}MiB" for g in report.gpus)
+    return gpus or "no GPUs listed"

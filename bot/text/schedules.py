@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from bot.commands import BY_NAME
+from bot.commands import SCHEDULE
 from bot.schedule_text import zone
 from bot.scheduler import Schedule
 from bot.text.digest import schedule_line, when
 
-USAGE = f"""*Scheduled status posts*: {BY_NAME["schedule"].help}.
+USAGE = f"""*Scheduled status posts*: {SCHEDULE.help}.
 • `/rigops schedule add "<cron>" [host|host,host|all] [#channel] [tz=Europe/Berlin] [only-changes]`: \\
 the cron line in quotes (`"0 9 * * 1-5"`), or `every 30m`, `every 2h`, `hourly`, `daily at 09:00`, \
 `weekdays at 09:00`. Defaults: all hosts, this channel, UTC. `only-changes` skips a post when nothing changed.

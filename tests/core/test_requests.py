@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from bot.commands import step_names
 from bot.core.app import Core
-from bot.plan import ACTIONS
 from slackemu import SlackEmulator
 from tests.harness import OPS, make_config, running_bot
 from tests.scenario import RUN_ACTION, has_buttons, thread_text, wait_done, wait_for_plan
@@ -174,7 +174,7 @@ async def test_a_thread_remembers_its_host_and_build(emulator: SlackEmulator, tm
         assert "*b200* · `sgl-kernel`" in plan_msgs[0].text and "-j12" in plan_msgs[0].text
         pending = core.store.plan(1)
         assert pending is not None and pending.plan.host == "b200" and pending.plan.build == "sgl-kernel"
-        assert {s.action for s in pending.plan.steps} <= set(ACTIONS)
+        assert {s.action for s in pending.plan.steps} <= set(step_names())
 
 
 async def test_slash_commands_answer_in_the_channel(emulator: SlackEmulator, tmp_path: Path,

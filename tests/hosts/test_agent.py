@@ -655,6 +655,17 @@ def test_kill_bad_requests(agent: Agent) -> None:
     assert agent.call_error("kill", names=["x"], grace=-1)["type"] == "bad_request"
 
 
+def test_disk_measures_each_path_or_says_why_not(agent: Agent, tmp_path: Path) -> None:
+    places = agent.call("disk", paths=[str(tmp_path), str(tmp_path / "a" / "b"), "/proc/self"])["places"]
+    assert [p["at"] for p in places] == [str(tmp_path), str(tmp_path), "/proc/self"]
+    assert [p["exists"] for p in places] == [True, False, True]
+    assert places[0]["device"] == os.stat(tmp_path).st_dev and places[2]["mount"] == "/proc"
+    assert all(p["total"] >= p["used"] >= 0 and p["free"] >= 0 for p in places)
+    for bad in ([], "x", [""], [1], ["/a\0b"], ["/"] * 65):
+        assert agent.call_error("disk", paths=bad)["type"] == "bad_request"
+    assert agent.call_error("disk")["type"] == "bad_request"
+
+
 @needs_nobody
 def test_agent_without_root_cannot_stop_other_users(start_agent: Callable[..., Agent], tmp_path: Path) -> None:
     python = "/usr/bin/python3"

@@ -47,6 +47,20 @@ async def test_snapshot_memory_matches_proc_meminfo(host: Host) -> None:
     assert snap.top and snap.top[0].rss >= snap.top[-1].rss
 
 
+async def test_disk_space_matches_statvfs_and_a_dir_not_made_yet_is_measured_where_it_would_be(
+        host: Host, open_tmp: Path) -> None:
+    from bot.actions.disk import Place, parse_report
+
+    asked = (Place("workdir", str(open_tmp)), Place("logs", str(open_tmp / "logs" / "not-yet")))
+    report = parse_report(host.name, asked, await host.request("disk", {"paths": [p.path for p in asked]}))
+    [space] = report.spaces  # both on the filesystem of open_tmp
+    fs = os.statvfs(open_tmp)
+    assert space.total == fs.f_blocks * fs.f_frsize
+    assert abs(space.free - fs.f_bavail * fs.f_frsize) < max(space.total // 100, 64 << 20)  # others write meanwhile
+    assert [m.exists for m in space.places] == [True, False]
+    assert os.path.ismount(space.mount) and str(open_tmp).startswith(space.mount)
+
+
 @pytest.mark.skipif(not IS_ROOT, reason="needs root: stops every build tool of the build user by name, so the build "
                     "user must be a dedicated one (rigops-build), never the developer running the tests")
 async def test_kill_by_name_stops_the_build_user_compilers_and_spares_the_decoy(
