@@ -313,21 +313,25 @@ def _unknown_build_error(name: str, names: w.Names, config: Config, context: Thr
                          channel: str | None) -> str:
     """A build the config does not know is never swapped for one it does: the refusal names what there is on
     the host the request is about (found as for any request, the unknown build aside)."""
-    mapped = config.slack.channel_hosts.get(channel or "", ())
-    host = _resolve_host(replace(names, builds=()), config, context, [], [], mapped=mapped)
-    if host is not None and host in config.hosts:
-        builds = ", ".join(config.hosts[host].builds) or "none"
-        return f"no build {name!r} on {host} (builds there: {builds})"
-    every = ", ".join(sorted({b for hc in config.hosts.values() for b in hc.builds})) or "none"
-    return f"no build {name!r} in the config (builds: {every})"
+    host, builds = _what_there_is(names, config, context, channel)
+    return f"no build {name!r} on {host} (builds there: {builds})" if host else \
+        f"no build {name!r} in the config (builds: {builds})"
 
 
 def _builds_there(names: w.Names, config: Config, context: ThreadContext | None, channel: str | None) -> str:
+    host, builds = _what_there_is(names, config, context, channel)
+    return f"builds on {host}: {builds}" if host else f"builds: {builds}"
+
+
+def _what_there_is(names: w.Names, config: Config, context: ThreadContext | None,
+                   channel: str | None) -> tuple[str | None, str]:
+    """The host a refused request is about (found as for any request, its builds aside) and the builds there; no
+    host and every build in the config when none is found."""
     mapped = config.slack.channel_hosts.get(channel or "", ())
     host = _resolve_host(replace(names, builds=()), config, context, [], [], mapped=mapped)
     if host is not None and host in config.hosts:
-        return f"builds on {host}: {', '.join(config.hosts[host].builds) or 'none'}"
-    return "builds: " + (", ".join(sorted({b for hc in config.hosts.values() for b in hc.builds})) or "none")
+        return host, ", ".join(config.hosts[host].builds) or "none"
+    return None, ", ".join(sorted({b for hc in config.hosts.values() for b in hc.builds})) or "none"
 
 
 def retarget(plan: Plan, *, host: str, build: str | None, config: Config, context: ThreadContext | None = None,
@@ -408,7 +412,7 @@ def _read_clause(body: str, addressed: bool, *, question: bool = False,
     starts_imperative = body.startswith(w.LEAD_MARK) or bool(acts.IMPERATIVE_RE.match(opens))
     # A request's reason does not make it a story: "kill the stuck job so that it doesn't come back later"
     main = w.REASON_RE.split(body, maxsplit=1)[0] if starts_imperative else body
-    if acts.LATER_CONDITION_RE.search(opens):  # "next time X OOMs, …": a supposition, carried over the comma
+    if acts.LATER_CONDITION_RE.search(opens):  # "next time X OOMs, …", "… if it dies again": not now, even asked
         hits.ignored.append((body, "hypothetical"))
         return hits
     if w.NARRATIVE_RE.search(main):

@@ -232,8 +232,6 @@ def act_of(clause: str, *, addressed: bool, imperative: bool, has_names: bool, t
         return "rhetorical"
     if EXAMPLE_RE.search(clause):
         return "advice"
-    if LATER_CONDITION_RE.search(clause):
-        return "hypothetical"  # "try -j1 if the problem persists", "rebuild it if it dies again": not now
     if imperative:
         return None
     if STORY_TIME_RE.search(clause):

@@ -1040,7 +1040,7 @@ def test_a_message_its_tool_wrapped_at_a_space_is_read_whole() -> None:
     first = "      RuntimeError: this extension needs its CUDA kernels, but importing them failed: No"
     found = diagnose(f"      [stderr]\n{first}\n      module named 'flash_attn_2_cuda'\n")
     assert (found.category, found.line) == ("missing_pymodule", first)
-    assert "flash_attn_2_cuda" in found.fix or "flash-attn" in found.fix or "pip install" in found.fix
+    assert "flash_attn_2_cuda" in found.fix, found.fix
     cut = ("  CMake 3.27 or higher is required.  You are running version\n  3.22.1\n")
     assert diagnose(f"CMake Error at CMakeLists.txt:1 (cmake_minimum_required):\n{cut}").category == "cmake_version"
 
