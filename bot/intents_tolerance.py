@@ -47,6 +47,12 @@ SLANG: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\b(?:respin|re-?kick|re-?fire|redo)\b(?= (?:it|that|this|the|BUILD)\b|$)"), "rebuild"),
     (re.compile(rf"\breboot {_IT}\b(?<!HOST)"), "restart it"),
     (re.compile(r"\b(?:take|have|give it) another (?:go|shot|stab|crack|swing)\b"), "retry"),
+    (re.compile(r"(?:^|(?<=: )|(?<=, ))(?:one more|another) (?:go|shot|stab|crack|swing|spin|pass)\b"), "retry"),
+    # a queue's or a CI's words for it: "requeue X", "resubmit it", "cycle the X build", "hit retry on X"
+    (re.compile(r"\b(?:re-?queue|re-?submit|re-?cycle|cycle|re-?spawn)\b(?= (?:it|that|this|the|BUILD)\b|$)"),
+     "rerun"),
+    (re.compile(r"\b(?:hit|press|push|click|smash) (?:the )?(rebuild|retry|rerun|restart)(?: button)? (?:on|for)\b"),
+     r"\1"),
     # chat shorthand: "kill n restart", "whr is it at"
     (re.compile(r"\b(kill|stop|cancel|abort)(?: it)? (?:n|'n'|&|\+) (restart|rebuild|retry|rerun)\b"), r"\1 and \2"),
     (re.compile(r"^(?:whr|wher|whre)\b"), "where"),

@@ -105,7 +105,9 @@ def test_slang_and_typos_are_read(text: str, expected: str) -> None:
 
 
 @pytest.mark.parametrize("text", ["my skill with cmake is limited", "still compiling, i think", "restart my laptop",
-                                  "the shop is closed", "kill time until the build ends"])
+                                  "the shop is closed", "kill time until the build ends",
+                                  "we cycle the power on gpu01 every week", "the CI requeued vllm yesterday",
+                                  "another go at it failed too"])
 def test_ordinary_words_stay_ordinary(text: str) -> None:
     assert not said(text).destructive
 
@@ -369,6 +371,11 @@ def test_a_refusal_of_the_whole_message_stands_when_the_request_names_nothing_it
     ("free mem on gpu01 anyone", "mem"),
     ("<@U0RIGOPS> cancel the active build on gpu01", "kill"),
     ('<@U0RIGOPS> rebuild vllm -j "6"', "rebuild=6"),
+    ("<@U0RIGOPS> requeue vllm with 4 jobs", "rebuild=4"),
+    ("<@U0RIGOPS> resubmit llama-cpp at -j2", "rebuild=2"),
+    ("<@U0RIGOPS> can you cycle the llama-cpp build", "rebuild"),
+    ("<@U0RIGOPS> hit retry on flash-attn", "rebuild"),
+    ("<@U0RIGOPS> vllm: one more go, -j 4", "rebuild=4"),
 ])
 def test_chat_shorthand_is_read(text: str, expected: str) -> None:
     plan = said(text, addressed=text.startswith("<@"))
