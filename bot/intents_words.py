@@ -559,19 +559,23 @@ MEM_QUESTION_RE = re.compile(
     r"|out of (?:mem|memory|ram)|low on (?:mem|memory|ram))\b"
     r"|^any (?:free |available )?(?:mem|memory|ram|swap|headroom) (?:left|free|available)\b"
     r"|^what(?: is|'s|s) free(?: (?:on|@) HOST)?(?: now| right now)?$"
-    r"|^how much (?:free |available |spare |usable )?(?:ram|memory|mem|swap)(?: space)?\b"
+    r"|^how much (?:free |available |spare |usable )?(?:ram|memory|mem|swap|headroom)(?: space)?\b"
     r"(?![^?]{0,40}\b(?:need|needs|needed|take|takes|took|require|required|requires|use|uses|used|per|should)\b)"
 )
 GPU_QUESTION_RE = re.compile(
     r"\b(?:output|result|numbers) of nvidia-smi\b|"
     r"\b(?:gpus?|nvidia-smi|vram|cards?)\b[^?]{0,30}\b(?:free|busy|idle|in use|used|util|utilization|doing"
     r"|available|occupied|say|says|show|shows|look|looking|loaded|hot|running|on)\b"
-    r"|^(?:what is|who is|anything|anyone|what's) (?:running |using |on )(?:the )?(?:HOST's )?gpus?\b"
+    r"|^(?:what is|who is|anything|anyone|what's|who's|whats|whos)"
+    r" (?:running |using |on |hogging |eating |holding |occupying |sitting on )(?:the |all the )?(?:HOST's )?gpus?\b"
 )
 LOG_QUESTION_RE = re.compile(
     r"^what (?:does|did|do) (?:the )?(?:BUILD |build )?(?:log|logs|output|it) (?:say|show|print|end with)\b"
     r"|^(?:any|what) (?:errors?|failures?)\b[^?]{0,30}\b(?:log|logs|output|BUILD)\b"
     r"|^what (?:is|was) the (?:last |first |actual |real )?(?:error|failure)\b"
+    # "what does the tail of BUILD look like"
+    r"|^what (?:does|did) the (?:tail|end|last (?:few )?lines?) of (?:the )?(?:BUILD|it|the build)(?: build)?"
+    r"(?: log| output)?(?: on HOST)? (?:look like|say|show)\b"
 )
 # "build it again", "compile vllm once more", "try building it again": the verb, the build, "again".
 REBUILD_AGAIN_RE = re.compile(
@@ -582,6 +586,9 @@ REBUILD_AGAIN_RE = re.compile(
     r"|from scratch|another (?:go|shot|try))\b"
 )
 LOG_RE = re.compile(
+    # "show me what BUILD printed last"
+    r"^(?:show|tell|give) (?:me |us )?what (?:BUILD|it|the build)(?: on HOST)?"
+    r" (?:printed|said|spat out|logged|output)(?: last| at the end| before it died)?$|"
     r"^(?:tail|cat|show|post|paste|send|give|get|dump|grab|check|see|look at|print|pull|fetch|share|return)\b"
     r"[^?]{0,40}?\b(?:logs?|output|lines)\b"
     r"|^tail(?: -[nf]| --lines=?)?(?: ?-?\d+)?(?: (?:it|the log|the logs|BUILD|on HOST))*$"
@@ -593,7 +600,8 @@ LOG_RE = re.compile(
     r"(?: please)?$"
     rf"|^what is the (?:{_BUILDISH} )?(?:error|errors|failure)"
     r"(?: (?:on|in|with|from|for) (?:the )?(?:HOST|BUILD|build|compile|log))?$"
-    r"|^why (?:did|is|does) (?:it|the build|BUILD|the compile|HOST)(?: (?:on|@) HOST)? (?:still )?"
+    r"|^(?:why|where|at what point) (?:did|is|does) (?:it|the build|BUILD|the compile|HOST)(?: (?:on|@) HOST)?"
+    r" (?:still )?"
     r"(?:fail|failing|die|dying|break|broken|breaking|crash|crashing|oom|stop)\b"
     r"|^what (?:failed|broke)$"
 )
@@ -622,6 +630,8 @@ GPU_RE = re.compile(
     rf"|^(?:is|are) (?:the |any |all |HOST's )?(?:{_GPU} )?{_GPU}(?: (?:on|@) HOST)? (?:still |all )?"
     r"(?:busy|free|idle|in use|available|being used|used|loaded|hot|doing anything|occupied|running)\b"
     rf"|\bany (?:free|idle|available) {_GPU}|\b(?:anyone|anybody|who is|who's|whos) using (?:the )?{_GPU}"
+    rf"|^(?:who is|who's|whos|what is|what's|whats) (?:hogging|eating|holding|occupying|sitting on)"
+    rf" (?:the |all the |HOST's )?{_GPU}"
 )
 
 # Disk space where the builds work: "df -h on HOST", "check disk space", "how much disk is left on HOST", and in a
