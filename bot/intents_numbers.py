@@ -204,6 +204,7 @@ JOBS_BARE_J_RE = re.compile(rf"(?<![\w-])j(?:=| )?{_NUM}{_NUM_END}")  # "j12", "
 JOBS_UNIT_RE = re.compile(
     rf"(?<![\w.#-]){_NUM}(?: ?(?:parallel |concurrent |compile |ninja |build )?"
     r"(?:jobs?|numjobs|threads?|cores?|workers?|procs?|processes|parallel|parallelism|cpus?|compilers?|compiles)\b"
+    r"(?! (?:fewer|less|lesser|more)\b)"  # "one job fewer", "4 jobs less": a change by that many, not the count
     r"|-way\b|(?: ?x| way) (?:parallel(?:ism)?|concurrency)\b| (?:in parallel|at a time|at once|concurrently)\b)"
     rf"|\b(?:parallelism|concurrency|parallel level) (?:of|at) {_NUM}{_NUM_END}"
 )
@@ -219,7 +220,7 @@ _COUNT_END = (
 JOBS_WITH_RE = re.compile(  # "rebuild with 16", "retry using 8", "go with 12", "try 16", "rebuild 16"
     r"(?:\b(?:rebuild|retry|restart|rerun|relaunch|try|build|compile|run|go|redo)"
     r"(?: it| again| the build| BUILD| on HOST){0,3} (?:with|using)"
-    r"|\bgo for|\b(?:rebuild|retry|rerun|try)(?: it| again)?|^(?:do|go|use))"
+    r"|\bgo for|\b(?:rebuild|retry|rerun|try)(?: it| again)?|^(?:do|go|use|make (?:it|that)))"
     rf" {_NUM}{_COUNT_END}"
 )
 # "rebuild it at 4", "send it again at 6": with the build between the verb and "at" (a bare "restart at 3" may be

@@ -382,6 +382,9 @@ def test_a_refusal_of_the_whole_message_stands_when_the_request_names_nothing_it
     ("<@U0RIGOPS> can you cycle the llama-cpp build", "rebuild"),
     ("<@U0RIGOPS> hit retry on flash-attn", "rebuild"),
     ("<@U0RIGOPS> vllm: one more go, -j 4", "rebuild=4"),
+    ("<@U0RIGOPS> -j8 is too much for vllm, make it 6", "rebuild=6"),
+    ("<@U0RIGOPS> one job fewer on llama-cpp", ""),  # a change by one, never -j1
+    ("<@U0RIGOPS> rebuild vllm, 4 jobs less", "rebuild"),
 ])
 def test_chat_shorthand_is_read(text: str, expected: str) -> None:
     plan = said(text, addressed=text.startswith("<@"))
