@@ -865,6 +865,12 @@ UNKNOWN_BUILD_RE = re.compile(  # groups 1, 2, 3 and 6: a build's own slot; 4, 5
     rf"|{_CLAUSE_START}{_NAME} (?:has|had|is|was|stays|stayed|keeps|kept|gets|got|seems|looks|hangs|hung|runs|ran"
     r"|goes|went)\b(?=[^,;.]{0,50}\b(?:memory|oom|stuck|hung|unresponsive|crash\w*|fail\w*|dead|died|killed"
     r"|frozen|freezing)\b)"
+    # a look at a build by its name: "status of X on HOST?", "progress on X?", "last 50 lines of X", "is X still
+    # compiling on HOST?"
+    rf"|{_CLAUSE_START}(?:(?:the )?(?:status|progress|eta|update|updates|news) (?:of|on|for)"
+    rf"|(?:tail|(?:the )?last \d+(?: lines)? (?:of|from))) (?:the )?{_NAME}"
+    r"(?=(?: build)?(?: (?:on|@) HOST)?(?: please| pls| now)?[?!.]*$)"
+    rf"|{_CLAUSE_START}(?:is|are) (?:the )?{_NAME}(?: build)? still (?:compiling|building|running|going|installing)\b"
 )
 # What a kill or a restart may be asked for that is no build: a server (also one named after the build it serves:
 # "the vllm server", "llama-server"), a service, a notebook's kernel, a training run, a container, a python process.
@@ -888,7 +894,7 @@ BUILD_TARGET_TOO_RE = re.compile(
     r"\b(?:kill|stop|abort|cancel|restart|rebuild|recreate|rerun|retry|relaunch)\s+(?:the\s+|that\s+)?(?:BUILD\s+)?"
     r"(?:build|compile|BUILD)\b(?!\s+(?:server|servers|service|container|notebook|kernel|process|serve)\b)"
 )
-_OWN_SLOTS = (1, 2, 3, 6)  # the groups of UNKNOWN_BUILD_RE that stand in a build's own slot
+_OWN_SLOTS = (1, 2, 3, 6, 11, 12)  # the groups of UNKNOWN_BUILD_RE that stand in a build's own slot
 _DESCRIBING_RE = re.compile(r"[a-z]{3,}ing")  # "a working build", "the passing build": what it is like
 # A model named with its version or size ("llama2-13b", "mistral-small-24b") is something a build's place can hold;
 # a model family alone ("llama") is no host and may be a loose word for a build of the config, so it is no name.
@@ -912,6 +918,7 @@ there here what which who whom whose he she they we you me us him them one none 
 mine yours ours theirs why how when where then now today
 utilization utilisation usage util temp temps temperature fan fans power traffic network io space queue vram
 free ptxas cicc nvcc gcc clang g++ cc1plus ld lld mold everything nothing somebody someone
+output stdout stderr error errors end lines console trace traceback backtrace progress
 """)
 
 

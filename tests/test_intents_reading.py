@@ -439,6 +439,10 @@ def test_what_a_box_has_a_build_does_and_a_musing_are_not_requests(text: str) ->
     ("<@U0RIGOPS> stop the pyhf tests on gpu01, they spin forever", "pyhf"),
     ("<@U0RIGOPS> rebuild the apex cuda extension build on node-3 at -j2", "apex"),
     ("<@U0RIGOPS> tail the triton log on gpu01", "triton"),
+    ("<@U0RIGOPS> status of tensorrt-llm on node-3?", "tensorrt-llm"),
+    ("<@U0RIGOPS> is deepspeed still compiling on node-3?", "deepspeed"),
+    ("<@U0RIGOPS> progress on apex?", "apex"),
+    ("<@U0RIGOPS> last 50 lines of triton", "triton"),
     ("<@U0RIGOPS> xformers on b200 keeps crashing, restart it", "xformers"),
     ("<@U0RIGOPS> how is the apex prebuild on gpu01 doing?", "apex"),
     ("<@U0RIGOPS> stop compiling tensorrt with 64 jobs, rebuild it on node-3 at -j4", "tensorrt"),
@@ -455,6 +459,9 @@ def test_an_unknown_build_named_in_a_new_shape_is_refused_not_substituted(text: 
     "<@U0RIGOPS> llama is eating gpu01 alive, kill it",    # a model family alone may be the host's build
     "<@U0RIGOPS> gpu01 keeps dying while compiling lol. kill the build",  # a word after a gerund, no name
     "<@U0RIGOPS> there was a memory crash on gpu01, kill it",
+    "<@U0RIGOPS> tail output on gpu01",
+    "<@U0RIGOPS> is make still running on gpu01?",
+    "<@U0RIGOPS> last 50 lines of the log on gpu01",
 ])
 def test_a_log_kind_or_a_bare_model_family_is_no_unknown_build(text: str) -> None:
     assert "no build" not in (said(text, addressed=True).error or ""), said(text, addressed=True)
