@@ -165,6 +165,7 @@ def _read_whole(
         if at + 1 < len(parts) and parts[at + 1].joined == "and" and (
                 w.WHAT_HAPPENED_RE.match(parts[at + 1].body) or SHARED_RESULT_RE.match(parts[at + 1].body)):
             hits.ignored.append((clause.body.removeprefix(w.LEAD_MARK), "report"))  # "run X and it died"
+            carried = "report"  # ... and "it died" is the report's own end
             continue
         if carried and clause.joined and (carried == "hypothetical" or clause.joined == "and" or not (
                 acts.IMPERATIVE_RE.match(clause.body) or clause.body.startswith(w.LEAD_MARK)

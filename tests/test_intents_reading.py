@@ -46,6 +46,7 @@ NEVER_ACTS = [
     ("i killed the vllm build and restarted it at -j8 an hour ago", "statement"),
     ("we just restart llama-cpp whenever it hangs", "hypothetical"),
     ("we restart llama-cpp by hand these days", "statement"),
+    ("they rebuilt flash-attn at -j12 and it oomed anyway", "report"),  # the trouble is the report's own end
 ]
 
 
