@@ -32,6 +32,8 @@ SLANG: tuple[tuple[re.Pattern[str], str], ...] = (
      "kill"),
     (re.compile(rf"\bshoot {_IT} in the head\b|\bput {_IT} out of (?:its|it's) misery\b"), "kill it"),
     (re.compile(r"\bpull the plug(?: on)?\b"), "kill"),
+    (re.compile(r"\b(?:stahp|stawp|stapp)\b"), "stop"),
+    (re.compile(r"\bshut (?:down|off)\b(?= (?:the|that|this|BUILD|it)\b)"), "stop"),
     (re.compile(rf"\bgive {_IT} the (?:boot|axe|chop)\b"), "kill it"),
     (re.compile(r"\babort mission\b(?: on)?"), "abort"),
     (re.compile(r"\btake (?:down|out)\b(?= (?:the|BUILD|it)\b)"), "kill"),
@@ -56,6 +58,7 @@ SLANG: tuple[tuple[re.Pattern[str], str], ...] = (
     # chat shorthand: "kill n restart", "whr is it at"
     (re.compile(r"\b(kill|stop|cancel|abort)(?: it)? (?:n|'n'|&|\+) (restart|rebuild|retry|rerun)\b"), r"\1 and \2"),
     (re.compile(r"^(?:whr|wher|whre)\b"), "where"),
+    (re.compile(r"\b(?:chk|chek|chck)\b"), "check"),
     # "free memory across all Nvidia GPUs": the GPUs' memory, not the host's
     (re.compile(r"\b(?:free |used |available )?memory (?:usage )?(?:across|of|on|for|in) (?:all |each |every |the )*"
                 r"(?:nvidia |cuda )?(?:gpus?|cards?|devices)\b"), "gpu memory"),

@@ -212,6 +212,8 @@ CLAUSE_SPLIT_RE = re.compile(
 # Lead-ins that keep a clause imperative: "pls", "can you", "let's", "we should", "@rigops" (already gone).
 LEAD_RE = re.compile(
     r"^(?:(?:hey|hi|hello|yo|ok|okay|k|so|and|also|then|now|please|just|quick|quickly|maybe|right|alright|actually"
+    r"|first(?: of all| off)?(?! (?:time|thing|try|run|build|attempt|one)\b)|firstly|after that|afterwards|finally"
+    r"|lastly"
     r"|rigops|bot|guys|folks|team|someone|somebody|anyone|anybody|ya|yeah|yep|yes|ugh|hmm+|lol|damn|welp|oof"
     r"|can you|could you|can u|could u|would you|will you|can someone|could someone|can somebody|can anyone"
     r"|could anyone|can we|could we|let's|lets|let us|go ahead and|we need to|need to|we should|you should"
@@ -226,7 +228,7 @@ _CLAUSE_EDGES = " '\"()[]{}<>"
 FILLER_LEADS = frozenset((
     "hey", "hi", "hello", "yo", "ok", "okay", "k", "so", "and", "also", "then", "now", "right", "alright",
     "rigops", "bot", "guys", "folks", "team", "ya", "yeah", "yep", "yes", "ugh", "lol", "damn", "welp", "oof",
-    "maybe", "actually",
+    "maybe", "actually", "first", "firstly", "of", "all", "off", "after", "that", "afterwards", "finally", "lastly",
 ))
 HEDGES = frozenset(("maybe", "perhaps"))
 LEAD_MARK = "\x01"  # opens a clause whose lead-in made it a request ("can you", "pls", "let's")

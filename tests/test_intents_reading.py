@@ -108,7 +108,8 @@ def test_slang_and_typos_are_read(text: str, expected: str) -> None:
 @pytest.mark.parametrize("text", ["my skill with cmake is limited", "still compiling, i think", "restart my laptop",
                                   "the shop is closed", "kill time until the build ends",
                                   "we cycle the power on gpu01 every week", "the CI requeued vllm yesterday",
-                                  "another go at it failed too"])
+                                  "another go at it failed too", "we shut down the old boxes last week",
+                                  "first time it oomed we rebuilt at -j4"])
 def test_ordinary_words_stay_ordinary(text: str) -> None:
     assert not said(text).destructive
 
@@ -379,6 +380,10 @@ def test_a_refusal_of_the_whole_message_stands_when_the_request_names_nothing_it
     ("<@U0RIGOPS> cancel the active build on gpu01", "kill"),
     ('<@U0RIGOPS> rebuild vllm -j "6"', "rebuild=6"),
     ("<@U0RIGOPS> requeue vllm with 4 jobs", "rebuild=4"),
+    ("<@U0RIGOPS> plz stahp vllm", "kill"),
+    ("<@U0RIGOPS> shut down the llama-cpp compile", "kill"),
+    ("<@U0RIGOPS> can u chk mem on node-3", "mem"),
+    ("<@U0RIGOPS> first check the gpus on b200, then kill flash-attn", "gpu kill"),
     ("<@U0RIGOPS> resubmit llama-cpp at -j2", "rebuild=2"),
     ("<@U0RIGOPS> can you cycle the llama-cpp build", "rebuild"),
     ("<@U0RIGOPS> hit retry on flash-attn", "rebuild"),
