@@ -805,7 +805,7 @@ def _resolve_host(
     if names.hosts:
         return names.hosts[0]
     if names.unknown:
-        errors.append(f"unknown host {names.unknown[0]!r} (known: {known})")
+        errors.append(f"unknown host {names.unknown[0]!r} (known: {', '.join(config.hosts)})")  # named: all of them
         return None
     ctx_host = context.host if context and context.host in config.hosts else None
     if len(names.builds) == 1:

@@ -725,6 +725,10 @@ LOG_BARE_N_RE = re.compile(
 HOST_SLOT_RE = re.compile(
     r"(?:(?<![\w-])on|(?<![\w])@)\s?(?:(?:the )?(?:host|box|node|machine|server) )?([a-z][a-z0-9_.-]{0,62})"
     r"|(?<![\w.-])([a-z][a-z0-9_.-]{0,62})'s\b"
+    # a host told about as the subject of its trouble: "h100-7 is down to 10% swap free, kill whatever is building"
+    r"|(?:^|(?<=[.?!;,:\n\x01]) ?)([a-z][a-z0-9_.-]{0,62}\d[a-z0-9_.-]{0,62})(?= (?:is|was|keeps|has|just|seems)"
+    r" (?:down|dying|swapping|thrashing|oom|ooming|out of|low on|running out|at \d|full|unreachable|unresponsive"
+    r"|hung|stuck|on fire|melting|crawling|killing)\b)"
 )
 NOT_A_HOST_RE = re.compile(  # arches, toolchains, versions, models, sizes and times that look like hosts
     r"(?:j\d+|sm_?\d+[a-z]?|compute_\d+|cuda[\w.-]*|cu\d+|py(?:thon)?[\d.]*|gcc[\w.-]*|g\+\+|clang[\w.-]*"
@@ -825,12 +829,13 @@ def _mask_unknown_hosts(text: str, stems: frozenset[str] = frozenset()) -> tuple
     unknown: list[str] = []
 
     def slot(m: re.Match[str]) -> str:
-        word = (m.group(1) or m.group(2)).rstrip("._-")
-        shaped = any(word.startswith(stem) and word[len(stem):].isdigit() for stem in stems)
+        index = next(i for i in (1, 2, 3) if m.group(i))
+        word = m.group(index).rstrip("._-")
+        shaped = index != 3 and any(word.startswith(stem) and word[len(stem):].isdigit() for stem in stems)
         if not any(c.isdigit() for c in word) or (NOT_A_HOST_RE.fullmatch(word) and not shaped):
             return m.group(0)
         unknown.append(word)
-        start, end = m.span(1) if m.group(1) else m.span(2)
+        start, end = m.span(index)
         return m.group(0)[: start - m.start()] + "HOST" + m.group(0)[end - m.start():]
 
     return HOST_SLOT_RE.sub(slot, text), unknown

@@ -130,6 +130,8 @@ def test_config_names_are_read_through_separators(text: str, build: str) -> None
     ("<@U0RIGOPS> kill triton on gpu01", "no build 'triton' on gpu01 (builds there: llama-cpp)"),
     ("kill the xformers build", "no build 'xformers' on b200 (builds there: sgl-kernel, flash-attn)"),
     ("restart llama-cpp on gpu07 at -j4", "unknown host 'gpu07'"),
+    ("h100-7 is down to less than 10% swap free, kill whatever is building there",
+     "unknown host 'h100-7' (known: b200, node-3, gpu01)"),  # the subject of its trouble; all hosts, not the channel's
 ])
 def test_a_name_the_config_does_not_know_is_refused_with_what_there_is(text: str, error: str) -> None:
     plan = said(text, addressed="U0RIGOPS" in text)
