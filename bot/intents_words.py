@@ -888,6 +888,8 @@ NOT_A_BUILD_TARGET_RE = re.compile(
     r"(?P<what>(?:(?:inference|api|model|web|http|dev|jupyter|notebook|docker|training|openai|serving)\s+)?"
     r"(?:server|servers|service|services|serve(?= process)|daemon|container|containers|notebook|jupyter|kernel"
     r"|training|inference|benchmark|tensorboard|python|pod|vm|session|tmux|screen|endpoint|workers?"
+    r"|(?:runner|ci|build|gitlab|github|jenkins|buildkite) agent|agent|runners?|tests|test suite|test run|pytest"
+    r"|ctest"
     r"|[a-z][\w.]*-server)(?: process(?:es)?| run| job| session)?)\b(?! (?:build|builds|compile|install)\b)"
 )
 # ... or told about first, and then asked for by a pronoun: "llama-server hangs on HOST after the OOM. restart it".
@@ -899,7 +901,8 @@ PRONOUN_TARGET_RE = re.compile(r"\b(?:kill|stop|abort|cancel|restart|relaunch|re
 # ... unless the build itself is asked for too: "restart the BUILD container and recreate the build".
 BUILD_TARGET_TOO_RE = re.compile(
     r"\b(?:kill|stop|abort|cancel|restart|rebuild|recreate|rerun|retry|relaunch)\s+(?:the\s+|that\s+)?(?:BUILD\s+)?"
-    r"(?:build|compile|BUILD)\b(?!\s+(?:server|servers|service|container|notebook|kernel|process|serve)\b)"
+    r"(?:build|compile|BUILD)\b(?!\s+(?:server|servers|service|container|notebook|kernel|process|serve|tests|test suite"
+    r"|test run|pytest|ctest|agent|runners?)\b)"
 )
 _OWN_SLOTS = (1, 2, 3, 6, 11, 12)  # the groups of UNKNOWN_BUILD_RE that stand in a build's own slot
 _DESCRIBING_RE = re.compile(r"[a-z]{3,}ing")  # "a working build", "the passing build": what it is like

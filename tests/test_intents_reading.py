@@ -948,6 +948,8 @@ def test_what_a_count_did_is_told_not_asked(text: str) -> None:
     ("stop the training run on b200", "training run"),
     ("kill the docker container on node-3", "docker container"),
     ("kill python on gpu01", "python"),
+    ("restart the runner agent process on node-3", "runner agent process"),
+    ("kill the sgl-kernel tests on b200", "tests"),  # a build's tests are not the build
 ])
 def test_a_thing_that_is_no_build_is_never_taken_for_one(text: str, what: str) -> None:
     for addressed in (False, True):
