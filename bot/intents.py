@@ -195,7 +195,8 @@ def _read_whole(
         carried = one.ignored[-1][1] if one.ignored and one.ignored[-1][1] in CARRIED - taking else None
     if normal.quoted and not hits.trouble and w.TROUBLE_RE.search(normal.quoted):
         hits.trouble = True  # "> node-3 is swapping" above "confirmed, stop it": the quote is the trouble
-    if hits.relative == "down" and not hits.jobs and (m := n.RELATIVE_THEN_NUMBER_RE.search(masked)):
+    if hits.relative == "down" and not hits.jobs and (
+            m := n.RELATIVE_THEN_NUMBER_RE.search(masked) or n.COUNT_ENOUGH_RE.search(masked)):
         hits.jobs.append(w.Number.of(m.group(1), "-j{}"))  # "retry with fewer jobs, say 4": that is the number
         hits.relative = None
     if ("rebuild" in hits.strong | hits.weak and not hits.jobs and not whole

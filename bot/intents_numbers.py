@@ -105,6 +105,9 @@ JOBS_EXPR_RE = re.compile(
     r"|\$\((?!nproc\))[^()\n]{1,40}\)|\$\(\([^()\n]{1,40}\)\)"
     rf"|(?<![$\w(])\(?\s*\b{_MACHINE_WORD}\b\s*\)?(?:{_OP}{_OPERAND})+"
     rf"|(?<![\w.])\d{{1,3}}\s*(?:[×*]|x(?=\d{{1,3}}(?:\s*(?:jobs?|threads?)\b|\s*$|[,;.])))\s*\d{{1,3}}(?![\w.])"
+    # a formula in words: "N = [RAM in GB] / 8 + 1 jobs", "(total ram)/4"
+    rf"|\[[^\[\]\n]{{1,30}}\](?:{_OP}{_OPERAND})+"
+    rf"|\b(?:ram|memory|mem|total ram|total memory)(?: in (?:gb|gib|g))?\)?{_OP}\d{{1,3}}\b"
     r"|\bno limit on (?:the )?(?:number of )?(?:job slots|jobs?|parallelism|parallel jobs)"
     r"|\bunlimited (?:jobs|parallelism|job slots)\b"
 )
@@ -203,7 +206,8 @@ JOBS_STRONG_RE = re.compile(
 JOBS_BARE_J_RE = re.compile(rf"(?<![\w-])j(?:=| )?{_NUM}{_NUM_END}")  # "j12", "j=12", "j 12"
 JOBS_UNIT_RE = re.compile(
     rf"(?<![\w.#-]){_NUM}(?: ?(?:parallel |concurrent |compile |ninja |build )?"
-    r"(?:jobs?|numjobs|threads?|cores?|workers?|procs?|processes|parallel|parallelism|cpus?|compilers?|compiles)\b"
+    r"(?:jobs?|numjobs|threads?|cores?|workers?|procs?|processes|parallel|parallelism|cpus?|compilers?|compiles"
+    r"|tasks|parallel tasks)\b"
     r"(?! (?:fewer|less|lesser|more)\b)"  # "one job fewer", "4 jobs less": a change by that many, not the count
     r"|-way\b|(?: ?x| way) (?:parallel(?:ism)?|concurrency)\b| (?:in parallel|at a time|at once|concurrently)\b)"
     rf"|\b(?:parallelism|concurrency|parallel level) (?:of|at) {_NUM}{_NUM_END}"
@@ -213,6 +217,7 @@ JOBS_UNIT_RE = re.compile(
 _COUNT_END = (
     r"(?=[^\w%]*$|\s+(?:please|pls|now|again|this time|instead|then|for now|asap|too|thanks|thx|ty|max|tops"
     r"|at most|or so|ok|okay|maybe|first|HOST|on HOST|BUILD|for BUILD|on BUILD|jobs?|threads?|cores?|workers?"
+    r"|rather than|instead of"
     r"|i guess|i think|i'd say|perhaps|probably"
     r"|(?:on|for|in) the BUILD build"
     r"|procs?|processes|cpus?|parallel|in parallel|at a time|at once)\b)"
@@ -235,29 +240,32 @@ JOBS_RETRY_AT_RE = re.compile(rf"\b(?:retry|rerun|redo|try again|go again|restar
 # One job said in words: "run the make commands serially", "with just one process", "single-threaded".
 JOBS_SERIAL_RE = re.compile(
     r"\b(?:serially|sequentially|in serial|single[- ]threaded|non-?parallel"
+    r"|(?:(?<=disable )|(?<=turn off )|(?<=switch off )|(?<=\bno ))(?:the )?(?:build |make |compile )?parallelism"
     r"|(?:with|using|on) (?:just |only )?(?:one|a single) (?:parallel )?(?:process|job|thread|core|cpu|worker))\b"
 )
 JOBS_TO_RE = re.compile(  # imperative "drop to 32", "cap it at 16", "set jobs to 16"
-    r"(?:^|\bto )(?:(?:drop|lower|reduce|cut|go down|bump|raise|limit|cap|throttle)(?: (?:it|that))?|set"
-    r"|hard-?code|change|make|go|(?:bring|take|knock|dial|scale|turn)(?: (?:it|that|BUILD|the build))?"
-    r"(?: on HOST)? (?:down|back|up))"
+    r"(?:^|\bto )(?:(?:drop|lower|reduce|cut|go down|bump|raise|limit|cap|throttle|bound|restrict|constrain|pin)"
+    r"(?: (?:it|that|BUILD|the build))?|set"
+    r"|hard-?code|change|make|go|(?:restore|reset|revert|return)(?: (?:it|that|BUILD|the build))?"
+    r"|(?:bring|take|knock|dial|scale|turn|put|set)(?: (?:it|that|BUILD|the build))?(?: on HOST)? (?:down|back|up))"
     r"(?: (?:the |BUILD's |the BUILD )?(?:number of |no\.? of |count of )?(?:parallel |concurrent |compile |build )?"
     r"(?:jobs|parallelism"
     r"|(?:parallel )?build (?:number|count)|parallel (?:number|count|level)"
     r"|concurrency|-j|max_jobs|procs|processes|threads|workers|cores|cpus)(?: variable| setting| value)?)?"
     r"(?: (?:for|of|on) (?:BUILD|HOST|it|the build))?(?: down| back)? (?:to|at)"
-    rf" {_NUM}(?: (?:jobs|procs|processes|threads|workers|cores|cpus))?{_COUNT_END}"
+    rf" (?:-j ?|j)?{_NUM}(?: (?:jobs|procs|processes|threads|workers|cores|cpus))?{_COUNT_END}"
 )
 # A change of the count said with its object in any words, the verb opening the clause: "limit the number of threads
 # used by make for BUILD to 4", "pin the BUILD build on HOST to 2 jobs", "switch threads to 1", "try reducing BUILD
 # build jobs to 3 from 4", "limit parallel build jobs from 32 (default) to 8". The noun must say it is the count.
 _CHANGE_VERB = (r"(?:limit|limiting|reduce|reducing|lower|lowering|decrease|decreasing|cut|drop|bound|cap|capping|pin"
                 r"|restrict|set|setting|switch|change|changing|bump|raise|increase|increasing|scale|dial|bring|throttle"
-                r"|constrain|knock|tone)")
+                r"|constrain|knock|tone|restore|reset|revert|return|put)")
 _COUNT_NOUN = (r"(?:jobs?|threads?|parallelism|parallel (?:count|number|level|jobs|builds?|compiles?)|concurrency|-j"
                r"|multi-?thread(?:ing)? (?:number|count|level)|(?:cpus?|cpu-s|cores?) (?:number|count)"
                r"|(?:number|amount|count) of (?:max_jobs|-j|make jobs|cpus?|cpu-s|cores?)"
                r"|max_jobs|procs|processes|workers|make jobs|build jobs|compile jobs|job count|thread count"
+               r"|(?:parallel )?tasks"
                r"|(?:number|count) of (?:parallel |build |compile |make )?"
                r"(?:jobs|threads|processes|workers|cores|cpus))")
 _NOT_A_COUNT_AFTER = r"(?! ?(?:gb|g|gib|mb|m|%|min|mins|minutes|hours?|h|s|sec|seconds|am|pm|x|times|days?)\b)"
@@ -272,7 +280,13 @@ JOBS_CHANGE_RE = re.compile(
 RELATIVE_THEN_NUMBER_RE = re.compile(
     r"\b(?:fewer|less|lesser|lower|reduce|cut|drop|halve)\b[^,;:.?!]{0,40}[,;:.] (?:say |like |maybe |perhaps |try "
     r"|so |to |e\.g\. |about |around )?(?:-j ?)?([0-9]{1,4})(?: (?:jobs|or so|please|maybe|max|tops|this time))?"
+    r"(?: (?:should|will|would|ought to) (?:do(?: it)?|be (?:fine|enough|ok|okay|plenty))| is (?:fine|enough|plenty))?"
     r"\s*(?:[.!,]|$)"
+)
+# "reduce the jobs on BUILD …. 3 should do": a number said to be enough, in a sentence of its own.
+COUNT_ENOUGH_RE = re.compile(
+    r"(?:^|[.;!?] )(?:-j ?)?([0-9]{1,4})(?: jobs)? (?:should|will|would|ought to) (?:do(?: it)?|be (?:fine|enough|ok"
+    r"|okay|plenty))\s*[.!]?$"
 )
 # "from 160 to 10", "from 4 jobs to 2": the new value is the second (the clause must ask for the change).
 JOBS_FROM_TO_RE = re.compile(
@@ -306,6 +320,10 @@ JOBS_STORY_AFTER_RE = re.compile(
     # what the build does at the count: "with -j32 BUILD needs about 500GB", "at -j16 it peaks around 200G"
     r"|\s+(?:BUILD|it|HOST|the build)?\s*(?:needs|needed|uses|used|peaks|peaked|takes|took|eats|ate|hits|tops out"
     r"|maxes out|consumes|consumed|requires|required|spawns|spawned|finishes|finished|completes|completed)\b"
+    # the count judged: "-j2 on a project this size is a pure joke", "-j1 was way too slow"
+    r"|[^.;!?,\n]{0,40}? (?:is|was|are|were|'s) (?:a |an |the |way |just |pretty |so |too |really |honestly |simply |pure "
+    r"|total |complete |bit )*"
+    r"(?:joke|ridiculous|silly|insane|nuts|overkill|slow|not enough|useless|pointless|painful|glacial|absurd)\b"
     # a time or a size told of the count: "at -j12: 35 min"
     r"|\s*:\s*~?\d+(?:\.\d+)?\s*(?:min|mins|minutes|s|sec|secs|seconds|h|hours?|m|gb|g|gib|mb|%)(?![\w])"
 )
@@ -318,6 +336,7 @@ REQUEST_ANY_RE = re.compile(
 # "ninja -j16", "export MAX_JOBS=24", "max 8 jobs".
 REQUEST_START_RE = re.compile(
     r"^(?:use|run|build|compile|make|ninja|cmake|export|env|start|kick(?: it)? off|do|with|at|give it|only|just|max"
+    r"|disable|turn off|switch off"
     r"|pass|(?:have|let|make) (?:it|BUILD|them) use|(?:go )?back to"
     r"|at most|no more than|up to)\b"
     # "build still runs on 4 cpus", "make is using 8 cores": the noun told about, not the verb that asks

@@ -328,6 +328,8 @@ def test_go_to_is_a_number_only_when_it_is_the_jobs(text: str) -> None:
 
 
 @pytest.mark.parametrize("text", [
+    "<@U0RIGOPS> rebuild llama-cpp on gpu01 with N = [RAM in GB] / 8 + 1 jobs",
+    "<@U0RIGOPS> bound sgl-kernel to half the cores on b200 instead of auto and rebuild",
     "<@U0RIGOPS> rebuild vllm with min(nproc, 4) jobs",
     "<@U0RIGOPS> restart llama-cpp with -j $(jobs_for_host)",
     "<@U0RIGOPS> rebuild sgl-kernel with (MemAvailable - 8) // 4 jobs",
@@ -393,6 +395,15 @@ def test_a_refusal_of_the_whole_message_stands_when_the_request_names_nothing_it
     ("<@U0RIGOPS> -j8 is too much for vllm, make it 6", "rebuild=6"),
     ("<@U0RIGOPS> one job fewer on llama-cpp", ""),  # a change by one, never -j1
     ("<@U0RIGOPS> rebuild vllm, 4 jobs less", "rebuild"),
+    # a count in more words: the verb, the unit, what it replaces, a number said to be enough
+    ("<@U0RIGOPS> knock it down to -j12 and kick vllm again", "rebuild=12"),
+    ("<@U0RIGOPS> -j2 on a project this size is a pure joke. put vllm on node-3 back to 12 and restart it",
+     "kill rebuild=12"),
+    ("<@U0RIGOPS> limit the flash-attn build to 16 tasks", "rebuild=16"),
+    ("<@U0RIGOPS> restart vllm and turn it up to 4 rather than 1, 1 was way too slow", "kill rebuild=4"),
+    ("<@U0RIGOPS> restore sgl-kernel parallelism to 24", "rebuild=24"),
+    ("<@U0RIGOPS> reduce parallel jobs on llama-cpp, gpu01 keeps killing processes. 3 should do", "rebuild=3"),
+    ("<@U0RIGOPS> vllm: disable build parallelism and rebuild", "rebuild=1"),
 ])
 def test_chat_shorthand_is_read(text: str, expected: str) -> None:
     plan = said(text, addressed=text.startswith("<@"))
