@@ -929,6 +929,7 @@ mine yours ours theirs why how when where then now today
 utilization utilisation usage util temp temps temperature fan fans power traffic network io space queue vram
 free ptxas cicc nvcc gcc clang g++ cc1plus ld lld mold everything nothing somebody someone
 output stdout stderr error errors end lines console trace traceback backtrace progress
+please pls plz thanks thx now again asap
 """)
 
 

@@ -779,6 +779,8 @@ def test_a_rebuild_said_after_a_kill_or_in_other_words(text: str, expected: str)
     ("<@U0RIGOPS> 看下 gpu01 的显存", "gpu"),
     ("vllm 日志，最后 40 行", "log=40"),
     ("<@U0RIGOPS> sgl-kernel OOM 了，用 -j8", "rebuild=8"),
+    ("<@U0RIGOPS> vllm の並列数を 4 にして再ビルドお願いします", "rebuild=4"),
+    ("<@U0RIGOPS> 把 llama-cpp 的并行任务数量限制到 2,然后重新编译", "rebuild=2"),
 ])
 def test_chinese_and_japanese_requests_are_read(text: str, expected: str) -> None:
     plan = said(text, addressed=text.startswith("<@"))
@@ -791,6 +793,7 @@ def test_chinese_and_japanese_requests_are_read(text: str, expected: str) -> Non
     "昨天 vllm 在 node-3 上重新编译了三次",                  # a report of yesterday
     "如果 gpu01 只有 16GB 内存，llama-cpp 就会 OOM",           # a supposition
     "前回 sgl-kernel を再ビルドしたら直りました",               # last time, it was fixed
+    "昨天 vllm 限制到 4 就好了",                               # yesterday, 4 did it
 ])
 def test_chinese_and_japanese_stories_never_act(text: str) -> None:
     assert not said(text).steps, said(text)
