@@ -154,8 +154,10 @@ def _read_whole(
     whole = acts.message_act(masked, to_someone=_to_someone(text, addressed), addressed=addressed)
     whole = None if whole in taking else whole
     carried: str | None = None  # a supposition or a story that the next joined clause is still part of
+    listing = False  # the clauses joined after "… was:" are what it told, up to the next sentence
     parts = list(w.clauses(masked))
     for at, clause in enumerate(parts):
+        listing = listing and bool(clause.joined)
         if whole:
             hits.ignored.append((clause.body, whole))
             continue
@@ -167,7 +169,8 @@ def _read_whole(
             hits.ignored.append((clause.body.removeprefix(w.LEAD_MARK), "report"))  # "run X and it died"
             carried = "report"  # ... and "it died" is the report's own end
             continue
-        if carried and clause.joined and (carried == "hypothetical" or clause.joined == "and" or not (
+        listing = listing or bool(carried and clause.joined and COMPLEMENT_NEXT_RE.search(parts[at - 1].body))
+        if carried and clause.joined and (carried == "hypothetical" or clause.joined == "and" or listing or not (
                 acts.IMPERATIVE_RE.match(clause.body) or clause.body.startswith(w.LEAD_MARK)
                 or (addressed and w.ASKED_LEAD_RE.match(clause.body)))):
             hits.ignored.append((clause.body.removeprefix(w.LEAD_MARK), carried))
@@ -303,6 +306,9 @@ def shown_clause(clause: str, limit: int = 80) -> str:
 
 
 CARRIED = frozenset(("hypothetical", "story", "report", "advice", "other-team", "statement"))
+# A clause that ends where what it tells is said next: "the quick fix is usually: bump the timeout and lower the
+# jobs" — what follows the colon is the story's or the advice's own, even when it reads as a request.
+COMPLEMENT_NEXT_RE = re.compile(r"\b(?:is|are|was|were|be|usually|typically|generally|normally|always|often)$")
 TO_SOMEONE_RE = re.compile(r"^\s*<@[UW][A-Z0-9]{2,20}(?:\|[^>]{0,80})?>")
 
 
@@ -682,7 +688,7 @@ def _actions(hits: _Hits, addressed: bool, *, named: bool = False) -> set[str]:
 TROUBLE_HEDGE_RE = re.compile(
     r"\b(?:likely|probably|perhaps|maybe|might|may|could|would|will|can|cause|causes|caused|causing|because"
     r"|since|due to|without|lead to|leads to|related|which|means|if|whether|prevent|avoid|suspect|guess|seems"
-    r"|sounds|looks like|consistent|typical|usually|often|sometimes|known)\b"
+    r"|sounds|looks like|consistent|typical|usually|often|sometimes|known|unlikely|doubt|doubtful|ruled out)\b"
 )
 MAX_BARE_WORDS = 5  # words beside the trouble itself in a plain cry about it ("the box is dying again, help")
 

@@ -33,6 +33,8 @@ SLANG: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(rf"\bshoot {_IT} in the head\b|\bput {_IT} out of (?:its|it's) misery\b"), "kill it"),
     (re.compile(r"\bpull the plug(?: on)?\b"), "kill"),
     (re.compile(r"\b(?:stahp|stawp|stapp)\b"), "stop"),
+    (re.compile(r"\b(?:forcefully|forcibly|force-)(?= (?:cancel|kill|stop|abort|terminate))"), "force"),
+    (re.compile(r"\bforce (?:it|BUILD|the build) to (rebuild|recompile|rerun|restart)\b"), r"\1 it"),
     (re.compile(r"\bshut (?:down|off)\b(?= (?:the|that|this|BUILD|it)\b)"), "stop"),
     (re.compile(rf"\bgive {_IT} the (?:boot|axe|chop)\b"), "kill it"),
     (re.compile(r"\babort mission\b(?: on)?"), "abort"),

@@ -104,7 +104,18 @@ _FLAG_NAMED_RE = re.compile(r"\b(?:a|the|lower|higher|smaller|larger|bigger|redu
 CODE_CORE_COUNT_RE = re.compile(r"cpu_count|\bnproc\b|num_cpus|cpus_allowed|available_cpus|hardware_concurrency", re.I)
 
 
+# A command that throws the kept work away, in code: "`make clean && make -j 4`", "`rm -rf build && cmake …`".
+CODE_CLEAN_RE = re.compile(r"\b(?:make (?:dist)?clean|ninja -t clean|cargo clean|git clean -[a-z]*x[a-z]*|distclean"
+                           r"|mrproper)\b|\brm -rf \S*build\S*", re.I)
+
+
 def _inline_code(m: re.Match[str]) -> str:
+    if CODE_CLEAN_RE.search(m.group(1)):
+        return " clean rebuild " + _inline_code_jobs(m).strip() + " "
+    return _inline_code_jobs(m)
+
+
+def _inline_code_jobs(m: re.Match[str]) -> str:
     inner = m.group(1)
     if CODE_BARE_J_RE.fullmatch(inner):  # "a lower `-j`": the flag named, not given
         return " jobs " if _FLAG_NAMED_RE.search(m.string[max(0, m.start() - 16): m.start()]) else " -j (no number) "
@@ -287,6 +298,9 @@ NARRATIVE_RE = re.compile(
     r"|last (?:night|week|time|month|year|run|friday|monday|tuesday|wednesday|thursday|saturday|sunday)"
     r"|i'll|we'll|i will|we will|(?:gonna|going to)(?! need (?:you|u|someone|somebody|rigops) to\b)"
     r"|let me|ran(?! out)|i've run|we've run|is what (?:i|we) (?:ran|did|used)"
+    # what worked, told as the fix: "what worked for us was: …", "the usual fix is …"
+    r"|what (?:worked|fixed it|helped|did it|did the trick)|the (?:usual |quick |real |only )?(?:fix|trick|workaround"
+    r"|solution) (?:is|was|that worked)"
     r"|in (?:a few|\d+) (?:min|mins|minutes|hours?|h|secs?|seconds))\b"
 )
 # What a thing is made to do, told about it: "the rebuild script is supposed to cap it at 8".
@@ -547,6 +561,12 @@ STATUS_QUESTION_RE = re.compile(
     r"|^what (?:is|'s) (?:BUILD|it|the build)(?: on HOST)? (?:on|at|doing|up to)\b"
     r"|^where(?: is|'s|s) (?:BUILD|it|the build)(?: on HOST)?(?: at)?(?: now| right now| currently| so far)?$"
     r"|^(?:any )?(?:update|updates|progress|news|eta)(?: (?:on|for|with|of) [^?]{1,30})?$"
+    # "how's it going?", "what's its status", "how are things looking on HOST"
+    r"|^how(?: is|'s|s| are) (?:BUILD|the build|the BUILD build)(?: (?:on|@) HOST)?"
+    r" (?:going|coming along|doing|looking|progressing)\b"
+    r"|^how(?: is|'s|s| are) (?:it|things|everything) (?:going|coming along|doing|looking|progressing)"
+    r" (?:on|@|with) (?:HOST|BUILD)\b"
+    r"|^(?:what(?: is|'s|s) )?(?:its|BUILD's|the build's) (?:status|progress|state)\b"
     r"|^is (?:it|BUILD|the build|HOST's build|the HOST build|the BUILD build)(?: on HOST)?"
     r" (?:past|beyond|over|at) (?:\d+|the)\b"
 )
@@ -705,6 +725,8 @@ ADDRESSED_BARE_WORDS: dict[str, str] = {
     **dict.fromkeys(("kill", "stop", "abort", "cancel", "halt", "terminate", "kill it", "stop it"), "kill"),
     **dict.fromkeys(("rebuild", "retry", "rerun", "build", "again", "go again"), "rebuild"),
     **dict.fromkeys(("restart", "relaunch", "start over"), "restart"),
+    **dict.fromkeys(("how's it going", "how is it going", "hows it going", "how's it coming along",
+                     "how is it coming along", "how's it looking", "how is it looking"), "status"),
     **dict.fromkeys(("hosts", "list hosts", "host list", "list", "which hosts", "what hosts", "machines",
                      "boxes", "servers", "list the hosts", "show hosts", "what hosts do you know"), "hosts"),
     **dict.fromkeys(("help", "commands", "usage", "what can you do", "how do i use you", "man", "halp",
@@ -930,6 +952,7 @@ utilization utilisation usage util temp temps temperature fan fans power traffic
 free ptxas cicc nvcc gcc clang g++ cc1plus ld lld mold everything nothing somebody someone
 output stdout stderr error errors end lines console trace traceback backtrace progress
 please pls plz thanks thx now again asap
+smoke unit integration regression e2e functional perf performance benchmark benchmarks
 """)
 
 

@@ -47,6 +47,9 @@ NEVER_ACTS = [
     ("we just restart llama-cpp whenever it hangs", "hypothetical"),
     ("we restart llama-cpp by hand these days", "statement"),
     ("they rebuilt flash-attn at -j12 and it oomed anyway", "report"),  # the trouble is the report's own end
+    # what worked, told as the fix, and what follows its colon
+    ("what worked for us was: kill the build, rerun vllm at -j4", "story"),
+    ("the quick fix is usually: bump the timeout and lower the jobs on vllm", "story"),
 ]
 
 
@@ -182,6 +185,9 @@ def test_the_core_count_in_words_that_is_not_the_jobs_asked_for_is_not_refused(t
     ("<@U0RIGOPS> where did vllm die", "log"),
     ("<@U0RIGOPS> how much headroom does b200 have", "mem"),
     ("<@U0RIGOPS> who's hogging the gpus on node-3", "gpu"),
+    ("<@U0RIGOPS> how's it going on node-3?", "status"),
+    ("<@U0RIGOPS> my sgl-kernel build stops at 1832 every time. what's its status, and the last 25 log lines",
+     "status log=25"),
     ("<@U0RIGOPS> mem + nvidia-smi on node-3", "mem gpu"),
     ("<@U0RIGOPS> status / last 30 lines for vllm", "status log=30"),
     ("<@U0RIGOPS> stop llama-cpp, check the gpus, then rebuild it at 2", "kill gpu rebuild=2"),
@@ -404,6 +410,7 @@ def test_a_refusal_of_the_whole_message_stands_when_the_request_names_nothing_it
     ("<@U0RIGOPS> restore sgl-kernel parallelism to 24", "rebuild=24"),
     ("<@U0RIGOPS> reduce parallel jobs on llama-cpp, gpu01 keeps killing processes. 3 should do", "rebuild=3"),
     ("<@U0RIGOPS> vllm: disable build parallelism and rebuild", "rebuild=1"),
+    ("<@U0RIGOPS> forcefully cancel vllm", "kill"),
 ])
 def test_chat_shorthand_is_read(text: str, expected: str) -> None:
     plan = said(text, addressed=text.startswith("<@"))
@@ -1020,3 +1027,17 @@ def test_slang_opening_a_sentence_keeps_its_space() -> None:
 def test_shorthand_for_fewer_threads_and_the_number_after(text: str, expected: str) -> None:
     got = steps(said(text, addressed=True)).replace("kill mem ", "").replace("kill ", "").replace("mem ", "")
     assert got == expected, said(text, addressed=True)
+
+
+@pytest.mark.parametrize(("text", "jobs"), [
+    ("<@U0RIGOPS> try `make clean && make -j 4` for llama-cpp on gpu01", 4),
+    ("<@U0RIGOPS> llama-cpp: `cd build/ &amp;&amp; make clean &amp;&amp; make`", None),
+    ("<@U0RIGOPS> clean llama-cpp's build dir and force it to rebuild the object files", None),
+])
+def test_a_clean_start_asked_in_code_or_in_words(text: str, jobs: int | None) -> None:
+    plan = said(text, addressed=True)
+    assert [(s.action, s.jobs, s.clean) for s in plan.steps] == [("rebuild", jobs, True)], plan
+
+
+def test_a_clean_command_told_of_the_past_asks_nothing() -> None:
+    assert said("I ran `make clean && make -j4` on llama-cpp yesterday").steps == ()
