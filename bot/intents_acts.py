@@ -74,14 +74,18 @@ STORY_TIME_RE = re.compile(
 
 # Said to an audience, or quoting docs: the whole message is advice ("FYI for anyone building on a laptop: …").
 AUDIENCE_RE = re.compile(
-    r"\b(?:fyi|psa|heads up|pro tip|protip|tip|note|reminder|hint)\b[^.?!\n]{0,12}?\b(?:for|to)\b"
+    r"\b(?:fyi|psa|heads up|pro tip|protip|tip|note|reminder|hint|advice)\b[^.?!\n]{0,12}?\b(?:for|to)\b"
     r" (?:anyone|anybody|everyone|everybody|people|folks|those|the new|newcomers|others|new folks|whoever"
     r"|you all|y'all|all)\b"
     r"|\bfor (?:anyone|anybody|everyone|everybody|those|the new folks|newcomers|whoever|people)"
     r" (?:who|that|building|on|with|using|hitting|running|trying|seeing|reading)\b"
     r"|\b(?:from|per|according to|in) the (?:docs|documentation|readme|manual|wiki|faq|guide|man page)\b"
     r"|\b(?:the )?(?:docs|documentation|readme|manual|wiki|faq|guide) (?:says|say|said|recommends|suggests)\b"
-    r"|^(?:psa|pro tip|protip|tip|til|fwiw|lesson learned|note to self|whoever)\b"
+    r"|^(?:psa|pro tip|protip|tip|til|fwiw|lesson learned|note to self|whoever|rule of thumb|for the record"
+    r"|(?:general |my |some |a word of |word of )?advice|(?:a |quick |hot |life pro )?tip|lpt)\b"
+    # somebody else's words quoted: "someone on reddit said 'just rerun X with MAX_JOBS=4'"
+    r"|\b(?:said|says|suggested|suggests|wrote|writes|recommended|recommends|told (?:me|us)|posted)[:,]?"
+    r" [\"'\u201c\u2018]"
     r"|^(?:on|for) (?:a|an|any) (?:machine|box|host|system|node|laptop|server|workstation)s? with \d"
     r"|\b(?:anyone|anybody|whoever|someone|people) who (?:builds|rebuilds|restarts|runs|kills|compiles)\b"
     r"|^(?:commands|steps|instructions|how|ways|options) to [a-z ]{2,30}:"
@@ -112,6 +116,14 @@ LATER_CONDITION_RE = re.compile(
     r"|comes back|recurs|fails again|dies again|ooms again|crashes again|hangs again|breaks again"
     r"|oom'?s again|gets killed again|runs out of memory again)\b"
     r"|^(?:the )?next time\b|^(?:whenever|every time|each time)\b"
+    # an event to wait for: "kill it if it hangs", "should X die overnight, …", "after the tests pass, …",
+    # "when memory frees up, …" (a state now stays a request: "kill it if it's stuck")
+    r"|\b(?:if|when|whenever|once|in case) (?:it|this|that|BUILD|the build|HOST) (?:ever )?(?:hangs|stalls|gets stuck"
+    r"|freezes|ooms|oom's|dies|fails|crashes|breaks|gets killed|runs out of memory|starts swapping|swaps)\b"
+    r"|^should (?:it|BUILD|the build|HOST) (?:ever )?(?:die|fail|crash|oom|hang|break|get killed|run out|stall)\b"
+    r"|^(?:after|once|when) (?:the |its |BUILD's )?(?:tests?|build|BUILD|it|compile|install|job|memory|ram|HOST)"
+    r"[^,;]{0,30}? (?:pass|passes|passed|finish|finishes|is done|are done|completes|ends|frees up|is free"
+    r"|comes back|recovers|settles|calms down)\b"
 )
 HYPOTHETICAL_RE = re.compile(
     r"\b(?:if(?! (?:possible|you can|you could|you don't mind|you do not mind|that's ok|that is ok|convenient"

@@ -1041,3 +1041,23 @@ def test_a_clean_start_asked_in_code_or_in_words(text: str, jobs: int | None) ->
 
 def test_a_clean_command_told_of_the_past_asks_nothing() -> None:
     assert said("I ran `make clean && make -j4` on llama-cpp yesterday").steps == ()
+
+
+@pytest.mark.parametrize("text", [
+    "should vllm die overnight, restart it at -j4",             # an event to wait for
+    "after the tests pass, restart llama-cpp",
+    "when memory frees up, kick vllm again",
+    "kill the build if it hangs and rerun with -j4",
+    "rule of thumb: restart llama-cpp with -j2 when it ooms",   # advice, by its lead
+    "general advice for anyone: rebuild flash-attn at -j8",
+    "for the record: kill vllm and retry at -j2",
+    "someone on reddit said 'just rerun flash-attn with MAX_JOBS=4'",  # somebody else's words
+])
+def test_a_request_for_later_advice_and_quoted_words_never_run(text: str) -> None:
+    for addressed in (False, True):
+        plan = said(("<@U0RIGOPS> " if addressed else "") + text, addressed=addressed)
+        assert not plan.destructive, (text, addressed, plan)
+
+
+def test_a_state_now_keeps_a_conditional_request() -> None:
+    assert steps(said("<@U0RIGOPS> kill flash-attn if it's stuck", addressed=True)) == "kill"
