@@ -664,7 +664,8 @@ DISK_RE = re.compile(
     r"| now| output)*$"
     rf"|^(?:check|show|show me|get|give me|post|look at|what is|how is)(?: the| our)?(?: HOST's)? {_DISK}"
     r"(?: (?:on|of|for|@) HOST)?(?: (?:usage|left|free|available|like|now))?$"
-    rf"|^(?:HOST's |HOST |the )?{_DISK}(?: (?:on|of|for|@) HOST)? (?:usage|left|free|available|status|check|now)$"
+    rf"|^(?:HOST's |HOST |the )?{_DISK}(?: (?:on|of|for|@) HOST)?(?: (?:usage|left|free|available|status|check"
+    r"|now))?$"
     r"|^how much (?:free |available )?(?:disk|disk space|space|storage)(?: space)?(?: is| do we have| does HOST have)?"
     r"(?: (?:left|free|available|remaining))?(?: (?:on|@) HOST)?$"
 )
@@ -777,12 +778,14 @@ ALL_HOSTS_RE = re.compile(
     # not "across all Nvidia GPUs on HOST" (the GPUs of one), nor "on all the HOST nodes" (a group named)
     r"|\b(?:on|for|across)\s+(?P<on>all|everything)\b(?!\s+(?:(?:the|my|our|its|of\s+the|of\s+its)\s+)?"
     r"(?:HOST|nvidia\w*|gpus?|cards?|devices?|processes|procs|cores|cpus|threads|files|lines|logs?|memory|ram)\b)"
-    r"|^\s*(?:status|mem|memory|ram|gpus?|nvidia-smi|free(?:\s+-h)?)\s+(?P<bare>all)\s*[?.!]*\s*$")
+    r"|^\s*(?:status|mem|memory|ram|gpus?|nvidia-smi|free(?:\s+-h)?)\s+(?P<bare>all)\s*[?.!]*\s*$"
+    # "mem everywhere", "disk across the fleet"
+    r"|\b(?P<where>everywhere|across\s+the\s+(?:fleet|board)|fleet-?wide)\b")
 
 
 def _mask_all(m: re.Match[str]) -> str:
     """Replace only the words that mean "every host", keeping the verb around them."""
-    name = next(g for g in ("every", "on", "bare") if m.group(g) is not None)
+    name = next(g for g in ("every", "on", "bare", "where") if m.group(g) is not None)
     start, end = m.span(name)
     whole_start, whole_end = m.span()
     text = m.group(0)

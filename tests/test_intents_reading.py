@@ -186,6 +186,7 @@ def test_the_core_count_in_words_that_is_not_the_jobs_asked_for_is_not_refused(t
     ("<@U0RIGOPS> how much headroom does b200 have", "mem"),
     ("<@U0RIGOPS> who's hogging the gpus on node-3", "gpu"),
     ("<@U0RIGOPS> how's it going on node-3?", "status"),
+    ("<@U0RIGOPS> disk space on node-3?", "disk"),
     ("<@U0RIGOPS> my sgl-kernel build stops at 1832 every time. what's its status, and the last 25 log lines",
      "status log=25"),
     ("<@U0RIGOPS> mem + nvidia-smi on node-3", "mem gpu"),
@@ -1061,3 +1062,9 @@ def test_a_request_for_later_advice_and_quoted_words_never_run(text: str) -> Non
 
 def test_a_state_now_keeps_a_conditional_request() -> None:
     assert steps(said("<@U0RIGOPS> kill flash-attn if it's stuck", addressed=True)) == "kill"
+
+
+@pytest.mark.parametrize("text", ["<@U0RIGOPS> mem everywhere", "<@U0RIGOPS> disk usage across the fleet"])
+def test_everywhere_is_every_host(text: str) -> None:
+    plan = said(text, addressed=True)
+    assert plan.host == "all" and plan.error is None and len(plan.steps) == 1, plan
