@@ -109,8 +109,22 @@ CJK: tuple[tuple[re.Pattern[str], str], ...] = (
 # Spanish and Portuguese, for a message that is written in one of them (two of its small words): the same few
 # requests and the words of a story or a supposition, nothing else.
 IBERIAN_MARKERS_RE = re.compile(r"\b(?:el|la|los|las|del|por|favor|quiero|quero|você|voce|isso|esto|eso|mientras"
-                                r"|enquanto|uso|de|en|em|no|na|do|da|um|uma|un|una|que|com|con|hola|olá|ola)\b")
+                                r"|enquanto|uso|de|en|em|no|na|do|da|um|uma|un|una|que|com|con|hola|olá|ola"
+                                r"|memória|memoria|cuánta|cuanta|quanta|livre|queda|recompila|reinicia|líneas"
+                                r"|linhas|últimas|hilos|cómo)\b")
 IBERIAN: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"\b(?:cuánta|cuanta|quanta|quánta) (?:memoria|memória)(?: ram)?(?: (?:libre|livre))?"
+                r" (?:libre|livre|queda|resta|hay|tem|há|disponible|disponível|tiene|sobra)\b"),
+     "how much memory is free"),
+    (re.compile(r"\b(?:las |os |as )?(?:últimas|ultimas|últimos|ultimos) (\d{1,5}) (?:líneas|lineas|linhas)\b"),
+     r"the last \1 lines"),
+    (re.compile(r"\b(?:cómo|como) (?:va|vai|anda|está|esta) (?:el |o )?(?:build|compilación|compilacion|compilação"
+                r"|compilacao)\b"), "how is the build going"),
+    (re.compile(r"\b(?:baja|bajar|baje|reducir|reduzca|diminui|diminuir|diminua|baixa|baixar|abaixa)\b"
+                r"([^.,;?!]{0,40}?) (?:a|para) (\d{1,4})\b"), r"lower\1 to \2"),
+    (re.compile(r"\b(?:hilos|núcleos|nucleos|tarefas|trabajos|procesos|processos|tareas)\b"), "jobs"),
+    (re.compile(r"\b(?:con|com)\b(?= (?:-j|\d))"), "with"),
+    (re.compile(r"\b(?:en|no|na|em)\b(?= HOST\b)"), "on"),
     (re.compile(r"\b(?:quiero|quero|quisiera|gostaria de) ver\b|\b(?:muéstrame|muestrame|muestra|mostrar|mostra|mostre"
                 r"|me mostra|me muestra|ver)\b"), "show"),
     (re.compile(r"\b(?:el |o )?uso de (?:la )?(?:memoria|memória)\b"), "memory usage"),
@@ -132,6 +146,7 @@ def slang(text: str) -> str:
     for pattern, plain in SLANG:
         text = pattern.sub(plain, text)
     if len(IBERIAN_MARKERS_RE.findall(text)) >= 2:
+        text = text.replace("¿", "").replace("¡", "")
         for pattern, plain in IBERIAN:
             text = pattern.sub(plain, text)
     if not text.isascii():

@@ -1068,3 +1068,20 @@ def test_a_state_now_keeps_a_conditional_request() -> None:
 def test_everywhere_is_every_host(text: str) -> None:
     plan = said(text, addressed=True)
     assert plan.host == "all" and plan.error is None and len(plan.steps) == 1, plan
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("<@U0RIGOPS> reinicia el build de llama-cpp con 2 hilos", "rebuild=2"),
+    ("<@U0RIGOPS> recompila o vllm com 4 jobs", "rebuild=4"),
+    ("<@U0RIGOPS> baja los jobs de vllm a 6 y reinicia", "rebuild=6"),
+    ("<@U0RIGOPS> quanta memória livre tem no node-3?", "mem"),
+    ("<@U0RIGOPS> cuánta memoria queda en b200?", "mem"),
+    ("<@U0RIGOPS> muestra las últimas 50 líneas del log de vllm", "log=50"),
+    ("<@U0RIGOPS> ¿cómo va el build de vllm?", "status"),
+])
+def test_spanish_and_portuguese_requests_in_more_words(text: str, expected: str) -> None:
+    assert steps(said(text, addressed=True)).replace("kill ", "") == expected
+
+
+def test_a_spanish_report_still_asks_nothing() -> None:
+    assert said("ayer recompilé vllm con -j4 y funcionó").steps == ()
