@@ -688,7 +688,8 @@ def _actions(hits: _Hits, addressed: bool, *, named: bool = False) -> set[str]:
 TROUBLE_HEDGE_RE = re.compile(
     r"\b(?:likely|probably|perhaps|maybe|might|may|could|would|will|can|cause|causes|caused|causing|because"
     r"|since|due to|without|lead to|leads to|related|which|means|if|whether|prevent|avoid|suspect|guess|seems"
-    r"|sounds|looks like|consistent|typical|usually|often|sometimes|known|unlikely|doubt|doubtful|ruled out)\b"
+    r"|sounds|looks like|consistent|typical|usually|often|sometimes|known|unlikely|doubt|doubtful|ruled out"
+    r"|when|whenever|realistic|common|normal|expected|inevitable)\b"
 )
 MAX_BARE_WORDS = 5  # words beside the trouble itself in a plain cry about it ("the box is dying again, help")
 

@@ -166,7 +166,8 @@ SELF_HOW_TO_RE = re.compile(r"^how (?:do|can|would|should|could) (?:i|we|one)\b.
                             r"|rebuild|restart|rerun|retry|relaunch)\b|\b(?:myself|ourselves|by hand|manually)\b")
 # "why would anyone rebuild X at -j128?", "who in their right mind kills …": a question that asks for nothing.
 RHETORICAL_RE = re.compile(r"^(?:why (?:would|on earth would|the hell would) (?:anyone|anybody|you|someone)"
-                           r"|who (?:in their right mind|would ever|on earth))\b")
+                           r"|who (?:in their right mind|would ever|on earth)"
+                           r"|are you (?:sure|certain|positive)(?! (?:you can|it's ok to)))\b")
 HOW_TO_RE = re.compile(
     r"^(?:how (?:do|can|would|should|to|does one)|any idea how|anyone know how|does anyone know|do you know how"
     r"|is there a way|what is the (?:best|right|recommended) way|why does|why do|why is it"

@@ -1085,3 +1085,13 @@ def test_spanish_and_portuguese_requests_in_more_words(text: str, expected: str)
 
 def test_a_spanish_report_still_asks_nothing() -> None:
     assert said("ayer recompilé vllm con -j4 y funcionó").steps == ()
+
+
+@pytest.mark.parametrize("text", [
+    "GPU memory usage seems to be steadily increasing on gpu01",        # told of, not asked
+    "are you sure the GPU is free? nvidia-smi shows several processes on node-3",  # asked of a person
+    "When OOM Killer is triggered on b200, it can kill any process",   # how it goes, not news
+    "On a box like b200 the OOM killer is a realistic event",
+])
+def test_memory_and_gpus_told_of_ask_for_no_look(text: str) -> None:
+    assert said(text).steps == (), said(text)
