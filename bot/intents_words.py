@@ -109,7 +109,16 @@ CODE_CLEAN_RE = re.compile(r"\b(?:make (?:dist)?clean|ninja -t clean|cargo clean
                            r"|mrproper)\b|\brm -rf \S*build\S*", re.I)
 
 
+# A look's own tool, with whatever options: "`nvidia-smi --query-gpu …`", "`watch -n1 nvidia-smi`", "`free -g`".
+CODE_LOOK_RE = re.compile(r"^\s*(?:sudo\s+)?(?:watch\s+(?:-n\s*[\d.]+\s+)?)?(?P<tool>nvidia-smi|nvtop|gpustat|free|df"
+                          r"|htop|vmstat)\b", re.I)
+_CODE_LOOK = {"nvidia-smi": "nvidia-smi", "nvtop": "nvidia-smi", "gpustat": "nvidia-smi", "free": "free -h",
+              "htop": "free -h", "vmstat": "free -h", "df": "df -h"}
+
+
 def _inline_code(m: re.Match[str]) -> str:
+    if (look := CODE_LOOK_RE.match(m.group(1))) and not CODE_JOBS_IN_RE.search(m.group(1)):
+        return f" {_CODE_LOOK[look.group('tool').lower()]} "
     if CODE_CLEAN_RE.search(m.group(1)):
         return " clean rebuild " + _inline_code_jobs(m).strip() + " "
     return _inline_code_jobs(m)
@@ -516,6 +525,7 @@ STATUS_RE = re.compile(
     r"(?: (?:on|@) HOST)?$"
     r"|^is (?:the |my |our )?(?:build|compile|BUILD|ninja|it)(?: (?:on|@) HOST)? (?:still )?"
     r"(?:running|going|building|compiling|done|finished|alive|stuck|hung|progressing|complete|over)\b"
+    r"(?! (?:out of|low on) (?:mem|memory|ram|swap|disk|space)\b)"
     rf"|^(?:did|has) (?:the |my |our )?{_BUILDISH}(?: (?:on|@) HOST)? (?:finish|finished|complete|completed"
     r"|succeed|succeeded|pass|passed|fail|failed|die|died|crash|crashed|break|broke|end|ended|work)\b"
     r"|^what is (?:running|going on|happening) (?:on|@|with) (?:HOST|the build|BUILD)\b|^what is running$"
@@ -553,6 +563,7 @@ _STATE = (r"(?:alive|dead|running|going|building|compiling|linking|progressing|m
 STATUS_QUESTION_RE = re.compile(
     rf"^(?:is|are|has|have|was|did|does|do you see|any idea if|is there) (?:{_SUBJECT} )?"
     rf"(?:[^?]{{0,30}} )?(?:still |actually |even |really |just |already |now |yet )*{_STATE}\b"
+    r"(?! (?:out of|low on) (?:mem|memory|ram|swap|disk|space)\b)"  # "is X running out of memory?" asks the memory
     rf"|^(?:{_SUBJECT} )?(?:still )?(?:alive|running|going|compiling|building|progressing|moving)"
     r"(?: or (?:dead|not|hung|stuck|what))?$"
     r"|^(?:still )?alive(?: or dead)?$"
@@ -577,8 +588,9 @@ MEM_QUESTION_RE = re.compile(
     r"^(?:(?:is|are|how is|what is|how's|and|any|the|our|HOST's|HOST|on HOST|free|available) )*"
     r"(?:mem|memory|ram|swap|headroom)\b[^?]{0,30}\b(?:left|free|available|usage|used|ok|okay|fine|looking"
     r"|look like|like|full|pressure|status|situation|at|now|getting low|running low|holding up|enough)\b"
-    r"|^(?:is|are|how is|what is) (?:HOST |HOST's |the box |the machine |it )?(?:still )?(?:swapping|thrashing"
-    r"|out of (?:mem|memory|ram)|low on (?:mem|memory|ram))\b"
+    r"|^(?:is|are|how is|what is) (?:HOST |HOST's |the box |the machine |it |BUILD |the build |the BUILD build )?"
+    r"(?:still )?(?:swapping|thrashing|out of (?:mem|memory|ram)|low on (?:mem|memory|ram)"
+    r"|running (?:out of|low on) (?:mem|memory|ram))\b"
     r"|^any (?:free |available )?(?:mem|memory|ram|swap|headroom) (?:left|free|available)\b"
     r"|^what(?: is|'s|s) free(?: (?:on|@) HOST)?(?: now| right now)?$"
     r"|^how much (?:free |available |spare |usable )?(?:ram|memory|mem|swap|headroom)(?: space)?\b"

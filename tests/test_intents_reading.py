@@ -187,6 +187,9 @@ def test_the_core_count_in_words_that_is_not_the_jobs_asked_for_is_not_refused(t
     ("<@U0RIGOPS> who's hogging the gpus on node-3", "gpu"),
     ("<@U0RIGOPS> how's it going on node-3?", "status"),
     ("<@U0RIGOPS> disk space on node-3?", "disk"),
+    ("`nvidia-smi --query-gpu` on b200", "gpu"),                      # a look's own tool, with its options
+    ("<@U0RIGOPS> `free -g` on gpu01", "mem"),
+    ("<@U0RIGOPS> is vllm running out of memory?", "mem"),
     ("<@U0RIGOPS> my sgl-kernel build stops at 1832 every time. what's its status, and the last 25 log lines",
      "status log=25"),
     ("<@U0RIGOPS> mem + nvidia-smi on node-3", "mem gpu"),
