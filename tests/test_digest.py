@@ -20,7 +20,7 @@ import pytest
 from bot.digest import Digest, HostDigest, OomKillSeen, collect, fingerprint
 from bot.gpu import parse_gpu_report
 from bot.hosts.models import GpuReport, Snapshot
-from bot.memory import Memory
+from bot.memory.meminfo import Memory
 from bot.scheduler import Schedule
 from bot.services import Services
 from bot.slack.blocks import HEADER_TEXT, HOME_BLOCKS, MESSAGE_BLOCKS, SECTION_TEXT, to_blocks

@@ -11,7 +11,7 @@ import pytest
 
 from bot.core.requests import _fewer
 from bot.diagnose import Diagnosis
-from bot.oom import OomKill
+from bot.memory.watch import OomKill
 from bot.store import BuildRun, Store
 from bot.text.render import build_result
 from tests.harness import record_run

@@ -3,7 +3,7 @@ thread about memory pressure (once per episode, with buttons) and OOM kills, pau
 compilers, and keeps the memory chart and the compilers' peaks that the -j advisor learns from.
 
 One :class:`Guard` per run, driven by the Follower: ``start`` when it begins following, ``finish`` when the
-build has ended. Decisions about memory come from :class:`bot.oom.OomWatch`; this module does the talking.
+build has ended. Decisions about memory come from :class:`bot.memory.watch.OomWatch`; this module does the talking.
 """
 
 from __future__ import annotations
@@ -17,13 +17,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bot.actions import Requester
-from bot.advisor import JobMemory
 from bot.aio import Tasks, cancel, log_end
 from bot.chart import MemorySeries, render_memory_chart
 from bot.core.talk import Conversation
 from bot.errors import HostError, RigopsError
 from bot.hosts.models import ProcId, Sample
-from bot.oom import Alert, BuildUsage, OomKill, OomWatch, Thresholds, headroom
+from bot.memory.advisor import JobMemory
+from bot.memory.frame import headroom
+from bot.memory.watch import Alert, BuildUsage, OomKill, OomWatch, Thresholds
 from bot.plan import Plan, Step
 from bot.services import Services
 from bot.store import BuildRun

@@ -15,7 +15,7 @@ from zoneinfo import ZoneInfo
 from bot.core.talk import MESSAGE_SECTIONS, MESSAGE_TEXT, Message
 from bot.digest import Digest, HostDigest, gpu_busy, memory_level
 from bot.fleet import HostResult
-from bot.memory import human
+from bot.memory.meminfo import human
 from bot.plan import Step
 from bot.scheduler import Schedule
 from bot.text import render

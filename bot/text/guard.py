@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from bot.advisor import size_text
 from bot.config import PressureAction
 from bot.core.talk import Message
-from bot.oom import Alert, OomKill
+from bot.memory.advisor import size_text
+from bot.memory.watch import Alert, OomKill
 from bot.store import BuildRun
 from bot.text.render import choice, oom_victims
 

@@ -17,8 +17,8 @@ from bot.digest import memory_level
 from bot.fleet import HostResult
 from bot.hosts.agent import COMPILER_NAMES
 from bot.hosts.models import GpuReport, Proc, Snapshot
-from bot.memory import free_table, human
-from bot.oom import BuildUsage, OomKill
+from bot.memory.meminfo import free_table, human
+from bot.memory.watch import BuildUsage, OomKill
 from bot.plan import Plan, Question, Step, half_jobs
 from bot.progress import BuildStart, CacheStats, Progress
 from bot.redact import redact

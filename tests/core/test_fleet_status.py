@@ -20,7 +20,7 @@ from bot.config import Config
 from bot.core.talk import MESSAGE_SECTIONS, MESSAGE_TEXT, Message
 from bot.fleet import HostResult
 from bot.hosts.models import Gpu, GpuReport, Snapshot
-from bot.memory import Memory
+from bot.memory.meminfo import Memory
 from bot.plan import Step
 from bot.slack.blocks import message_text, to_blocks
 from bot.store import BuildRun
