@@ -17,7 +17,7 @@ from bot.fleet import HostResult
 from bot.hosts.agent import COMPILER_NAMES
 from bot.hosts.models import GpuReport, Proc, Snapshot
 from bot.memory.meminfo import free_table, human
-from bot.memory.policy import DEFAULT_LEVELS
+from bot.memory.policy import Levels
 from bot.memory.watch import BuildUsage, OomKill
 from bot.plan import Plan, Question, Step
 from bot.progress import BuildStart, CacheStats, Progress
@@ -505,14 +505,13 @@ def fleet_troubles(r: HostResult, step: Step) -> tuple[str, ...]:
     return found.troubles(r.result) if found is not None else ()
 
 
-def memory_troubles(snap: Snapshot) -> tuple[str, ...]:
-    """(LOW_MEMORY,) when the host's memory is low at the default levels (bot.memory.policy: a tenth available;
-    the digest goes by each host's own memory_alert_pct, which an action's result does not carry yet)."""
-    return (LOW_MEMORY,) if DEFAULT_LEVELS.of(snap.memory) == "low" else ()
+def memory_troubles(snap: Snapshot, levels: Levels) -> tuple[str, ...]:
+    """(LOW_MEMORY,) when the host's memory is low by its levels (bot.memory.policy), as in the digest."""
+    return (LOW_MEMORY,) if levels.of(snap.memory) == "low" else ()
 
 
 def status_troubles(report: StatusReport) -> tuple[str, ...]:
-    return ((FAILING,) if report.failing else ()) + memory_troubles(report.snapshot)
+    return ((FAILING,) if report.failing else ()) + memory_troubles(report.snapshot, report.levels)
 
 
 def fleet_columns(step: Step) -> tuple[str, ...]:
@@ -556,7 +555,7 @@ def status_row(report: StatusReport) -> str:
         parts.append(f"last: {last.build} {last.state}")
     parts += [f"{build} failed" for build in report.failing if last is None or build != last.build]
     parts.append(f"{len(report.snapshot.tools)} build processes")
-    if LOW_MEMORY in memory_troubles(report.snapshot):
+    if LOW_MEMORY in memory_troubles(report.snapshot, report.levels):
         mem = report.snapshot.memory
         parts.append(f"memory low: {human(mem.available)} available of {human(mem.total)}")
     return "; ".join(parts)
