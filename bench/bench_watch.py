@@ -12,7 +12,7 @@ import time
 
 from bench.common import median, ms
 from bot.hosts.models import CgroupMemory, ClassUsage, Proc, Sample
-from bot.oom import Forecast, OomWatch
+from bot.memory.watch import Forecast, OomWatch
 
 MIB = 1 << 20
 GIB = 1 << 30

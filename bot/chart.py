@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from bot.hosts.models import Sample
-from bot.oom import OomKill, frame
+from bot.memory.frame import frame
+from bot.memory.watch import OomKill
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -60,8 +61,8 @@ class KillMark(NamedTuple):
 @dataclass
 class MemorySeries:
     """One build's memory over time: each point stands for ``stride`` samples, the last for ``filled`` so far.
-    Memory is the build's frame (bot.oom.frame): its memory limit once a sample showed one (``limited``), else
-    the host's."""
+    Memory is the build's frame (bot.memory.frame): its memory limit once a sample showed one (``limited``),
+    else the host's."""
 
     max_points: int = MAX_POINTS
     max_kills: int = MAX_KILLS

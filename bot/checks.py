@@ -15,10 +15,10 @@ from typing import Any
 
 import psutil
 
-from bot.advisor import MIB, size_text
 from bot.config import Config, HostConfig
 from bot.errors import HostError, StateError
 from bot.hosts import make_host
+from bot.memory.advisor import MIB, size_text
 
 # The state dir's disk is nearly full under either: SQLite fails its writes when the disk fills.
 LOW_DISK_BYTES = 100 * MIB

@@ -21,6 +21,7 @@ from bot.errors import HostError
 from bot.fleet import FANOUT_LIMIT, GRACE
 from bot.hosts import Host
 from bot.hosts.models import GpuReport, Snapshot
+from bot.memory.policy import DEFAULT_LEVELS, Levels, MemoryLevel, host_levels
 from bot.progress import Progress
 from bot.services import Services
 from bot.store import BuildRun
@@ -45,6 +46,12 @@ class HostDigest:
     problem: str | None = None
     oom_kills: tuple[OomKillSeen, ...] = ()  # seen by the OOM guard since ``since``, oldest first
     oom_counted: int | None = None  # the host's own count of OOM kills since ``since``, where it can be told
+    levels: Levels = DEFAULT_LEVELS  # where its memory reads low or tight: from its memory_alert_pct
+
+    @property
+    def memory_level(self) -> MemoryLevel:
+        """"low", "tight", "ok", or "-" for a host that did not answer (bot.memory.policy.levels)."""
+        return self.levels.of(self.snapshot.memory if self.snapshot is not None else None)
 
     @property
     def oom_total(self) -> int:
@@ -104,6 +111,7 @@ async def _host_digest(services: Services, name: str, *, since: float | None, ti
                        progress={r.id: progress[r.id] for r in running if r.id in progress})
     if name not in services.config.hosts:
         return replace(known, problem="not in the config any more")
+    known = replace(known, levels=host_levels(services.config.hosts[name]))
     try:
         snapshot, gpus = await within(_probe(services.hosts[name]), timeout)
     except TimeoutError:
@@ -146,16 +154,8 @@ def fingerprint(digest: Digest) -> str:
     """What "something changed" compares: hosts up or down, builds started or finished, memory getting low,
     GPUs going busy or idle, OOM kills — not the exact numbers, which change on every look."""
     parts = [[h.host, h.problem is None, [r.id for r in h.running], [r.id for r in h.finished],
-              memory_level(h.snapshot), _gpu_state(h.gpus), h.oom_total] for h in digest.hosts]
+              h.memory_level, _gpu_state(h.gpus), h.oom_total] for h in digest.hosts]
     return hashlib.sha1(json.dumps(parts).encode()).hexdigest()[:16]
-
-
-def memory_level(snapshot: Snapshot | None) -> str:
-    """"low" (under a tenth available), "tight" (under a quarter), "ok", or "-" for a host that did not answer."""
-    if snapshot is None:
-        return "-"
-    available = snapshot.memory.available_fraction
-    return "low" if available < 0.10 else "tight" if available < 0.25 else "ok"
 
 
 def _gpu_state(report: GpuReport | None) -> list[Any]:

@@ -16,7 +16,7 @@ import pytest
 
 from bot.chart import MemorySeries, render_memory_chart
 from bot.hosts.models import Sample
-from bot.oom import OomKill, Whose
+from bot.memory.watch import OomKill, Whose
 
 GIB = 1 << 30
 MIB = 1 << 20

@@ -17,10 +17,12 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
+from bot.config import HostConfig
 from bot.digest import Digest, HostDigest, OomKillSeen, collect, fingerprint
 from bot.gpu import parse_gpu_report
 from bot.hosts.models import GpuReport, Snapshot
-from bot.memory import Memory
+from bot.memory.meminfo import Memory
+from bot.memory.policy import host_levels
 from bot.scheduler import Schedule
 from bot.services import Services
 from bot.slack.blocks import HEADER_TEXT, HOME_BLOCKS, MESSAGE_BLOCKS, SECTION_TEXT, to_blocks
@@ -153,8 +155,8 @@ async def test_down_and_hanging_hosts_are_rows_not_a_failed_digest(tmp_path: Pat
     known_hosts.write_text("")
     ssh = {"address": "127.0.0.1", "user": "root", "known_hosts": str(known_hosts), "connect_timeout": 30}
     async with silent_server() as hung_port:
-        config = make_config({"rig": {"address": "local"}, "gone": {**ssh, "port": closed_port()},
-                              "stuck": {**ssh, "port": hung_port}})
+        config = make_config({"rig": {"address": "local", "memory_alert_pct": 8},
+                              "gone": {**ssh, "port": closed_port()}, "stuck": {**ssh, "port": hung_port}})
         services = Services.open(config, state_dir)
         try:
             since = time.time() - 60
@@ -166,6 +168,7 @@ async def test_down_and_hanging_hosts_are_rows_not_a_failed_digest(tmp_path: Pat
             await services.close()
     rig, gone, stuck = digest.hosts
     assert rig.snapshot is not None and rig.gpus is not None and len(rig.gpus.gpus) == 8
+    assert (rig.levels.low_pct, rig.levels.tight_pct) == (16, 40)  # its memory_alert_pct's, not the default's
     assert [r.build for r in rig.running] == ["sgl-kernel"] and [r.build for r in rig.finished] == ["flash-attn"]
     assert gone.snapshot is None and (gone.problem or "").startswith("cannot reach 127.0.0.1")
     assert [r.state for r in gone.finished] == ["succeeded"]
@@ -323,8 +326,28 @@ def test_the_fingerprint_ignores_noise_and_sees_news() -> None:
         return Digest(taken_at=time.time(), since=None, hosts=(row,))
 
     assert fingerprint(digest(300)) == fingerprint(digest(290))  # memory moved a little
+    assert fingerprint(digest(100)) != fingerprint(digest(300))  # memory got tight (under a quarter)
     assert fingerprint(digest(300)) != fingerprint(digest(20))  # memory got low
     assert fingerprint(digest(300)) != fingerprint(digest(300, down=True))
+
+
+def test_the_digest_calls_memory_low_and_tight_by_the_host_s_alert_threshold() -> None:
+    """Low under the % that ends a pressure episode (twice memory_alert_pct), tight under five times it: a
+    tenth and a quarter at the default 5%."""
+    def level(available_gib: int, **config: Any) -> str:
+        row = HostDigest(host="b200", snapshot=snapshot("b200", available_gib=available_gib),
+                         levels=host_levels(HostConfig(name="b200", **config)))
+        return row.memory_level
+
+    assert [level(gib) for gib in (44, 45, 112, 113)] == ["low", "tight", "tight", "ok"]  # of 449 GiB
+    assert [level(gib, memory_alert_pct=10) for gib in (89, 90, 224, 225)] == ["low", "tight", "tight", "ok"]
+    assert level(300, memory_alert_pct=10) == "ok" and HostDigest(host="b200", problem="down").memory_level == "-"
+    strict = HostDigest(host="b200", snapshot=snapshot("b200", available_gib=60),
+                        levels=host_levels(HostConfig(name="b200", memory_alert_pct=10)))
+    posts = digest_posts(Digest(taken_at=time.time(), since=None, hosts=(strict,)), tz=UTC, schedule=SCHEDULE)
+    assert posts.first.text.endswith("needs attention: b200")  # 13% available: fine at 5%, low at 10%
+    assert posts.first.sections[0] == ("*Needs attention: 1 of 1 host*\n"
+                                       ":warning: *b200* — memory low: 60Gi available of 449Gi")
 
 
 # -- App Home --------------------------------------------------------------------------------------------------

@@ -1,5 +1,5 @@
-"""How a failed build's result offers a retry with fewer jobs (bot/text/render.build_result), and what a
-pressed [Retry at -jN] runs (bot/core/requests._fewer)."""
+"""How a failed build's result offers a retry with fewer jobs (bot/memory/policy.retry_offer, worded by
+bot/text/render.build_result), and what a pressed [Retry at -jN] runs (bot/core/requests._fewer)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ import pytest
 
 from bot.core.requests import _fewer
 from bot.diagnose import Diagnosis
-from bot.oom import OomKill
+from bot.memory.policy import retry_offer
+from bot.memory.watch import OomKill
 from bot.store import BuildRun, Store
 from bot.text.render import build_result
 from tests.harness import record_run
@@ -34,7 +35,7 @@ def failed_run(jobs: int) -> BuildRun:
 ])
 def test_an_oom_s_retry_offers_what_fits(jobs: int, fits: int | None, label: str, value: str) -> None:
     run = failed_run(jobs)
-    message = build_result(run, OOM, fits=fits)
+    message = build_result(run, OOM, retry_at=retry_offer(run.jobs, category=OOM.category, fits=fits))
     [fewer] = [c for c in message.choices if c.kind == "retry_half"]
     assert (fewer.label, fewer.value) == (label, f"{run.id}{value}")
     assert _fewer(fewer.value, run.jobs) == int(value[1:])
@@ -42,6 +43,16 @@ def test_an_oom_s_retry_offers_what_fits(jobs: int, fits: int | None, label: str
 
 def test_a_retry_button_runs_fewer_jobs_only() -> None:
     assert _fewer("7:99", 8) == 4 and _fewer("7:0", 8) == 4 and _fewer("7", 8) == 4 and _fewer("7:x", 8) == 4
+    # held to the rule that offers it: never more than half, though fewer than the run's own
+    assert _fewer("7:6", 8) == 4 and _fewer("7:3", 8) == 3
+
+
+def test_no_retry_at_fewer_jobs_when_memory_was_not_the_trouble() -> None:
+    run = failed_run(8)
+    other = dataclasses.replace(OOM, category="compile_error")
+    assert retry_offer(run.jobs, category=other.category, fits=2) is None
+    assert retry_offer(1, category=OOM.category, fits=None) is None  # -j1 has nothing to halve
+    assert not [c for c in build_result(run, other, retry_at=None).choices if c.kind == "retry_half"]
 
 
 def test_the_result_names_the_process_the_oom_killer_killed() -> None:

@@ -4,16 +4,25 @@ that limit, not the host's memory, is what the build can run out of."""
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from bot.actions import ActionContext
 from bot.actions.registry import ActionSpec, Reading
 from bot.commands import Command
 from bot.hosts.models import BuildMemory, Snapshot
+from bot.memory.policy import DEFAULT_LEVELS, Levels, host_levels
 from bot.plan import Step
 from bot.text import render
 
 TOP_PROCESSES = 5
+
+
+@dataclass(frozen=True)
+class MemoryReport:
+    """A host's memory, and where it reads low there (from its memory_alert_pct, as in the digest)."""
+
+    snapshot: Snapshot
+    levels: Levels = DEFAULT_LEVELS
 
 
 async def memory(ctx: ActionContext) -> Snapshot:
@@ -38,15 +47,23 @@ def build_limits(ctx: ActionContext) -> tuple[BuildMemory, ...]:
     return tuple(found)
 
 
-async def _run(ctx: ActionContext, step: Step) -> Snapshot:
-    return await memory(ctx)
+async def _run(ctx: ActionContext, step: Step) -> MemoryReport:
+    return MemoryReport(await memory(ctx), levels=host_levels(ctx.target.config))
 
 
-def _reads(snap: Snapshot) -> Reading:
-    return Reading(render.snapshot_text(snap), summary=render.snapshot_summary(snap))
+def _reads(report: MemoryReport) -> Reading:
+    return Reading(render.snapshot_text(report.snapshot), summary=render.snapshot_summary(report.snapshot))
+
+
+def _row(report: MemoryReport) -> str:
+    return render.snapshot_row(report.snapshot)
+
+
+def _troubles(report: MemoryReport) -> tuple[str, ...]:
+    return render.memory_troubles(report.snapshot, report.levels)
 
 
 SPEC = ActionSpec(
     Command("mem", ("memory", "ram", "free"), "[host]", "`free -h` and the top memory users", rank=10,
             describe=lambda step, build: "show memory (`free -h`)"),
-    run=_run, reads=_reads, row=render.snapshot_row, troubles=render.memory_troubles, columns=render.FLEET_COLUMNS)
+    run=_run, reads=_reads, row=_row, troubles=_troubles, columns=render.FLEET_COLUMNS)

@@ -9,11 +9,11 @@ from dataclasses import dataclass
 from bot.actions import ActionContext
 from bot.actions.kill import Stopped, kill_build, live_runs
 from bot.actions.registry import ActionSpec, Reading
-from bot.advisor import Advice, advise_build, first_advice, looks_like_cuda, nvcc_threads, shares_of
 from bot.commands import Command
 from bot.config import BuildConfig
 from bot.errors import ActionFailed, HostError, HostKeyError, HostUnreachable, PlanError
 from bot.hosts.models import KeptDir, Snapshot, Spawned
+from bot.memory.advisor import Advice, advise_build, first_advice, looks_like_cuda, nvcc_threads, shares_of
 from bot.plan import Step
 from bot.store import BuildRun
 from bot.text import render

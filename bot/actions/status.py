@@ -9,6 +9,7 @@ from bot.actions.kill import live_runs
 from bot.actions.registry import ActionSpec, Reading
 from bot.commands import Command
 from bot.hosts.models import RunRef, RunStatus, Snapshot
+from bot.memory.policy import DEFAULT_LEVELS, Levels, host_levels
 from bot.plan import Step
 from bot.stops import interruption
 from bot.store import BuildRun, RunState
@@ -32,6 +33,7 @@ class StatusReport:
     runs: tuple[RunView, ...]
     snapshot: Snapshot
     others: tuple[BuildRun, ...] = ()
+    levels: Levels = DEFAULT_LEVELS  # where the host's memory reads low: from its memory_alert_pct
 
     @property
     def failing(self) -> tuple[str, ...]:
@@ -79,7 +81,7 @@ async def status(ctx: ActionContext) -> StatusReport:
     snap = await target.host.snapshot(user=target.build_user, top=0,
                                       roots=[r.proc_id for r in (*mine, *others) if r.pid > 0])
     return StatusReport(host=target.config.name, runs=tuple(RunView(r, statuses.get(r.id)) for r in fresh),
-                        snapshot=snap, others=tuple(others))
+                        snapshot=snap, others=tuple(others), levels=host_levels(target.config))
 
 
 async def _run(ctx: ActionContext, step: Step) -> StatusReport:

@@ -26,6 +26,7 @@ from bot.core.guard import Guards
 from bot.core.talk import Conversation, Reply
 from bot.diagnose import Diagnosis, diagnose
 from bot.errors import ActionFailed, HostError, StateError
+from bot.memory.policy import retry_offer
 from bot.progress import Progress, ProgressTracker, cache_stats, from_scratch, resumed
 from bot.services import Services
 from bot.stops import interruption
@@ -413,7 +414,8 @@ class Follower:
             diagnosis: Diagnosis | None = None
             if final.state == "failed":
                 diagnosis = await asyncio.to_thread(diagnose, state.keeper.text())
+            retry_at = retry_offer(final.jobs, category=diagnosis.category if diagnosis else None,
+                                   fits=self.guards.suggested(run.id))
             await state.thread.post(render.build_result(final, diagnosis, interrupted=interrupted, killed=killed,
-                                                        fits=self.guards.suggested(run.id),
-                                                        cache=await self._cache_line(run)))
+                                                        retry_at=retry_at, cache=await self._cache_line(run)))
         state.told = True

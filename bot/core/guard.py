@@ -3,7 +3,8 @@ thread about memory pressure (once per episode, with buttons) and OOM kills, pau
 compilers, and keeps the memory chart and the compilers' peaks that the -j advisor learns from.
 
 One :class:`Guard` per run, driven by the Follower: ``start`` when it begins following, ``finish`` when the
-build has ended. Decisions about memory come from :class:`bot.oom.OomWatch`; this module does the talking.
+build has ended. What it sees comes from :class:`bot.memory.watch.OomWatch`, what it does about it from
+:mod:`bot.memory.policy`; this module carries the decisions out and does the talking.
 """
 
 from __future__ import annotations
@@ -17,13 +18,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bot.actions import Requester
-from bot.advisor import JobMemory
 from bot.aio import Tasks, cancel, log_end
 from bot.chart import MemorySeries, render_memory_chart
 from bot.core.talk import Conversation
 from bot.errors import HostError, RigopsError
 from bot.hosts.models import ProcId, Sample
-from bot.oom import Alert, BuildUsage, OomKill, OomWatch, Thresholds, headroom
+from bot.memory import policy
+from bot.memory.advisor import JobMemory
+from bot.memory.frame import headroom
+from bot.memory.watch import Alert, BuildUsage, OomKill, OomWatch
 from bot.plan import Plan, Step
 from bot.services import Services
 from bot.store import BuildRun
@@ -32,7 +35,6 @@ from bot.text import guard as guard_text
 log = logging.getLogger(__name__)
 SAMPLE_INTERVAL = 1.0
 SAVE_INTERVAL = 15.0  # how often the memory series is written to the state while the build runs
-MAX_PAUSE = 300.0  # paused compilers are resumed after this long even if memory never calmed
 TOP_COMPILERS = 64  # the heaviest compilers each sample lists: the candidates for a pause
 KILLS_EVERY = 10.0  # OOM kills are told at most this often per build; the ones in between come together
 SETTLE_TIMEOUT = 15.0  # how long the end of a build waits for the sample on its way (it may hold the OOM kill)
@@ -96,16 +98,15 @@ class Guards:
         guard = self._guards.get(run_id)
         if guard is None or guard.last is None or not (guard.watch.in_episode or guard.paused):
             return None
-        return guard_text.card_note(available_pct=_available_pct(guard.last) if guard.watch.in_episode else None,
-                                    paused=len(guard.paused), limited=headroom(guard.last)[0] == "cgroup")
+        room = headroom(guard.last)
+        return guard_text.card_note(available_pct=room.pct if guard.watch.in_episode else None,
+                                    paused=len(guard.paused), limited=room.scope == "cgroup")
 
     def start(self, run: BuildRun, thread: Conversation | None) -> None:
         if run.id in self._guards:
             return
         host = self.services.config.hosts[run.host]
-        thresholds = Thresholds(available_pct=host.memory_alert_pct, leave_available_pct=2 * host.memory_alert_pct,
-                                reserve=host.memory_reserve,
-                                peaks=self.services.store.job_memory_by_name(run.host, run.build))
+        thresholds = policy.thresholds(host, peaks=self.services.store.job_memory_by_name(run.host, run.build))
         guard = Guard(run=run, thread=thread, watch=OomWatch(roots=[run.proc_id], user=host.user,
                                                              thresholds=thresholds))
         stored = self.services.store.run_memory(run.id)
@@ -232,10 +233,9 @@ class Guards:
             await self._tell_kills(guard)
         if found.alert is not None:
             await self._alert(guard, found.alert)
-        if found.calm and guard.paused:
-            await self._resume(guard, why=guard_text.memory_back(_available_pct(sample)))
-        elif guard.paused and time.monotonic() - guard.paused_at > MAX_PAUSE:
-            await self._resume(guard, why=guard_text.paused_too_long(MAX_PAUSE / 60))
+        if guard.paused and (why := policy.resume_why(calm=found.calm,
+                                                      paused_for=time.monotonic() - guard.paused_at)) is not None:
+            await self._resume(guard, why=guard_text.resume_reason(why, available_pct=headroom(sample).pct))
         if time.monotonic() - guard.saved_at > SAVE_INTERVAL:
             guard.saved_at = time.monotonic()
             self.services.store.save_run_memory(guard.run.id, guard.series.to_json())
@@ -276,6 +276,7 @@ class Guards:
         if guard.ignored_by is not None or guard.thread is None:
             return
         auto = self.services.config.hosts[guard.run.host].on_memory_pressure
+        answer = policy.on_pressure(alert, run_jobs=guard.run.jobs, policy=auto)
         self.services.store.audit("memory pressure", user=None, channel=guard.thread.channel,
                                   thread_ts=guard.thread.thread, host=guard.run.host, build=guard.run.build,
                                   detail={"run": guard.run.id, "available": alert.available, "total": alert.total,
@@ -283,12 +284,12 @@ class Guards:
                                           "policy": auto})
         for reason in alert.reasons:
             self.services.metrics.memory_alerts.labels(guard.run.host, guard.run.build, reason).inc()
-        guard.alert_ts = await guard.thread.post(guard_text.alert_message(alert, guard.run, auto=auto))
+        guard.alert_ts = await guard.thread.post(guard_text.alert_message(alert, guard.run, answer))
         await self._post_chart(guard, title=guard_text.chart_title(guard.run, "memory pressure"))
-        if auto == "pause":
+        if answer.act == "pause":
             await self.pause(guard, user=None)
-        elif auto == "restart" and (jobs := guard_text.fewer_jobs(alert, guard.run)) is not None:
-            self.restart(guard, jobs, user=AUTO_USER)
+        elif answer.act == "restart" and answer.jobs is not None:
+            self.restart(guard, answer.jobs, user=AUTO_USER)
 
     async def _post_chart(self, guard: Guard, *, title: str) -> None:
         if guard.thread is None or not len(guard.series):
@@ -300,23 +301,18 @@ class Guards:
         """Replace the alert's buttons with what was done about it."""
         if guard.thread is None or guard.alert_ts is None or guard.alert is None:
             return
-        text = guard_text.alert_text(guard.alert, guard.run)
+        text = guard_text.alert_text(guard.alert, guard.run, jobs=policy.restart_jobs(guard.alert, guard.run.jobs))
         await guard.thread.update(guard.alert_ts, guard_text.handled(text, outcome))
 
     # -- what can be done about it --------------------------------------------------------------------
     async def pause(self, guard: Guard, *, user: str | None) -> int:
-        """SIGSTOP the heaviest compilers: as many as run above the suggested -j, else a quarter of them."""
+        """SIGSTOP the compilers the policy chooses (:func:`bot.memory.policy.to_pause`)."""
         sample = guard.last
         if sample is None or not sample.top_compilers:
             if guard.thread is not None:
                 await guard.thread.post(guard_text.NO_COMPILERS)
             return 0
-        already = set(guard.paused)
-        candidates = [p for p in sample.top_compilers if p.proc_id not in already]
-        running = sample.compilers.count - len(already)
-        keep = guard.alert.suggest_jobs if guard.alert is not None and guard.alert.suggest_jobs else None
-        want = running - keep if keep is not None else -(-running // 4)
-        chosen = candidates[:max(1, min(want, len(candidates)))]
+        chosen = policy.to_pause(sample, paused=guard.paused, alert=guard.alert)
         host = self.services.hosts[guard.run.host]
         self.services.store.audit("pause", user=user or AUTO_USER, host=guard.run.host, build=guard.run.build,
                                   detail={"run": guard.run.id, "targets": [list(p.proc_id) for p in chosen]})
@@ -371,8 +367,3 @@ class Guards:
         self._tasks.start(self._restart(guard.thread, plan, Requester(user=user), note),
                           name=f"oom-restart-{guard.run.id}")
 
-
-def _available_pct(sample: Sample) -> float:
-    """Memory left, as the alerts count it: of the build's cgroup limit when that is the tighter."""
-    _, available, total = headroom(sample)
-    return 100.0 * available / total if total else 100.0

@@ -26,7 +26,8 @@ from bot.core.questions import Questions
 from bot.core.schedules import Schedules
 from bot.core.talk import Conversation, Pressed, Reply, parse_value
 from bot.errors import StateError
-from bot.plan import Plan, Step, ThreadContext, half_jobs
+from bot.memory.policy import retry_jobs
+from bot.plan import Plan, Step, ThreadContext
 from bot.policy import Decision
 from bot.services import Services
 from bot.store import BuildRun
@@ -485,9 +486,7 @@ class Requests:
 
 
 def _fewer(value: str, jobs: int | None) -> int:
-    """The -j a [Retry at -jN] button offered (``"<run>:<N>"``): fewer than the run's own, else half of it."""
+    """The -j a pressed [Retry at -jN] (``"<run>:<N>"``) runs: N, held to the policy that offered it
+    (bot.memory.policy.retry_jobs: never more than half the run's own)."""
     parsed = parse_value("retry_half", value)
-    offered = parsed.jobs if parsed is not None else None
-    if offered is not None and jobs is not None and offered < jobs:
-        return offered
-    return half_jobs(jobs)
+    return retry_jobs(jobs, fits=parsed.jobs if parsed is not None else None)

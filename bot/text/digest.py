@@ -10,7 +10,7 @@ from zoneinfo import ZoneInfo
 
 from bot.digest import Digest, HostDigest, OomKillSeen
 from bot.hosts.models import Gpu, GpuReport, Snapshot
-from bot.memory import Memory, human
+from bot.memory.meminfo import Memory, human
 from bot.progress import Progress
 from bot.scheduler import Schedule
 from bot.store import BuildRun

@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from zoneinfo import ZoneInfo
 
 from bot.core.talk import MESSAGE_SECTIONS, MESSAGE_TEXT, Message
-from bot.digest import Digest, HostDigest, gpu_busy, memory_level
+from bot.digest import Digest, HostDigest, gpu_busy
 from bot.fleet import HostResult
-from bot.memory import human
+from bot.memory.meminfo import human
 from bot.plan import Step
 from bot.scheduler import Schedule
 from bot.text import render
@@ -54,7 +54,7 @@ def _failed(row: HostDigest) -> list[str]:
 
 
 def needs_attention(row: HostDigest) -> bool:
-    return (row.snapshot is None or memory_level(row.snapshot) == "low" or row.oom_total > 0
+    return (row.snapshot is None or row.memory_level == "low" or row.oom_total > 0
             or bool(_failed(row)))
 
 
@@ -63,7 +63,7 @@ def attention_line(row: HostDigest, *, tz: ZoneInfo, since_last_post: bool = Tru
     if row.snapshot is None:
         return f":red_circle: *{row.host}* down: {row.problem or 'no answer'}"
     reasons = []
-    low = memory_level(row.snapshot) == "low"
+    low = row.memory_level == "low"
     if low:
         mem = row.snapshot.memory
         reasons.append(f"memory low: {human(mem.available)} available of {human(mem.total)}")

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from bot.advisor import size_text
-from bot.config import PressureAction
 from bot.core.talk import Message
-from bot.oom import Alert, OomKill
+from bot.memory.advisor import size_text
+from bot.memory.policy import MAX_PAUSE, OnPressure, ResumeWhy
+from bot.memory.watch import Alert, OomKill
 from bot.store import BuildRun
 from bot.text.render import choice, oom_victims
 
@@ -15,16 +15,9 @@ NO_COMPILERS = ":information_source: No compilers of this build are running to p
 NOTHING_PAUSED = "Nothing of this build is paused now."
 
 
-def fewer_jobs(alert: Alert, run: BuildRun) -> int | None:
-    """The suggested -j when it is below the run's own: restarting at the same -j (or more) would not help,
-    and an automatic restart must never loop."""
-    if alert.suggest_jobs is None or (run.jobs is not None and alert.suggest_jobs >= run.jobs):
-        return None
-    return alert.suggest_jobs
-
-
-def alert_text(alert: Alert, run: BuildRun) -> str:
-    """"memory pressure: 3% available, swap rising, 64 compilers at ~6.8 GiB each — suggest -j20"."""
+def alert_text(alert: Alert, run: BuildRun, *, jobs: int | None) -> str:
+    """"memory pressure: 3% available, swap rising, 64 compilers at ~6.8 GiB each — suggest -j20" (``jobs``: the
+    -j a restart would help at, bot.memory.policy.restart_jobs)."""
     if alert.scope == "cgroup":
         room = (f"{alert.available_pct:.0f}% of the build's memory limit left ({size_text(alert.available)} of "
                 f"{size_text(alert.total)})")
@@ -50,23 +43,23 @@ def alert_text(alert: Alert, run: BuildRun) -> str:
         text += " — also building here: " + ", ".join(
             f"`{o.build}` ({o.compilers} compiler{'s' if o.compilers != 1 else ''}, {size_text(o.rss)})"
             for o in alert.others)
-    if (jobs := fewer_jobs(alert, run)) is not None:
+    if jobs is not None:
         text += f" — suggest -j{jobs}"
     return text + "."
 
 
-def alert_message(alert: Alert, run: BuildRun, *, auto: PressureAction) -> Message:
+def alert_message(alert: Alert, run: BuildRun, answer: OnPressure) -> Message:
     """The alert with what this host's policy does about it, and the buttons left for people."""
-    text = alert_text(alert, run)
-    if auto == "pause":
+    jobs = answer.jobs
+    text = alert_text(alert, run, jobs=jobs)
+    if answer.act == "pause":
         text += "\nThis host's policy pauses the heaviest compilers by itself."
-    jobs = fewer_jobs(alert, run)
-    if auto == "restart" and jobs is not None:
+    if answer.act == "restart":
         text += f"\nThis host's policy restarts the build at -j{jobs} by itself."
     choices = []
-    if jobs is not None and auto != "restart":
+    if jobs is not None and answer.act != "restart":
         choices.append(choice(f"Stop & restart at -j{jobs}", "oom_restart", f"{run.id}:{jobs}", style="danger"))
-    if auto != "pause":
+    if answer.act != "pause":
         choices.append(choice("Pause the heaviest compilers", "oom_pause", run.id))
     choices.append(choice("Ignore", "oom_ignore", run.id))
     return Message(text, choices=tuple(choices), group=f"oom-{run.id}")
@@ -104,12 +97,11 @@ def resumed_by(user: str) -> str:
     return f"<@{user}> resumed them"
 
 
-def memory_back(pct: float) -> str:
-    return f"memory is back ({pct:.0f}% available)"
-
-
-def paused_too_long(minutes: float) -> str:
-    return f"paused for {minutes:.0f} min and memory is still tight; consider a restart at a lower -j"
+def resume_reason(why: ResumeWhy, *, available_pct: float) -> str:
+    """Why the policy let paused compilers go on (bot.memory.policy.resume_why)."""
+    if why == "memory_back":
+        return f"memory is back ({available_pct:.0f}% available)"
+    return f"paused for {MAX_PAUSE / 60:.0f} min and memory is still tight; consider a restart at a lower -j"
 
 
 INHERITED_PAUSE = "they were paused by a rigops that stopped before resuming them"

@@ -13,13 +13,13 @@ from bot.commands import describe_step as describe
 from bot.config import Config
 from bot.core.talk import Choice, ChoiceKind, Message
 from bot.diagnose import Diagnosis
-from bot.digest import memory_level
 from bot.fleet import HostResult
 from bot.hosts.agent import COMPILER_NAMES
 from bot.hosts.models import GpuReport, Proc, Snapshot
-from bot.memory import free_table, human
-from bot.oom import BuildUsage, OomKill
-from bot.plan import Plan, Question, Step, half_jobs
+from bot.memory.meminfo import free_table, human
+from bot.memory.policy import Levels
+from bot.memory.watch import BuildUsage, OomKill
+from bot.plan import Plan, Question, Step
 from bot.progress import BuildStart, CacheStats, Progress
 from bot.redact import redact
 from bot.store import BuildRun
@@ -296,7 +296,6 @@ def hosts_text(config: Config) -> str:
     return "\n".join(rows)
 
 
-MEMORY_CATEGORIES = frozenset({"oom_compiler", "oom_kernel"})
 RESULT_ICON = {"succeeded": ":white_check_mark:", "failed": ":x:", "stopped": ":octagonal_sign:",
                "lost": ":grey_question:", "running": ":hourglass_flowing_sand:"}
 
@@ -414,12 +413,12 @@ def build_card(run: BuildRun, progress: Progress, *, eta: float | None, peak_use
 
 
 def build_result(run: BuildRun, diagnosis: Diagnosis | None, *, interrupted: str | None = None,
-                 killed: Sequence[OomKill] = (), fits: int | None = None, cache: str = "") -> Message:
+                 killed: Sequence[OomKill] = (), retry_at: int | None = None, cache: str = "") -> Message:
     """The message that says how a build ended, with the first real error, its fix and what to do next; a
     build that was stopped says by whom, or (``interrupted``) what shows it was stopped, never an error;
     ``killed``: the build's processes the kernel's OOM killer killed, as the guard saw them (a log says only
-    "Killed": this says which process it was); ``fits``: the -j the OOM guard found would fit, offered
-    instead of half the jobs when it is fewer."""
+    "Killed": this says which process it was); ``retry_at``: the -j a [Retry at -jN] offers
+    (bot.memory.policy.retry_offer; None: no such button)."""
     who = f" <@{run.started_by}>" if run.started_by else ""
     took = duration((run.ended_at or time.time()) - run.started_at)
     if run.state == "succeeded":
@@ -449,9 +448,8 @@ def build_result(run: BuildRun, diagnosis: Diagnosis | None, *, interrupted: str
     if killed and run.state == "failed":
         text += f"\n*The kernel's OOM killer killed* {oom_victims(killed)} of this build."
     choices = [choice("Retry", "retry", run.id, style="primary")]
-    if diagnosis is not None and diagnosis.category in MEMORY_CATEGORIES and (run.jobs or 0) > 1:
-        fewer = min(half_jobs(run.jobs), fits) if fits is not None and fits >= 1 else half_jobs(run.jobs)
-        choices.append(choice(f"Retry at -j{fewer}", "retry_half", f"{run.id}:{fewer}"))
+    if retry_at is not None:
+        choices.append(choice(f"Retry at -j{retry_at}", "retry_half", f"{run.id}:{retry_at}"))
     choices.append(choice("Show log", "show_log", run.id))
     return Message(_clip(text), choices=tuple(choices), group=f"run-{run.id}")
 
@@ -500,20 +498,20 @@ def fleet_summary(where: str, step: Step, results: Sequence[HostResult]) -> str:
 
 def fleet_troubles(r: HostResult, step: Step) -> tuple[str, ...]:
     """What puts a host's row first: NO_ANSWER, or what its action's spec finds in its answer (FAILING: its
-    build's latest run failed; LOW_MEMORY: less than a tenth available, as in the digest); () when nothing does."""
+    build's latest run failed; LOW_MEMORY: memory low, :func:`memory_troubles`); () when nothing does."""
     if r.error is not None or r.result is None:
         return (NO_ANSWER,)
     found = spec(step.action)
     return found.troubles(r.result) if found is not None else ()
 
 
-def memory_troubles(snap: Snapshot) -> tuple[str, ...]:
-    """(LOW_MEMORY,) when less than a tenth of the host's memory is available, as in the digest."""
-    return (LOW_MEMORY,) if memory_level(snap) == "low" else ()
+def memory_troubles(snap: Snapshot, levels: Levels) -> tuple[str, ...]:
+    """(LOW_MEMORY,) when the host's memory is low by its levels (bot.memory.policy), as in the digest."""
+    return (LOW_MEMORY,) if levels.of(snap.memory) == "low" else ()
 
 
 def status_troubles(report: StatusReport) -> tuple[str, ...]:
-    return ((FAILING,) if report.failing else ()) + memory_troubles(report.snapshot)
+    return ((FAILING,) if report.failing else ()) + memory_troubles(report.snapshot, report.levels)
 
 
 def fleet_columns(step: Step) -> tuple[str, ...]:
@@ -557,7 +555,7 @@ def status_row(report: StatusReport) -> str:
         parts.append(f"last: {last.build} {last.state}")
     parts += [f"{build} failed" for build in report.failing if last is None or build != last.build]
     parts.append(f"{len(report.snapshot.tools)} build processes")
-    if LOW_MEMORY in memory_troubles(report.snapshot):
+    if LOW_MEMORY in memory_troubles(report.snapshot, report.levels):
         mem = report.snapshot.memory
         parts.append(f"memory low: {human(mem.available)} available of {human(mem.total)}")
     return "; ".join(parts)

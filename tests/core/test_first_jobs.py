@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from bot.advisor import FIRST_NVCC_JOB, GIB, MIB, size_text
 from bot.core.app import Core
 from bot.hosts import Host
+from bot.memory.advisor import FIRST_NVCC_JOB, GIB, MIB, size_text
 from slackemu import SlackEmulator
 from tests.harness import OPS, make_config, running_bot
 from tests.scenario import thread_text

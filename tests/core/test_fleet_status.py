@@ -15,15 +15,18 @@ from typing import Any
 
 import pytest
 
+from bot.actions.mem import MemoryReport
 from bot.actions.status import RunView, StatusReport
-from bot.config import Config
+from bot.config import Config, HostConfig
 from bot.core.talk import MESSAGE_SECTIONS, MESSAGE_TEXT, Message
 from bot.fleet import HostResult
 from bot.hosts.models import Gpu, GpuReport, Snapshot
-from bot.memory import Memory
+from bot.memory.meminfo import Memory
+from bot.memory.policy import host_levels
 from bot.plan import Step
 from bot.slack.blocks import message_text, to_blocks
 from bot.store import BuildRun
+from bot.text import render
 from bot.text.digest import SECTION_TEXT
 from bot.text.digest_layout import DETAIL_POSTS, DigestPosts, fleet_posts
 from slackemu import SlackEmulator
@@ -179,7 +182,7 @@ def fleet(step: str, size: int) -> list[HostResult]:
         elif step == "gpu":
             out.append(gpus(host, 8 if i % 3 else 16))
         elif step == "mem":
-            out.append(HostResult(host, result=snapshot(host, available_gib=2 if i % 11 == 3 else 40)))
+            out.append(HostResult(host, result=MemoryReport(snapshot(host, available_gib=2 if i % 11 == 3 else 40))))
         else:
             out.append(status(host, run(host, "vllm", "failed" if i % 13 == 7 else "succeeded", i),
                               available_gib=2 if i % 11 == 3 else 40))
@@ -236,8 +239,23 @@ def test_rows_come_problems_first_and_say_why() -> None:
     assert rows[4].startswith("h000 ")
 
 
+def test_a_host_s_memory_reads_low_by_its_own_alert_threshold() -> None:
+    """As in the digest: low under twice the host's memory_alert_pct (a tenth at the default 5%)."""
+    strict = host_levels(HostConfig(name="h1", memory_alert_pct=10))  # low under 20%
+    lenient = status("h0", available_gib=12)  # 19% of 64 GiB
+    results = [lenient, HostResult("h1", result=StatusReport(host="h1", runs=(), levels=strict,
+                                                               snapshot=snapshot("h1", available_gib=12)))]
+    assert [render.fleet_troubles(r, Step("status")) for r in results] == [(), (render.LOW_MEMORY,)]
+    text = fleet_posts("all", Step("status"), results).first.text
+    assert "h0              no rigops build running; 0 build processes\n" in text
+    assert "h1              no rigops build running; 0 build processes; memory low: 12Gi available of 64Gi" in text
+    mem = [HostResult("h0", result=MemoryReport(snapshot("h0", available_gib=12))),
+           HostResult("h1", result=MemoryReport(snapshot("h1", available_gib=12), levels=strict))]
+    assert [render.fleet_troubles(r, Step("mem")) for r in mem] == [(), (render.LOW_MEMORY,)]
+
+
 def test_a_small_fleet_is_one_plain_message() -> None:
-    results = [HostResult("n1", result=snapshot("n1")), HostResult("n2", error="no answer within 35 s")]
+    results = [HostResult("n1", result=MemoryReport(snapshot("n1"))), HostResult("n2", error="no answer within 35 s")]
     posts = fleet_posts("a100", Step("mem"), results)
     assert posts == DigestPosts(Message(
         "*mem on a100* — 1 of 2 hosts answered\n```\n"

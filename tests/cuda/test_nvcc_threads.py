@@ -1,5 +1,5 @@
 """nvcc's ``--threads N`` on a real nvcc (no GPU needed): one compile job's process tree, sampled from /proc as
-it runs, and what the advisor makes of its peaks (bot/advisor.py's ``nvcc_job``).
+it runs, and what the advisor makes of its peaks (bot/memory/advisor.py's ``nvcc_job``).
 
 CUDA 13's nvcc runs cudafe++ and the host compile's cc1plus once per job, each alone, and cicc then ptxas once
 per architecture: one at a time with ``--threads 1``, up to N architectures at once with ``--threads N``. So
@@ -22,8 +22,8 @@ from pathlib import Path
 
 import pytest
 
-from bot.advisor import PER_ARCH_STEPS, nvcc_job
 from bot.hosts.agent import COMPILER_NAMES
+from bot.memory.advisor import PER_ARCH_STEPS, nvcc_job
 from tests.cuda.test_real_nvcc import ENV, NVCC, cuda_user, needs_nvcc
 from tests.fakes.users import switch_to
 

@@ -18,7 +18,7 @@ from bot.errors import ActionFailed, AgentUnavailable
 from bot.hosts import Host
 from bot.hosts.agent import BUILD_TOOL_NAMES
 from bot.hosts.models import ProcId, RunRef
-from bot.memory import parse_meminfo
+from bot.memory.meminfo import parse_meminfo
 from tests.fakes.tools import (
     kill_session,
     read_stat_fields,

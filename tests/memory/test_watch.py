@@ -1,4 +1,4 @@
-"""OomWatch (bot/oom.py): OOM kills told apart as the build's or not, and one pressure alert per episode.
+"""OomWatch (bot/memory/watch.py): OOM kills told apart as the build's or not, and one pressure alert per episode.
 
 First on hand-made Samples (every rule, exact numbers), then on a real build in a memory cgroup with a
 limit, where the kernel's OOM killer really kills one of its compilers: ``Host.sample`` on this machine must
@@ -20,7 +20,7 @@ import pytest
 from bot.hosts import Host
 from bot.hosts.agent import KernelLog
 from bot.hosts.models import CgroupMemory, ClassUsage, JobPeak, OomEvent, Pressure, Proc, Sample
-from bot.oom import Findings, OomKill, OomWatch, Thresholds
+from bot.memory.watch import Findings, OomKill, OomWatch, Thresholds
 from tests.fakes.cgroups import Cgroups, in_cgroup, vmstat_oom_kill
 from tests.fakes.tools import stop
 from tests.fakes.users import fake_user

@@ -1,8 +1,8 @@
 """Memory trouble around one build, read from the agent's Samples: OOM kills, told apart as the build's or
 not, and memory-pressure alerts, one per episode rather than one per sample.
 
-Pure: :class:`OomWatch` is fed Samples in order and returns :class:`Findings`; the wording, buttons and charts
-belong to the Slack side.
+Pure: :class:`OomWatch` is fed Samples in order and returns :class:`Findings`; what to do about them is
+:mod:`bot.memory.policy`'s, the wording, buttons and charts belong to ``bot/text/``.
 """
 
 from __future__ import annotations
@@ -12,15 +12,18 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
+from bot.config import DEFAULT_MEMORY_ALERT_PCT, DEFAULT_MEMORY_RESERVE
 from bot.hosts.agent import COMPILER_NAMES
 from bot.hosts.models import OomEvent, Proc, ProcId, Sample
+from bot.memory.fit import jobs_fitting, usable
+from bot.memory.frame import Scope, headroom
 
 MIB = 1 << 20
 ENDED_KEPT = 512
 Whose = Literal["build", "other", "unknown"]
 Evidence = Literal["kernel", "cgroup", "vmstat"]
 Reason = Literal["low_memory", "no_headroom", "rising", "stalls", "swap_rising"]
-Scope = Literal["host", "cgroup"]
+LEAVE_FACTOR = 2.0  # an episode is over once the room left is back above this many times the % that begins one
 FORECAST_HORIZON = 15.0  # seconds: the forecast warns when the room left is gone sooner than this
 MIN_FALL = MIB  # bytes a second: room that falls slower than this is not falling
 ROOM_KEPT = 120  # samples of the room left that the forecast looks back on
@@ -40,15 +43,15 @@ class Thresholds:
     """When a pressure episode begins and when it is over (memory in % of the host, or of the build's cgroup
     limit when that is tighter; PSI "full" avg10 in % of time all tasks stalled on memory)."""
 
-    available_pct: float = 5.0
+    available_pct: float = DEFAULT_MEMORY_ALERT_PCT  # a host's ``memory_alert_pct``
     psi_full_avg10: float = 10.0
     swap_rise: float = 64 * MIB  # bytes a second of swap use growth
-    leave_available_pct: float = 10.0
+    leave_available_pct: float = LEAVE_FACTOR * DEFAULT_MEMORY_ALERT_PCT
     leave_psi_full_avg10: float = 5.0
     calm_samples: int = 3  # consecutive calm samples that end an episode
     quiet_after: float = 60.0  # seconds after an alert in which headroom alone starts no new one (jobs come
     # and go between a compile's steps: the room they need moves with them)
-    reserve: float = 0.10  # memory a suggested -j keeps free
+    reserve: float = DEFAULT_MEMORY_RESERVE  # memory a suggested -j keeps free (bot.memory.fit)
     peaks: Mapping[str, int] = field(default_factory=dict)  # what this build's compilers of each name (cc1plus,
     # cicc, g++) reach, from its past runs
     horizon: float = FORECAST_HORIZON
@@ -214,8 +217,8 @@ class OomWatch:
     # -- pressure -------------------------------------------------------------------------------------
     def _pressure(self, s: Sample) -> tuple[Alert | None, bool]:
         th = self.thresholds
-        scope, available, total = headroom(s)
-        pct = 100.0 * available / total if total else 100.0
+        room = headroom(s)
+        scope, available, total, pct = room.scope, room.available, room.total, room.pct
         psi = s.psi.full_avg10 if s.psi is not None else None
         rate = self._swap_rate(s)
         self._note_peaks(s)
@@ -354,43 +357,12 @@ class OomWatch:
             # what is not the compilers' stays; the compilers' RSS counts pages they share, so it may exceed
             # what they are charged for
             other = max(0, total - available - s.compilers.rss)
-            fit = max(1, int((total * (1.0 - self.thresholds.reserve) - other) // job))
+            fit = max(1, jobs_fitting(usable(total, reserve=self.thresholds.reserve, held=other), job))
             suggest = fit if fit < count else None
         return Alert(host=s.host, time=s.time, reasons=reasons, scope=scope, available=available, total=total,
                      psi_full_avg10=psi, swap_used=s.swap_used, swap_rate=rate, compilers=count,
                      per_compiler=per, suggest_jobs=suggest, others=self.usage_of_others(s), need=need,
                      job_peak=self.job_peak(s), forecast=ahead)
-
-
-@dataclass(frozen=True)
-class Frame:
-    """The memory a build lives in: its memory cgroup's limit when that is below the host's memory (a
-    container's ``--memory``, a Slurm job, ``systemd-run -p MemoryMax=``), else the host's. ``used`` counts
-    against ``total``."""
-
-    scope: Scope
-    total: int
-    used: int
-
-    @property
-    def name(self) -> str:
-        return "the build's memory limit" if self.scope == "cgroup" else "the host"
-
-
-def frame(s: Sample) -> Frame:
-    cg = s.cgroup
-    if cg is not None and cg.limit and cg.limit < s.mem_total:
-        return Frame("cgroup", cg.limit, min(cg.used, cg.limit))
-    return Frame("host", s.mem_total, max(0, s.mem_total - s.mem_available))
-
-
-def headroom(s: Sample) -> tuple[Scope, int, int]:
-    """(scope, available, total): the room below the build cgroup's limit, or the host's MemAvailable when
-    that runs out first (or there is no limit)."""
-    f = frame(s)
-    if f.scope == "cgroup" and f.total - f.used <= s.mem_available:
-        return "cgroup", f.total - f.used, f.total
-    return "host", s.mem_available, s.mem_total
 
 
 def _by_job(s: Sample) -> list[list[Proc]]:

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from bot.memory import free_table, human, memory_from_meminfo, parse_meminfo
+from bot.memory.meminfo import free_table, human, memory_from_meminfo, parse_meminfo
 
-DATA = Path(__file__).parent / "data" / "mem"
+DATA = Path(__file__).parent.parent / "data" / "mem"
 
 
 @pytest.mark.parametrize(("name", "formula"), [("debian12-procps4", "available"),

@@ -6,8 +6,9 @@ The per-job peak of an nvcc build comes from the peak of each kind of its compil
 cudafe++ or the host compile. Runs recorded without those peaks, and C/C++ builds, take the p95 of the compiler
 processes' peak RSS over the build's kept runs, times ``--threads``. Usable is the tightest of the host's memory
 and the memory limits the build runs under, less a reserve, and less what the other builds running there hold or
-will hold at their peak (:func:`shares_of`, :func:`room_for`). Before any run, a conservative per-job estimate
-for the build's kind stands in for the peaks (:func:`first_advice`).
+will hold at their peak (:func:`shares_of`, :func:`room_for`); the formula is :mod:`bot.memory.fit`'s, the one
+the OOM guard's alerts use. Before any run, a conservative per-job estimate for the build's kind stands in for
+the peaks (:func:`first_advice`).
 """
 
 from __future__ import annotations
@@ -19,10 +20,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import NamedTuple
 
+from bot.config import DEFAULT_MEMORY_RESERVE
 from bot.hosts.models import Proc, Sample
+from bot.memory.fit import jobs_fitting, usable
 from bot.store import BuildRun, Store
 
-RESERVE = 0.10
 PERCENTILE = 95
 GIB = 1 << 30
 MIB = 1 << 20
@@ -91,14 +93,14 @@ class JobSize(NamedTuple):
     why: str | None
 
 
-def room_for(mem_total: int, *, reserve: float = RESERVE, others: Sequence[Share] = (), limit: int | None = None,
-             own_limit: int | None = None) -> Room:
+def room_for(mem_total: int, *, reserve: float = DEFAULT_MEMORY_RESERVE, others: Sequence[Share] = (),
+             limit: int | None = None, own_limit: int | None = None) -> Room:
     """The tightest of: the host's ``mem_total`` and ``limit`` (the limit every build started on the host runs
     under, e.g. its agent's container: the ``others`` share it), less the reserve and the others; and
     ``own_limit`` (the limit the build's last run ran under, e.g. its own systemd-run scope, which no other build
     is in), less the reserve."""
     def less(total: int, shared: bool) -> int:
-        return max(0, int(total * (1.0 - reserve)) - (sum(o.size for o in others) if shared else 0))
+        return usable(total, reserve=reserve, held=sum(o.size for o in others) if shared else 0)
 
     rooms = [Room(usable=less(mem_total, True), total=mem_total, limit=False, others=tuple(others))]
     if limit is not None and 0 < limit < mem_total:
@@ -108,9 +110,10 @@ def room_for(mem_total: int, *, reserve: float = RESERVE, others: Sequence[Share
     return min(rooms, key=lambda r: (r.usable, r.total))
 
 
-def advise(peaks: Sequence[int], *, runs: int, mem_total: int, cores: int, reserve: float = RESERVE,
-           nvcc_threads: int = 1, label: str = "compile", others: Sequence[Share] = (), limit: int | None = None,
-           own_limit: int | None = None, by_name: Mapping[str, int] | None = None) -> Advice | None:
+def advise(peaks: Sequence[int], *, runs: int, mem_total: int, cores: int,
+           reserve: float = DEFAULT_MEMORY_RESERVE, nvcc_threads: int = 1, label: str = "compile",
+           others: Sequence[Share] = (), limit: int | None = None, own_limit: int | None = None,
+           by_name: Mapping[str, int] | None = None) -> Advice | None:
     """The -j for a host with ``mem_total`` bytes and ``cores`` cores, from compiler peak RSS values
     gathered over ``runs`` runs, leaving room for ``others`` (other builds running there) and keeping within the
     memory limits the build runs under (:func:`room_for`); None without data. ``by_name`` (the peak of each kind
@@ -151,9 +154,9 @@ def nvcc_job(by_name: Mapping[str, int], *, threads: int) -> JobSize | None:
     return JobSize(size, f"{parallel}, more than {alone}")
 
 
-def advise_build(store: Store, host: str, build: str, *, mem_total: int, cores: int, reserve: float = RESERVE,
-                 nvcc_threads: int = 1, label: str | None = None, others: Sequence[Share] = (),
-                 limit: int | None = None) -> Advice | None:
+def advise_build(store: Store, host: str, build: str, *, mem_total: int, cores: int,
+                 reserve: float = DEFAULT_MEMORY_RESERVE, nvcc_threads: int = 1, label: str | None = None,
+                 others: Sequence[Share] = (), limit: int | None = None) -> Advice | None:
     """:func:`advise` over what the state kept of the build's runs on that host (named after what the runs
     recorded, unless ``label`` says; an nvcc job sized from the peaks of each kind of process, where the runs
     kept them), within ``limit`` (the host's build limit) and the limit its last run ran under. Raises
@@ -167,8 +170,8 @@ def advise_build(store: Store, host: str, build: str, *, mem_total: int, cores: 
                   own_limit=store.job_memory_limit(host, build), by_name=store.job_memory_by_name(host, build))
 
 
-def first_advice(*, cuda: bool, mem_total: int, cores: int, reserve: float = RESERVE, nvcc_threads: int = 1,
-                 others: Sequence[Share] = (), limit: int | None = None) -> Advice | None:
+def first_advice(*, cuda: bool, mem_total: int, cores: int, reserve: float = DEFAULT_MEMORY_RESERVE,
+                 nvcc_threads: int = 1, others: Sequence[Share] = (), limit: int | None = None) -> Advice | None:
     """The -j for a build's first run, before any peaks: a conservative estimate per job of its kind
     (:data:`FIRST_NVCC_JOB` per nvcc thread for CUDA, :data:`FIRST_COMPILE_JOB` for C/C++) in the same room as
     :func:`advise`, so a first build never starts at every core on a box where that cannot fit; None when the
@@ -189,7 +192,7 @@ def _fit(per_process: int, *, threads: int, label: str, room: Room, cores: int, 
     "~6.8 GiB per nvcc job at p95 over 2 runs, 404 GiB usable of 449 GiB on the host → -j59" (no "at p95 …"
     for an estimate, ``runs`` 0; ``why`` says what makes up a job, in brackets after its size)."""
     per_job = per_process * threads
-    fit = room.usable // per_job
+    fit = jobs_fitting(room.usable, per_job)
     jobs = max(1, min(fit, max(1, cores)))
     size = f"~{size_text(per_job)} per {label} job"
     if why is not None:

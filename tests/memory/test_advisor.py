@@ -1,4 +1,4 @@
-"""The -j advisor (bot/advisor.py) and the compiler memory kept per build (bot/store.py's job_memory).
+"""The -j advisor (bot/memory/advisor.py) and the compiler memory kept per build (bot/store.py's job_memory).
 
 Recorded samples (the agent's sample JSON, as Sample.from_json reads it) with known answers first, then a
 real fake build sampled on this machine: compilers holding known memory, their peaks, the advice.
@@ -12,7 +12,9 @@ from typing import Any
 
 import pytest
 
-from bot.advisor import (
+from bot.hosts import Host
+from bot.hosts.models import Sample
+from bot.memory.advisor import (
     JobMemory,
     Share,
     advise,
@@ -24,8 +26,6 @@ from bot.advisor import (
     room_for,
     size_text,
 )
-from bot.hosts import Host
-from bot.hosts.models import Sample
 from bot.store import JOB_MEMORY_RUNS, Store
 from tests.fakes.tools import start_tool, stop
 from tests.fakes.users import fake_user
