@@ -63,6 +63,9 @@ _PREFIX = re.compile(r"""(?:              # each eats one separating space: the 
   | \|\ (?=\s*\S)                                                               # Yocto/BitBake task: "| "
   | \ {4,}>\ (?=\s*\S)                                                          # nix's last log lines: "       > "
   | >\ (?=\s*\S)                                                                # quoted in Markdown, or nix's: "> "
+  | \d{1,3}>(?=\S)                                                              # MSBuild's project: "2>"
+  | [\u2502\u250c\u2514\u251c]\ (?=\S)                                            # Julia's log box: "│ "
+  | (?:\u274c|\u25b8|\u26a0\ufe0f?|\u2716|\u2717)\ +(?=\S)                            # xcpretty: "❌  ", "▸ "
 )+""", re.X)
 
 
@@ -72,7 +75,11 @@ _NOT_AN_ERROR = re.compile(r"^(?::\s*)?(?:[WI]\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+\s+
 # The tag a program's log record opens with: "earlyoom[800]: ", "kernel: ", "ld.lld: ".
 _RECORD_TAG = re.compile(r"[\w.+-]+(?:\[\d+\])?: ")
 # A level tag among the prefixes (Maven's "[WARNING] ", "[INFO] ", a logger's "[warn]"): the line is no error.
-_LEVEL_NOT_ERROR = re.compile(r"\[(?:WARNING|WARN|INFO|DEBUG|TRACE|NOTICE|warning|warn|info|debug|notice)\]")
+_LEVEL_NOT_ERROR = re.compile(r"\[(?:WARNING|WARN|INFO|DEBUG|TRACE|NOTICE|warning|warn|info|debug|notice)\]"
+                              # a journal record of a daemon that is no build: "… sshd[45727]: error: kex_…"
+                              r"|\s(?:sshd|sudo|su|cron|CRON|crond|dbus-daemon|dbus-broker|NetworkManager|polkitd"
+                              r"|systemd-logind|systemd-resolved|chronyd|avahi-daemon|gdm-\w+|pulseaudio|snapd"
+                              r"|rsyslogd|auditd?)(?:\[\d+\])?:\s*$")
 # The header of a CMake warning block ("CMake Warning at x.txt:12 (find_package):", "CMake Warning (dev) in ...:",
 # "CMake Deprecation Warning at ...:", "CMake Warning:"): the more-indented lines below it are a warning's message,
 # even when they say "Could not find a package configuration file" the way an error block's message does.

@@ -445,6 +445,29 @@ def test_corpus_of_real_logs_is_large_spread_and_split() -> None:
 
 
 @pytest.mark.parametrize(("text", "category", "line"), [
+    # GHC's and LLVM's own words for running out of memory
+    ("[12 of 40] Compiling Network.Google.Types\nghc: out of memory (requested 1048576 bytes)\n", "oom_compiler",
+     "ghc: out of memory (requested 1048576 bytes)"),
+    ("ghc: internal error: Unable to commit 1048576 bytes of memory\n", "oom_compiler",
+     "ghc: internal error: Unable to commit 1048576 bytes of memory"),
+    ("[ 40%] Building CXX object x.o\nLLVM ERROR: out of memory\n", "oom_compiler", "LLVM ERROR: out of memory"),
+    # a journal: systemd's OOM kill, and another daemon's "error:" which is no build's
+    ("May 17 11:21:17 h systemd[1]: jenkins.service: Failed with result 'oom-kill'.\n"
+     "May 17 11:21:17 h sshd[4572]: error: kex_exchange_identification: Connection closed by remote host\n",
+     "oom_kernel", "May 17 11:21:17 h systemd[1]: jenkins.service: Failed with result 'oom-kill'."),
+    ("May 17 11:21:17 h sshd[4572]: error: kex_exchange_identification: Connection closed\n", "unknown", ""),
+    # OCaml, Julia's log box, autoconf after its "in `dir':", MSBuild's project prefix, xcpretty's marks
+    ('File "lib/c.ml", line 3, characters 15-40:\nError: Unbound module In_channel\n', "compile_error",
+     "Error: Unbound module In_channel"),
+    ("\u250c Error: Error building `Conda`: \n\u2502 ERROR: LoadError: ArgumentError: isdefined: too few arguments\n",
+     "compile_error", "\u2502 ERROR: LoadError: ArgumentError: isdefined: too few arguments"),
+    ("checking for cc... no\nconfigure: error: in `/src':\nconfigure: error: no acceptable C compiler found in $PATH\n",
+     "missing_syshdr", "configure: error: no acceptable C compiler found in $PATH"),
+    ("2>vp8.obj : error LNK2019: unresolved external symbol vpx_img_wrap referenced in function f\n", "linker_error",
+     "2>vp8.obj : error LNK2019: unresolved external symbol vpx_img_wrap referenced in function f"),
+    ("\u25b8 Linking App\n\u274c  ld: symbol(s) not found for architecture x86_64\n"
+     "\u274c  clang: error: linker command failed with exit code 1 (use -v to see invocation)\n", "linker_error",
+     "\u274c  ld: symbol(s) not found for architecture x86_64"),
     ("C:\\Program Files (x86)\\VC\\include\\cmath(17): error C2061: syntax error\n", "compile_error",
      "C:\\Program Files (x86)\\VC\\include\\cmath(17): error C2061: syntax error"),
     ("x.cu(12): error: identifier \"foo\" is undefined\n", "compile_error",
