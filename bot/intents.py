@@ -582,6 +582,8 @@ def _read_jobs(body: str, addressed: bool) -> list[w.Number]:
     for m in (*n.JOBS_WITH_RE.finditer(body), *n.JOBS_TO_RE.finditer(body), *n.JOBS_AT_RE.finditer(body)):
         if not n.JOBS_STORY_AFTER_RE.match(body, m.end()):
             found.setdefault(m.start(1), w.Number.of(m.group(1), "-j{}"))
+    if addressed and not found and (at := n.NAME_AT_COUNT_RE.match(body)):
+        found[at.start(1)] = w.Number.of(at.group(1), "-j{}")
     change = n.JOBS_CHANGE_RE.match(body) if not found else None
     if change is not None and not n.JOBS_STORY_AFTER_RE.match(body, change.end()):
         found[change.start(1 + _group_index(change))] = w.Number.of(_first_group(change), "-j{}")

@@ -217,7 +217,7 @@ JOBS_UNIT_RE = re.compile(
 _COUNT_END = (
     r"(?=[^\w%]*$|\s+(?:please|pls|now|again|this time|instead|then|for now|asap|too|thanks|thx|ty|max|tops"
     r"|at most|or so|ok|okay|maybe|first|HOST|on HOST|BUILD|for BUILD|on BUILD|jobs?|threads?|cores?|workers?"
-    r"|rather than|instead of"
+    r"|rather than|instead of|concurrent|parallel|compiles|compile jobs|tasks|nvcc"
     r"|i guess|i think|i'd say|perhaps|probably"
     r"|(?:on|for|in) the BUILD build"
     r"|procs?|processes|cpus?|parallel|in parallel|at a time|at once)\b)"
@@ -247,7 +247,7 @@ JOBS_TO_RE = re.compile(  # imperative "drop to 32", "cap it at 16", "set jobs t
     r"(?:^|\bto )(?:(?:drop|lower|reduce|cut|go down|bump|raise|limit|cap|throttle|bound|restrict|constrain|pin)"
     r"(?: (?:it|that|BUILD|the build))?|set"
     r"|hard-?code|change|make|go|(?:restore|reset|revert|return)(?: (?:it|that|BUILD|the build))?"
-    r"|(?:bring|take|knock|dial|scale|turn|put|set)(?: (?:it|that|BUILD|the build))?(?: on HOST)? (?:down|back|up))"
+    r"|(?:bring|take|knock|dial|scale|turn|put|set|get)(?: (?:it|that|BUILD|the build))?(?: on HOST)? (?:down|back|up))"
     r"(?: (?:the |BUILD's |the BUILD )?(?:number of |no\.? of |count of )?(?:parallel |concurrent |compile |build )?"
     r"(?:jobs|parallelism"
     r"|(?:parallel )?build (?:number|count)|parallel (?:number|count|level)"
@@ -283,6 +283,9 @@ RELATIVE_THEN_NUMBER_RE = re.compile(
     r"(?: (?:should|will|would|ought to) (?:do(?: it)?|be (?:fine|enough|ok|okay|plenty))| is (?:fine|enough|plenty))?"
     r"\s*(?:[.!,]|$)"
 )
+# Said to rigops, the build's name and a count after "at" or "with": "vllm at 6 please", "BUILD with 4".
+NAME_AT_COUNT_RE = re.compile(rf"^BUILD(?: build)?(?: on HOST)? (?:at|with|w/) {_NUM}(?: jobs| threads)?"
+                              r"(?: (?:please|pls|plz|now|again|this time|instead|thanks|thx))*[.!]*$")
 # "reduce the jobs on BUILD …. 3 should do": a number said to be enough, in a sentence of its own.
 COUNT_ENOUGH_RE = re.compile(
     r"(?:^|[.;!?] )(?:-j ?)?([0-9]{1,4})(?: jobs)? (?:should|will|would|ought to) (?:do(?: it)?|be (?:fine|enough|ok"

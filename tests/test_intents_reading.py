@@ -112,7 +112,8 @@ def test_slang_and_typos_are_read(text: str, expected: str) -> None:
                                   "the shop is closed", "kill time until the build ends",
                                   "we cycle the power on gpu01 every week", "the CI requeued vllm yesterday",
                                   "another go at it failed too", "we shut down the old boxes last week",
-                                  "first time it oomed we rebuilt at -j4"])
+                                  "first time it oomed we rebuilt at -j4", "vllm at 6 pm is fine",
+                                  "we got vllm down to 8 jobs last week"])
 def test_ordinary_words_stay_ordinary(text: str) -> None:
     assert not said(text).destructive
 
@@ -415,6 +416,8 @@ def test_a_refusal_of_the_whole_message_stands_when_the_request_names_nothing_it
     ("<@U0RIGOPS> reduce parallel jobs on llama-cpp, gpu01 keeps killing processes. 3 should do", "rebuild=3"),
     ("<@U0RIGOPS> vllm: disable build parallelism and rebuild", "rebuild=1"),
     ("<@U0RIGOPS> forcefully cancel vllm", "kill"),
+    ("<@U0RIGOPS> vllm at 6 please", "rebuild=6"),
+    ("<@U0RIGOPS> can we get flash-attn down to 8 concurrent compiles", "rebuild=8"),
 ])
 def test_chat_shorthand_is_read(text: str, expected: str) -> None:
     plan = said(text, addressed=text.startswith("<@"))
