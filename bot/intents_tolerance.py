@@ -33,6 +33,13 @@ SLANG: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(rf"\bshoot {_IT} in the head\b|\bput {_IT} out of (?:its|it's) misery\b"), "kill it"),
     (re.compile(r"\bpull the plug(?: on)?\b"), "kill"),
     (re.compile(r"\b(?:stahp|stawp|stapp)\b"), "stop"),
+    # "make it stop", "get rid of the X build", "X needs to die", "I want X gone", "put it out of action"
+    (re.compile(rf"\bmake {_IT} stop\b"), "stop it"),
+    (re.compile(r"\bget rid of\b(?= (?:the |that |this )?(?:BUILD|it|build|compile)\b)"), "kill"),
+    (re.compile(r"\b(BUILD|it|the build|the BUILD build) (?:needs|has|have) to (?:die|go|be killed|be stopped)\b"),
+     r"kill \1"),
+    (re.compile(r"\bi want (BUILD|it|the build|the BUILD build) (?:gone|dead|killed|stopped)\b"), r"kill \1"),
+    (re.compile(rf"\bput {_IT} out of action\b"), "kill it"),
     (re.compile(r"\b(?:forcefully|forcibly|force-)(?= (?:cancel|kill|stop|abort|terminate))"), "force"),
     (re.compile(r"\bforce (?:it|BUILD|the build) to (rebuild|recompile|rerun|restart)\b"), r"\1 it"),
     (re.compile(r"\bshut (?:down|off)\b(?= (?:the|that|this|BUILD|it)\b)"), "stop"),

@@ -113,7 +113,8 @@ def test_slang_and_typos_are_read(text: str, expected: str) -> None:
                                   "we cycle the power on gpu01 every week", "the CI requeued vllm yesterday",
                                   "another go at it failed too", "we shut down the old boxes last week",
                                   "first time it oomed we rebuilt at -j4", "vllm at 6 pm is fine",
-                                  "we got vllm down to 8 jobs last week"])
+                                  "we got vllm down to 8 jobs last week",
+                                  "i wanted vllm gone but it finished"])
 def test_ordinary_words_stay_ordinary(text: str) -> None:
     assert not said(text).destructive
 
@@ -396,6 +397,10 @@ def test_a_refusal_of_the_whole_message_stands_when_the_request_names_nothing_it
     ('<@U0RIGOPS> rebuild vllm -j "6"', "rebuild=6"),
     ("<@U0RIGOPS> requeue vllm with 4 jobs", "rebuild=4"),
     ("<@U0RIGOPS> plz stahp vllm", "kill"),
+    ("<@U0RIGOPS> sgl-kernel is hogging b200, make it stop", "kill"),
+    ("<@U0RIGOPS> vllm needs to die", "kill"),
+    ("<@U0RIGOPS> I want vllm gone", "kill"),
+    ("<@U0RIGOPS> get rid of the flash-attn build", "kill"),
     ("<@U0RIGOPS> shut down the llama-cpp compile", "kill"),
     ("<@U0RIGOPS> can u chk mem on node-3", "mem"),
     ("<@U0RIGOPS> first check the gpus on b200, then kill flash-attn", "gpu kill"),
