@@ -58,6 +58,15 @@ SLANG: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\b(?:respin|re-?kick|re-?fire|redo)\b(?= (?:it|that|this|the|BUILD)\b|$)"), "rebuild"),
     (re.compile(rf"\breboot {_IT}\b(?<!HOST)"), "restart it"),
     (re.compile(r"\b(?:take|have|give it) another (?:go|shot|stab|crack|swing)\b"), "retry"),
+    (re.compile(r"\bgive (BUILD|the build|the BUILD build) (?:another|one more)"
+                r" (?:go|shot|spin|try|run|whirl|crack)\b"),
+     r"retry \1"),
+    (re.compile(r"\bgo again (?:on|with) (?=BUILD\b)"), "rebuild "),
+    (re.compile(r"\b(?:a|another|one more) (?:re-?run|retry|rebuild|restart) (?:of|for) (?=BUILD\b|the build\b)"),
+     "rebuild "),
+    (re.compile(r"(?:^|(?<=[.,;:!?] ))((?:please |pls |can you |could you )?)(?:resume|continue|pick up) (?:the |my )?"
+                r"(BUILD|the build)(?: build)?\b(?! (?:is|was|will|can|should|until|till)\b)"), r"\1rebuild \2"),
+    (re.compile(r"(?:^|(?<=[,;:] ))from the top\b"), "start over"),
     (re.compile(r"(?:^|(?<=: )|(?<=, ))(?:one more|another) (?:go|shot|stab|crack|swing|spin|pass)\b"), "retry"),
     # a queue's or a CI's words for it: "requeue X", "resubmit it", "cycle the X build", "hit retry on X"
     (re.compile(r"\b(?:re-?queue|re-?submit|re-?cycle|cycle|re-?spawn)\b(?= (?:it|that|this|the|BUILD)\b|$)"),

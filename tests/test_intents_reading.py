@@ -114,7 +114,8 @@ def test_slang_and_typos_are_read(text: str, expected: str) -> None:
                                   "another go at it failed too", "we shut down the old boxes last week",
                                   "first time it oomed we rebuilt at -j4", "vllm at 6 pm is fine",
                                   "we got vllm down to 8 jobs last week",
-                                  "i wanted vllm gone but it finished"])
+                                  "i wanted vllm gone but it finished",
+                                  "let the vllm build continue", "a rerun of vllm failed too"])
 def test_ordinary_words_stay_ordinary(text: str) -> None:
     assert not said(text).destructive
 
@@ -396,6 +397,11 @@ def test_a_refusal_of_the_whole_message_stands_when_the_request_names_nothing_it
     ("<@U0RIGOPS> cancel the active build on gpu01", "kill"),
     ('<@U0RIGOPS> rebuild vllm -j "6"', "rebuild=6"),
     ("<@U0RIGOPS> requeue vllm with 4 jobs", "rebuild=4"),
+    ("<@U0RIGOPS> vllm please, from the top", "kill rebuild"),
+    ("<@U0RIGOPS> let's go again on flash-attn", "rebuild"),
+    ("<@U0RIGOPS> give sgl-kernel another spin", "rebuild"),
+    ("<@U0RIGOPS> can I get a rerun of flash-attn", "rebuild"),
+    ("<@U0RIGOPS> please resume the vllm build", "rebuild"),
     ("<@U0RIGOPS> plz stahp vllm", "kill"),
     ("<@U0RIGOPS> sgl-kernel is hogging b200, make it stop", "kill"),
     ("<@U0RIGOPS> vllm needs to die", "kill"),
