@@ -513,6 +513,7 @@ MEM_RE = re.compile(
 )
 _BUILDISH = r"(?:build|compile|BUILD)"
 STATUS_RE = re.compile(
+    r"^(?:sitrep|status report|state of play)(?: (?:on|for|from) (?:HOST|BUILD|the build|everything))?$|"
     r"(?<!gpu )(?<!gpus )\bstatus (?:of|on|for) (?:the |my |our )?"
     r"(?:build|builds|compile|BUILD|HOST|things|it)\b"
     rf"|^(?:the |HOST's |HOST )?{_BUILDISH}(?:'s)? status\b"
@@ -578,6 +579,19 @@ STATUS_QUESTION_RE = re.compile(
     r"|^how(?: is|'s|s| are) (?:it|things|everything) (?:going|coming along|doing|looking|progressing)"
     r" (?:on|@|with) (?:HOST|BUILD)\b"
     r"|^(?:what(?: is|'s|s) )?(?:its|BUILD's|the build's) (?:status|progress|state)\b"
+    # "did X make it?", "is X through yet", "what's the verdict on X", "any luck with X?", "X done?", "still going,
+    # X?", "where are we with X", "percent done on X?"
+    r"|^did (?:BUILD|it|the build)(?: (?:on|@) HOST)? (?:make it|get through|go through|pass|finish|succeed|work)\b"
+    r"(?! (?:into|in|onto|to|out of)\b)"
+    r"|^is (?:BUILD|it|the build)(?: (?:on|@) HOST)? (?:through|there|ready|done|over)(?: yet)?$"
+    r"|^what(?: is|'s|s) the (?:verdict|word|news|story|deal|status|situation) (?:on|with|for) (?:BUILD|HOST|it"
+    r"|the build)\b"
+    r"|^any (?:luck|joy|progress|news)(?: (?:with|on|for) (?:BUILD|HOST|it|the build))?$"
+    r"|^(?:the )?BUILD(?: build)?(?: (?:on|@) HOST)? (?:done|finished|ready|dead|alive|through|over"
+    r"|still (?:going|running|alive|building|compiling))(?: yet)?$"
+    r"|^still (?:going|running|alive|building|compiling)(?:,? (?:BUILD|HOST|the build))?$"
+    r"|^where are we (?:with|on|at) (?:BUILD|HOST|it|the build)\b"
+    r"|^(?:percent|percentage|%) (?:done|complete|finished)(?: (?:on|for|of|with) (?:BUILD|HOST|it|the build))?$"
     r"|^is (?:it|BUILD|the build|HOST's build|the HOST build|the BUILD build)(?: on HOST)?"
     r" (?:past|beyond|over|at) (?:\d+|the)\b"
 )

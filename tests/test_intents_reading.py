@@ -115,7 +115,8 @@ def test_slang_and_typos_are_read(text: str, expected: str) -> None:
                                   "first time it oomed we rebuilt at -j4", "vllm at 6 pm is fine",
                                   "we got vllm down to 8 jobs last week",
                                   "i wanted vllm gone but it finished",
-                                  "let the vllm build continue", "a rerun of vllm failed too"])
+                                  "let the vllm build continue", "a rerun of vllm failed too",
+                                  "did vllm make it into the release notes", "vllm done, thanks all"])
 def test_ordinary_words_stay_ordinary(text: str) -> None:
     assert not said(text).destructive
 
@@ -189,6 +190,13 @@ def test_the_core_count_in_words_that_is_not_the_jobs_asked_for_is_not_refused(t
     ("<@U0RIGOPS> how much headroom does b200 have", "mem"),
     ("<@U0RIGOPS> who's hogging the gpus on node-3", "gpu"),
     ("<@U0RIGOPS> how's it going on node-3?", "status"),
+    ("<@U0RIGOPS> did vllm make it?", "status"),
+    ("<@U0RIGOPS> is flash-attn through yet", "status"),
+    ("<@U0RIGOPS> what's the verdict on llama-cpp", "status"),
+    ("<@U0RIGOPS> any luck with sgl-kernel?", "status"),
+    ("<@U0RIGOPS> vllm done?", "status"),
+    ("<@U0RIGOPS> where are we with flash-attn", "status"),
+    ("<@U0RIGOPS> sitrep on node-3", "status"),
     ("<@U0RIGOPS> disk space on node-3?", "disk"),
     ("`nvidia-smi --query-gpu` on b200", "gpu"),                      # a look's own tool, with its options
     ("<@U0RIGOPS> `free -g` on gpu01", "mem"),
