@@ -611,11 +611,13 @@ MEM_QUESTION_RE = re.compile(
     r"(?![^?]{0,40}\b(?:need|needs|needed|take|takes|took|require|required|requires|use|uses|used|per|should)\b)"
 )
 GPU_QUESTION_RE = re.compile(
-    r"\b(?:output|result|numbers) of nvidia-smi\b|"
-    r"\b(?:gpus?|nvidia-smi|vram|cards?)\b[^?]{0,30}\b(?:free|busy|idle|in use|used|util|utilization|doing"
+    r"\b(?:output|result|numbers) of nvidia-smi\b|^how much (?:vram|gpu memory|gpu mem|video memory)\b|"
+    r"\b(?:gpus?|gpu ?\d{1,2}|nvidia-smi|vram|cards?|(?:h100|h200|a100|v100|l40|b200)s)\b[^?]{0,30}"
+    r"\b(?:free|busy|idle|in use|used|util|utilization|doing"
     r"|available|occupied|say|says|show|shows|look|looking|loaded|hot|running|on)\b"
     r"|^(?:what is|who is|anything|anyone|what's|who's|whats|whos)"
     r" (?:running |using |on |hogging |eating |holding |occupying |sitting on )(?:the |all the )?(?:HOST's )?gpus?\b"
+    r"|^is (?:there )?anything (?:running )?on (?:the )?(?:gpus?|cards|(?:h100|h200|a100|v100|l40|b200)s)\b"
 )
 LOG_QUESTION_RE = re.compile(
     r"^what (?:does|did|do) (?:the )?(?:BUILD |build )?(?:log|logs|output|it) (?:say|show|print|end with)\b"
@@ -667,7 +669,8 @@ LOG_LINES_RE = re.compile(
     r"|(?<![\w-])--(?:last|tail)[= ](-?\d+)\b",
     re.ASCII,
 )
-_GPU = r"gpus?(?![\w-])"
+# "gpu", "gpus", one by its index ("gpu0", "gpu 3"), the cards by their model ("the h100s", "the l40s")
+_GPU = r"(?:gpus?|gpu ?\d{1,2}|(?:h100|h200|a100|a10|v100|l40|l4|b200|b100|mi300|rtx ?\d{4})s)(?![\w-])"
 GPU_RE = re.compile(
     r"\b(?:run|show|post|get|give me|check|paste)(?: me)? nvidia-smi\b"
     r"|^nvidia-smi(?: (?:on |@|for )?HOST| please| now| again| output)*$"

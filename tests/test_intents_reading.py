@@ -191,6 +191,9 @@ def test_the_core_count_in_words_that_is_not_the_jobs_asked_for_is_not_refused(t
     ("<@U0RIGOPS> who's hogging the gpus on node-3", "gpu"),
     ("<@U0RIGOPS> how's it going on node-3?", "status"),
     ("<@U0RIGOPS> did vllm make it?", "status"),
+    ("<@U0RIGOPS> gpu0 on b200 busy?", "gpu"),                      # a GPU by its index, the cards by model
+    ("<@U0RIGOPS> is anything on the h100s on node-3", "gpu"),
+    ("<@U0RIGOPS> how much vram is vllm using", "gpu"),
     ("<@U0RIGOPS> is flash-attn through yet", "status"),
     ("<@U0RIGOPS> what's the verdict on llama-cpp", "status"),
     ("<@U0RIGOPS> any luck with sgl-kernel?", "status"),
