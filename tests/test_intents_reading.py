@@ -185,6 +185,8 @@ def test_the_core_count_in_words_that_is_not_the_jobs_asked_for_is_not_refused(t
     ("pull the gpu picture for gpu01", "gpu"),
     ("show me the error from vllm", "log"),
     ("<@U0RIGOPS> show me what flash-attn printed last", "log"),
+    ("<@U0RIGOPS> what did llama-cpp spit out", "log"),
+    ("<@U0RIGOPS> what broke in flash-attn", "log"),
     ("<@U0RIGOPS> what does the tail of vllm look like", "log"),
     ("<@U0RIGOPS> where did vllm die", "log"),
     ("<@U0RIGOPS> how much headroom does b200 have", "mem"),
