@@ -495,6 +495,8 @@ NOT_CLEAN_RE = re.compile(r"\b(?:don't|do not|dont|without|no need to|never|not|
                           r"\b(?:clean|wip\w*|scratch|fresh|delet\w*|remov\w*)")
 
 MEM_RE = re.compile(
+    r"^(?:(?:show|get|give me|post|check) (?:me )?)?(?:the )?(?:rss|memory use|memory usage|ram use|ram usage)"
+    r" (?:of|for) (?:the )?(?:BUILD|it|the build)(?: build)?\b|"
     r"(?:^|\b(?:run|show|post|get|give me|check|paste)(?: me)? )free -(?:h|m|g|b|mh|wh|gh)\b"
     r"|^(?:how is|what is|how does|what does|how do|check|show|show me|post|get|give me|look at|see|print"
     r"|report|dump)(?: the| our| HOST's| HOST)?(?: free| host| system| available| current)?"
@@ -607,6 +609,12 @@ MEM_QUESTION_RE = re.compile(
     r"|running (?:out of|low on) (?:mem|memory|ram))\b"
     r"|^any (?:free |available )?(?:mem|memory|ram|swap|headroom) (?:left|free|available)\b"
     r"|^what(?: is|'s|s) free(?: (?:on|@) HOST)?(?: now| right now)?$"
+    # "how much ram is X using", "… does X take right now", "is there room on HOST for another
+    # build"
+    r"|^how much (?:ram|memory|mem|rss) (?:is|does) (?:BUILD|it|the build|the BUILD build)(?: on HOST)?"
+    r" (?:using|eating|holding|hogging|(?:use|take|eat|hold)(?= (?:right now|now|currently|at the moment)\b))"
+    r"|^is there (?:enough )?(?:room|space|headroom|memory|ram)(?: (?:on|@) HOST)? for (?:another|a second|one more"
+    r"|a new|a parallel) (?:build|job|compile)\b"
     r"|^how much (?:free |available |spare |usable )?(?:ram|memory|mem|swap|headroom)(?: space)?\b"
     r"(?![^?]{0,40}\b(?:need|needs|needed|take|takes|took|require|required|requires|use|uses|used|per|should)\b)"
 )
