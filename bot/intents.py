@@ -176,7 +176,8 @@ def _read_whole(
             hits.ignored.append((clause.body.removeprefix(w.LEAD_MARK), carried))
             continue
         if w.TAKEN_BACK_RE.fullmatch(clause.body.removeprefix(w.LEAD_MARK)) and (hits.strong | hits.weak) & {
-                "kill", "rebuild"}:
+                "kill", "rebuild"} and at - max(hits.order.get(a, -9) for a in ("kill", "rebuild")) <= 1:
+            # right after the request it takes back: "kill it? nah"; not "abort X. if it doesn't die, … just wait"
             hits.ignored.append((clause.body.removeprefix(w.LEAD_MARK), "negation"))
             hits.strong -= {"kill", "rebuild"}
             hits.weak -= {"kill", "rebuild"}

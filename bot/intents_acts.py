@@ -39,7 +39,7 @@ IMPERATIVE_RE = re.compile(
     r"^(?:kill|stop|abort|cancel|halt|terminate|nuke|rebuild|retry|rerun|restart|relaunch|start over|try"
     r"|drop|lower|reduce|cut|bump|raise|limit|cap|throttle|set|use|run|go|do|give|show|post|paste|send|get"
     r"|grab|dump|tail|check|look at|print|pull|fetch|share|tell me|let me know|graph|plot|chart|draw|return"
-    r"|display|list|monitor|watch|indicate|report|pull up|bring up|redo|yank"
+    r"|display|list|monitor|watch|indicate|report|pull up|bring up|redo|yank|force-kill|force-stop|force"
     r"|decrease|increase|pin|restrict|bound|switch|change|scale|dial|recompile|reinstall|recreate|wipe|clean"
     r"|status|mem|memory|gpu|gpus|nvidia-smi|log|logs|free -h|progress|eta)\b"
 )

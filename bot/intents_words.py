@@ -382,10 +382,11 @@ TROUBLE_RE = re.compile(
 KILL_TARGET_RE = re.compile(
     r"\b(?:kill|stop|abort|cancel|halt|terminate|nuke|interrupt|sigkill|end)(?: -9)?"
     r"(?: (?:the|that|this|my|our|all|all the|those|these|every|any))?"
-    r"(?: (?:running|current|stuck|runaway|hung|whole|damn|old|bad|broken|existing))?"
+    r"(?: (?:running|current|stuck|runaway|hung|whole|damn|old|older|bad|broken|existing|in-progress|in progress"
+    r"|ongoing|active|previous|earlier|pending|outdated|stale))?"
     r"(?: HOST(?:'s)?)?(?: BUILD)?"
     r" (?:build|builds|compile|compiles|compilation|compilers?|ninja|make|cmake|nvcc|cc1plus|cicc|ptxas|gcc"
-    r"|jobs?|pip install|pip|install|processes|procs|everything|BUILD|it all"
+    r"|jobs?|pip install|pip|install|processes|procs|everything|BUILD|it all|run|build job"
     r"|whatever(?: is| 's|'s)? (?:building|running|compiling))\b"
 )
 KILL_TOOL_RE = re.compile(r"^(?:pkill|killall|kill -9)\b")

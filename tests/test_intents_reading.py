@@ -420,6 +420,11 @@ def test_a_refusal_of_the_whole_message_stands_when_the_request_names_nothing_it
     ("<@U0RIGOPS> please resume the vllm build", "rebuild"),
     ("<@U0RIGOPS> plz stahp vllm", "kill"),
     ("<@U0RIGOPS> sgl-kernel is hogging b200, make it stop", "kill"),
+    ("cancel the older vllm run, a new commit arrived", "kill"),
+    ("force pushed. cancel the in-progress sgl-kernel build job", "kill"),
+    ("I think sgl-kernel has become stuck, force-kill-and-retry it", "rebuild"),
+    # "just wait" two sentences later does not take the kill back
+    ("<@U0RIGOPS> abort vllm. if it doesn't die, normal computation is not an interruption point, just wait", "kill"),
     ("<@U0RIGOPS> vllm needs to die", "kill"),
     ("<@U0RIGOPS> I want vllm gone", "kill"),
     ("<@U0RIGOPS> get rid of the flash-attn build", "kill"),
