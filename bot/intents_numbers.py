@@ -107,7 +107,7 @@ JOBS_EXPR_RE = re.compile(
     rf"|(?<![\w.])\d{{1,3}}\s*(?:[×*]|x(?=\d{{1,3}}(?:\s*(?:jobs?|threads?)\b|\s*$|[,;.])))\s*\d{{1,3}}(?![\w.])"
     # a formula in words: "N = [RAM in GB] / 8 + 1 jobs", "(total ram)/4"
     rf"|\[[^\[\]\n]{{1,30}}\](?:{_OP}{_OPERAND})+"
-    rf"|\b(?:ram|memory|mem|total ram|total memory)(?: in (?:gb|gib|g))?\)?{_OP}\d{{1,3}}\b"
+    rf"|\b(?:ram|memory|mem|total ram|total memory)(?: in (?:gb|gib|g))?\)?{_OP}\d{{1,3}}(?: ?(?:gb|gib|g))?\b"
     r"|\bno limit on (?:the )?(?:number of )?(?:job slots|jobs?|parallelism|parallel jobs)"
     r"|\bunlimited (?:jobs|parallelism|job slots)\b"
 )
@@ -119,7 +119,18 @@ QUOTED_COUNT_RE = re.compile(r"""((?:-{1,2}j(?:obs)?\s*=?\s*"""
 HALF_OF_THEM_RE = re.compile(r"\b(?:with|using|at|to) half (?:of )?(?:them|those)\b")
 
 
+# The most the machine can take, said in words: "as many jobs as it can handle", "max parallelism", "full speed",
+# "2x the cores", "twice the core count": what rigops cannot work out from chat either.
+MACHINE_MAX_RE = re.compile(
+    r"\bas many (?:jobs |threads |workers )?as (?:it|the box|the machine|the host|HOST|we) can (?:handle|take|do"
+    r"|manage|get away with)\b"
+    r"|\bmax(?:imum)? (?:parallelism|concurrency)\b|\bfull (?:speed|parallelism|throttle|blast)\b"
+    r"|\b(?:\d{1,2}x|twice|double|triple) the (?:cores|cpus|core count|cpu count|number of cores)\b"
+)
+
+
 def _cores(text: str) -> str:
+    text = MACHINE_MAX_RE.sub("$(nproc) jobs", text)
     text = AS_MANY_AS_CORES_RE.sub(lambda m: f"$(nproc) {m.group('what') or 'jobs'}", text)
     text = JOB_PER_CORE_RE.sub("$(nproc) jobs", text)
     text = NUMBER_OF_CORES_RE.sub(_cores_or_what_changes, text)

@@ -358,6 +358,11 @@ def test_go_to_is_a_number_only_when_it_is_the_jobs(text: str) -> None:
 
 @pytest.mark.parametrize("text", [
     "<@U0RIGOPS> rebuild llama-cpp on gpu01 with N = [RAM in GB] / 8 + 1 jobs",
+    "<@U0RIGOPS> rebuild flash-attn, jobs = RAM/4GB",
+    "<@U0RIGOPS> rebuild vllm with as many jobs as it can handle",    # the most the machine takes, in words
+    "<@U0RIGOPS> rebuild vllm with max parallelism",
+    "<@U0RIGOPS> rebuild vllm at full speed",
+    "<@U0RIGOPS> rebuild vllm with 2x the cores",
     "<@U0RIGOPS> bound sgl-kernel to half the cores on b200 instead of auto and rebuild",
     "<@U0RIGOPS> rebuild vllm with min(nproc, 4) jobs",
     "<@U0RIGOPS> restart llama-cpp with -j $(jobs_for_host)",
