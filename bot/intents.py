@@ -870,7 +870,7 @@ def _resolve_build(
         return context.build
     if _where(actions, lambda c: c.build_default) and config.hosts[host].default_build:
         return config.hosts[host].default_build
-    if "rebuild" in actions:
+    if "rebuild" in actions and not names.unknown_builds:  # a build it does not know is refused already
         errors.append(f"which build on {host}? known: {listed}" if builds
                       else f"no builds configured on host {host}")
         if builds:

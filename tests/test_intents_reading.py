@@ -1138,3 +1138,8 @@ def test_a_spanish_report_still_asks_nothing() -> None:
 ])
 def test_memory_and_gpus_told_of_ask_for_no_look(text: str) -> None:
     assert said(text).steps == (), said(text)
+
+
+def test_an_unknown_build_is_refused_once_not_also_asked_for() -> None:
+    plan = said("<@U0RIGOPS> rebuild pytorch", addressed=True)
+    assert plan.error == "no build 'pytorch' on b200 (builds there: sgl-kernel, flash-attn)" and plan.question is None
