@@ -26,9 +26,9 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from bot import config as config_mod  # noqa: E402
-from bot import intents  # noqa: E402
 from bot.config import Config  # noqa: E402
-from bot.plan import Plan  # noqa: E402
+from bot.language import intents  # noqa: E402
+from bot.language.plan import Plan  # noqa: E402
 
 CHAT = ROOT / "tests" / "data" / "chat"
 DESTRUCTIVE = {"kill", "rebuild"}

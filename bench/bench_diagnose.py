@@ -32,7 +32,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bot.diagnose import Rules, diagnose, diagnose_file, load_rules
+from bot.builds.diagnose import Rules, diagnose, diagnose_file, load_rules
 
 LOGS = Path(__file__).resolve().parents[1] / "tests" / "data" / "logs"
 

@@ -39,7 +39,7 @@ BURST_TIMEOUT = 900.0  # seconds for the whole burst to be answered; what is mis
 DONE_TIMEOUT = 60.0  # seconds, after the last answer, for the last ✓
 STOP_TIMEOUT = 20.0
 # `rigops run` as `python -m bot` runs it, with Slack's rate tiers emptied first (see the module docstring)
-RIGOPS_WITHOUT_TIERS = ("import runpy, sys; from bot.slack import tiers; tiers.SLACK_TIERS.clear(); "
+RIGOPS_WITHOUT_TIERS = ("import runpy, sys; from bot.frontends.slack import tiers; tiers.SLACK_TIERS.clear(); "
                         "sys.argv[0] = 'rigops'; runpy.run_module('bot', run_name='__main__')")
 NOTABLE = ("ERROR", "WARNING", "Traceback", "CRITICAL", "Exception")
 CPU_GROUPS = ("rigops", "agents", "postgres", "bench", "other")

@@ -1,5 +1,5 @@
 """python -m bot: the rigops command."""
 
-from bot.cli import main
+from bot.app.cli import main
 
 raise SystemExit(main())

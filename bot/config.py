@@ -15,8 +15,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal, cast
 
-from bot.errors import ConfigError
 from bot.policy_config import PolicyConfig, parse_policy
+from bot.util.errors import ConfigError
 
 DEFAULT_CONFIG_NAME = "rigops.toml"
 DEFAULT_STATE_DIR = "~/.local/state/rigops"
@@ -356,8 +356,8 @@ def _groups(r: _Reader, raw: Mapping[str, Any], hosts: Mapping[str, HostConfig])
 
 def _schedule(r: _Reader, key: str, raw: Any, hosts: Mapping[str, HostConfig],
               groups: Mapping[str, tuple[str, ...]]) -> ScheduleConfig:
-    from bot.errors import PlanError
-    from bot.schedule_text import parse_when, zone  # the words /rigops schedule add accepts; loaded when used
+    from bot.language.schedule_text import parse_when, zone  # the words /rigops schedule add accepts; loaded when used
+    from bot.util.errors import PlanError
 
     if not isinstance(raw, dict):
         r.fail(key, "expected a table ([[schedules]])")

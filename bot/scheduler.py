@@ -45,14 +45,14 @@ from apscheduler.schedulers.asyncio import AsyncIOScheduler  # type: ignore[impo
 from sqlalchemy import create_engine
 from sqlalchemy.exc import SQLAlchemyError
 
-from bot.aio import Tasks, cancel
 from bot.config import ScheduleConfig
-from bot.errors import PlanError, StateError
-from bot.schedule_text import parse_when
+from bot.language.schedule_text import parse_when
 from bot.store.engine import Database, Row
 from bot.store.jobstore import RetryingJobStore
 from bot.store.migrations import POSTGRES_SCHEDULE_MIGRATIONS, SCHEDULE_MIGRATIONS
 from bot.store.sqlite import Database as SqliteDatabase
+from bot.util.aio import Tasks, cancel
+from bot.util.errors import PlanError, StateError
 
 log = logging.getLogger(__name__)
 DB_NAME = "schedules.sqlite3"

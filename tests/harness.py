@@ -11,9 +11,9 @@ from typing import Any
 
 from bot.config import Config, parse
 from bot.core.app import Core
-from bot.slack.app import RigopsApp, connect, create_app, disconnect, socket_mode_handler
-from bot.slack.run import serve_http
-from bot.slack.tiers import Tier
+from bot.frontends.slack.app import RigopsApp, connect, create_app, disconnect, socket_mode_handler
+from bot.frontends.slack.run import serve_http
+from bot.frontends.slack.tiers import Tier
 from bot.store import BuildRun, Store
 from slackemu import SlackEmulator
 

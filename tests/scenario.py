@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bot.slack.blocks import ACTION_PREFIX
+from bot.frontends.slack.blocks import ACTION_PREFIX
 from slackemu import Message, SlackEmulator, text_of
 
 # The action ids of rigops' buttons, as Slack sends them back

@@ -12,8 +12,8 @@ import pytest
 
 from bot import config
 from bot.actions.rebuild import build_env, kept_dir, setup_of
-from bot.intents import parse, parse_command
-from bot.plan import Plan, Step
+from bot.language.intents import parse, parse_command
+from bot.language.plan import Plan, Step
 from bot.text.render import describe_step
 
 CFG = config.load(Path(__file__).resolve().parent / "data" / "chat" / "rigops.toml")

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from bot.config import BuildConfig, load, parse, state_dir
-from bot.errors import ConfigError
+from bot.util.errors import ConfigError
 
 EXAMPLE = """
 confirm = true

@@ -38,9 +38,9 @@ def pyproject() -> dict[str, object]:
 
 @functools.cache
 def script_name() -> str:
-    """The console script that runs bot.cli:main."""
+    """The console script that runs bot.app.cli:main."""
     scripts = pyproject()["project"]["scripts"]  # type: ignore[index]
-    names = [name for name, target in scripts.items() if target == "bot.cli:main"]
+    names = [name for name, target in scripts.items() if target == "bot.app.cli:main"]
     assert len(names) == 1, scripts
     return str(names[0])
 

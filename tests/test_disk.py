@@ -11,17 +11,17 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bot import intents
 from bot.actions import Target
 from bot.actions.disk import STATE_DIR, DiskReport, Measured, Place, Space, parse_report, places
 from bot.actions.rebuild import DEFAULT_LOG_DIR
 from bot.actions.registry import spec
 from bot.config import Config, parse
-from bot.errors import ActionFailed
-from bot.fleet import HostResult
-from bot.plan import Step
+from bot.core.fleet import HostResult
+from bot.language import intents
+from bot.language.plan import Step
 from bot.text import disk as text
 from bot.text import render
+from bot.util.errors import ActionFailed
 
 GIB = 1 << 30
 CHAT = Path(__file__).parent / "data" / "chat"

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from bot import intents
 from bot.config import parse
-from bot.errors import ConfigError
+from bot.language import intents
+from bot.util.errors import ConfigError
 
 CONFIG = parse({"hosts": {"n1": {"address": "local"}, "n2": {"address": "local"},
                           "b200": {"address": "local", "builds": {"sgl": {"workdir": "/w", "command": "make"}}}},

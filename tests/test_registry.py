@@ -9,8 +9,8 @@ from pathlib import Path
 
 import bot.actions
 from bot.actions.registry import MODULES, ActionSpec, Reading, specs
-from bot.commands import CORE_COMMANDS, by_word, command, commands, step_names, usage_hint
-from bot.plan import Plan, Step
+from bot.language.commands import CORE_COMMANDS, by_word, command, commands, step_names, usage_hint
+from bot.language.plan import Plan, Step
 from bot.text import messages
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from bot.builds.diagnose import Diagnosis
 from bot.core.requests import _fewer
-from bot.diagnose import Diagnosis
 from bot.memory.policy import retry_offer
 from bot.memory.watch import OomKill
 from bot.store import BuildRun, Store

@@ -8,11 +8,11 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bot import intents
 from bot.actions.rebuild import build_command, build_env, log_path
-from bot.commands import step_names
 from bot.config import parse
-from bot.plan import MAX_JOBS, MIN_JOBS
+from bot.language import intents
+from bot.language.commands import step_names
+from bot.language.plan import MAX_JOBS, MIN_JOBS
 
 CONFIG = parse({"hosts": {
     "b200": {"address": "b200.lab.example", "builds": {"sgl-kernel": {

@@ -10,11 +10,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from bot.chart import MemorySeries
 from bot.config import BuildConfig, HostConfig
-from bot.errors import PlanError
 from bot.hosts import Host
+from bot.memory.chart import MemorySeries
 from bot.store import BuildRun, Store
+from bot.util.errors import PlanError
 
 
 @dataclass(frozen=True)

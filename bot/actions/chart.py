@@ -7,12 +7,12 @@ from dataclasses import dataclass
 
 from bot.actions import ActionContext, newest_run
 from bot.actions.registry import ActionSpec, File, Reading
-from bot.chart import MemorySeries, render_memory_chart
-from bot.commands import Command
-from bot.errors import PlanError
-from bot.plan import Step
+from bot.language.commands import Command
+from bot.language.plan import Step
+from bot.memory.chart import MemorySeries, render_memory_chart
 from bot.store import BuildRun
 from bot.text import render
+from bot.util.errors import PlanError
 
 
 @dataclass(frozen=True)

@@ -10,10 +10,10 @@ from typing import Any, Literal
 from bot.actions import ActionContext, Target
 from bot.actions.rebuild import DEFAULT_LOG_DIR
 from bot.actions.registry import ActionSpec, Reading
-from bot.commands import Command
-from bot.errors import ActionFailed
-from bot.plan import Step
+from bot.language.commands import Command
+from bot.language.plan import Step
 from bot.text import disk as text
+from bot.util.errors import ActionFailed
 
 STATE_DIR = DEFAULT_LOG_DIR.rsplit("/", 1)[0]  # where rigops keeps its files on a host
 PlaceKind = Literal["workdir", "logs", "state"]

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from bot.actions import ActionContext
 from bot.actions.registry import ActionSpec, Reading
-from bot.commands import Command
 from bot.hosts.models import GpuReport
-from bot.plan import Step
+from bot.language.commands import Command
+from bot.language.plan import Step
 from bot.text import render
 
 

@@ -18,13 +18,13 @@ from typing import Literal
 
 from bot.actions import ActionContext
 from bot.actions.registry import ActionSpec, Reading
-from bot.commands import Command
-from bot.errors import AgentUnavailable, HostUnreachable
 from bot.hosts.agent import BUILD_TOOL_NAMES
 from bot.hosts.models import KillResult, Proc, ProcId
-from bot.plan import Step
+from bot.language.commands import Command
+from bot.language.plan import Step
 from bot.store import BuildRun
 from bot.text import render
+from bot.util.errors import AgentUnavailable, HostUnreachable
 
 log = logging.getLogger(__name__)
 RESEND_FOR = 20.0  # seconds a stop cut off by a dropped connection is sent again for

@@ -6,9 +6,9 @@ from dataclasses import dataclass
 
 from bot.actions import ActionContext, newest_run
 from bot.actions.registry import ActionSpec, File, Reading
-from bot.commands import Command
 from bot.hosts.models import Tail
-from bot.plan import DEFAULT_LOG_LINES, Step
+from bot.language.commands import Command
+from bot.language.plan import DEFAULT_LOG_LINES, Step
 from bot.store import BuildRun
 from bot.text import render
 

@@ -8,10 +8,10 @@ from dataclasses import dataclass, replace
 
 from bot.actions import ActionContext
 from bot.actions.registry import ActionSpec, Reading
-from bot.commands import Command
 from bot.hosts.models import BuildMemory, Snapshot
+from bot.language.commands import Command
+from bot.language.plan import Step
 from bot.memory.policy import DEFAULT_LEVELS, Levels, host_levels
-from bot.plan import Step
 from bot.text import render
 
 TOP_PROCESSES = 5

@@ -9,14 +9,14 @@ from dataclasses import dataclass
 from bot.actions import ActionContext
 from bot.actions.kill import Stopped, kill_build, live_runs
 from bot.actions.registry import ActionSpec, Reading
-from bot.commands import Command
 from bot.config import BuildConfig
-from bot.errors import ActionFailed, HostError, HostKeyError, HostUnreachable, PlanError
 from bot.hosts.models import KeptDir, Snapshot, Spawned
+from bot.language.commands import Command
+from bot.language.plan import Step
 from bot.memory.advisor import Advice, advise_build, first_advice, looks_like_cuda, nvcc_threads, shares_of
-from bot.plan import Step
 from bot.store import BuildRun
 from bot.text import render
+from bot.util.errors import ActionFailed, HostError, HostKeyError, HostUnreachable, PlanError
 
 DEFAULT_LOG_DIR = "~/.local/state/rigops/logs"
 FAR_ABOVE = 2  # configured jobs above this many times a first run's estimate get a warning

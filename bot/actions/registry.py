@@ -2,10 +2,10 @@
 — its command row (words, usage, help, role, destructive, step line, step parameters), ``run(ctx, step)``, and how
 its result reads (the reply, the status line's summary, a host's row when it answers for many hosts).
 
-Everything that switches on actions is built from here: the command table (``bot.commands``), ``run_step``, what
-the core posts of a result (``bot.core.execute``), the fleet's rows and columns (``bot.text.render``). The modules
-are imported on first use, so that the language layer can read the table without importing hosts at its own
-import (an action's module imports those).
+Everything that switches on actions is built from here: the command table (``bot.language.commands``),
+``run_step``, what the core posts of a result (``bot.core.execute``), the fleet's rows and columns
+(``bot.text.render``). The modules are imported on first use, so that the language layer can read the table
+without importing hosts at its own import (an action's module imports those).
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from functools import cache
 from typing import Any, Generic, TypeVar
 
 from bot.actions import ActionContext
-from bot.commands import Command
-from bot.plan import Step
+from bot.language.commands import Command
+from bot.language.plan import Step
 
 MODULES = ("status", "mem", "gpu", "disk", "kill", "rebuild", "log", "chart")  # in help's order
 R = TypeVar("R")

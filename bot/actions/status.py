@@ -7,11 +7,11 @@ from dataclasses import dataclass
 from bot.actions import ActionContext
 from bot.actions.kill import live_runs
 from bot.actions.registry import ActionSpec, Reading
-from bot.commands import Command
+from bot.builds.stops import interruption
 from bot.hosts.models import RunRef, RunStatus, Snapshot
+from bot.language.commands import Command
+from bot.language.plan import Step
 from bot.memory.policy import DEFAULT_LEVELS, Levels, host_levels
-from bot.plan import Step
-from bot.stops import interruption
 from bot.store import BuildRun, RunState
 from bot.text import render
 

@@ -13,25 +13,25 @@ from collections.abc import Callable
 from pathlib import Path
 
 from bot.actions import Requester
-from bot.aio import cancel, log_end
 from bot.config import Config
 from bot.core.audit import AuditMirror
 from bot.core.execute import Executor
 from bot.core.follow import CARD_INTERVAL, POLL_INTERVAL, Follower
 from bot.core.guard import SAMPLE_INTERVAL, Guards
+from bot.core.metrics import Metrics
+from bot.core.policy import GroupMembers, no_groups
 from bot.core.replicas import HEARTBEAT, Heartbeat
 from bot.core.requests import Activity, Requests, Said, SlashCommand
 from bot.core.schedules import Schedules
+from bot.core.services import Services
 from bot.core.talk import Conversation, Pressed, Reply
-from bot.errors import StateError
 from bot.hosts import Hosts
-from bot.metrics import Metrics
-from bot.plan import Plan
-from bot.policy import GroupMembers, no_groups
-from bot.services import Services
+from bot.language.plan import Plan
 from bot.store import Store
 from bot.text import messages, render
 from bot.text.render import StepLine
+from bot.util.aio import cancel, log_end
+from bot.util.errors import StateError
 
 log = logging.getLogger(__name__)
 IDLE_CLOSE = 600.0  # seconds a host connection may sit unused before it is closed

@@ -13,12 +13,12 @@ import asyncio
 import logging
 from typing import Any
 
-from bot.aio import Tasks
+from bot.core.services import Services
 from bot.core.talk import Conversation, Reply
-from bot.plan import Plan
-from bot.services import Services
+from bot.language.plan import Plan
 from bot.store import AuditEntry
 from bot.text import messages
+from bot.util.aio import Tasks
 
 log = logging.getLogger(__name__)
 # What acts or decides, mirrored to the audit channel; the rest (a request before its plan runs, a question, a

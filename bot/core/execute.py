@@ -12,17 +12,17 @@ from dataclasses import replace
 from bot.actions import Requester
 from bot.actions.rebuild import RebuildResult
 from bot.actions.registry import Reading, reading, run_step
-from bot.chart import MemorySeries
 from bot.core import audit
+from bot.core.fleet import fan_out
+from bot.core.services import Services
 from bot.core.talk import Conversation
-from bot.errors import RigopsError
-from bot.fleet import fan_out
-from bot.plan import Plan
-from bot.services import Services
+from bot.language.plan import Plan
+from bot.memory.chart import MemorySeries
 from bot.store import BuildRun
 from bot.text import messages, render
 from bot.text.digest_layout import DigestPosts, fleet_posts
 from bot.text.render import StepLine
+from bot.util.errors import RigopsError
 
 log = logging.getLogger(__name__)
 QUEUE_WAIT = 60.0  # how long a person's next destructive step waits for their previous one on the same build

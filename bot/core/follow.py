@@ -19,19 +19,19 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from bot import logs
 from bot.actions.rebuild import cache_log
-from bot.aio import cancel, log_end
+from bot.builds import logs
+from bot.builds.diagnose import Diagnosis, diagnose
+from bot.builds.progress import Progress, ProgressTracker, cache_stats, from_scratch, resumed
+from bot.builds.stops import interruption
 from bot.core.guard import Guards
+from bot.core.services import Services
 from bot.core.talk import Conversation, Reply
-from bot.diagnose import Diagnosis, diagnose
-from bot.errors import ActionFailed, HostError, StateError
 from bot.memory.policy import retry_offer
-from bot.progress import Progress, ProgressTracker, cache_stats, from_scratch, resumed
-from bot.services import Services
-from bot.stops import interruption
 from bot.store import BuildRun, RunState
 from bot.text import messages, render
+from bot.util.aio import cancel, log_end
+from bot.util.errors import ActionFailed, HostError, StateError
 
 log = logging.getLogger(__name__)
 POLL_INTERVAL = 2.0

@@ -18,19 +18,19 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bot.actions import Requester
-from bot.aio import Tasks, cancel, log_end
-from bot.chart import MemorySeries, render_memory_chart
+from bot.core.services import Services
 from bot.core.talk import Conversation
-from bot.errors import HostError, RigopsError
 from bot.hosts.models import ProcId, Sample
+from bot.language.plan import Plan, Step
 from bot.memory import policy
 from bot.memory.advisor import JobMemory
+from bot.memory.chart import MemorySeries, render_memory_chart
 from bot.memory.frame import headroom
 from bot.memory.watch import Alert, BuildUsage, OomKill, OomWatch
-from bot.plan import Plan, Step
-from bot.services import Services
 from bot.store import BuildRun
 from bot.text import guard as guard_text
+from bot.util.aio import Tasks, cancel, log_end
+from bot.util.errors import HostError, RigopsError
 
 log = logging.getLogger(__name__)
 SAMPLE_INTERVAL = 1.0

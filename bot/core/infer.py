@@ -8,10 +8,10 @@ import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from bot.aio import within
-from bot.errors import HostError
-from bot.services import Services
+from bot.core.services import Services
 from bot.text import messages
+from bot.util.aio import within
+from bot.util.errors import HostError
 
 PROBE_TIMEOUT = 2.0  # seconds the agents have to say what runs on their hosts
 MAX_PROBED = 32  # beyond this many candidates, only hosts with a warm agent are asked

@@ -8,13 +8,13 @@ import time
 from collections.abc import Awaitable
 from typing import Protocol
 
-from bot import intents
-from bot.commands import command
 from bot.config import ALL_HOSTS
 from bot.core import audit, infer
+from bot.core.services import Services
 from bot.core.talk import Conversation, Pressed, Reply
-from bot.plan import Plan
-from bot.services import Services
+from bot.language import intents
+from bot.language.commands import command
+from bot.language.plan import Plan
 from bot.store import PendingPlan
 from bot.text import messages, render
 

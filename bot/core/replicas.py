@@ -13,12 +13,12 @@ import time
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
-from bot.aio import Tasks, cancel, log_end
 from bot.core.follow import Follower
 from bot.core.requests import SlashCommand
+from bot.core.services import Services
 from bot.core.talk import Pressed
-from bot.errors import StateError
-from bot.services import Services
+from bot.util.aio import Tasks, cancel, log_end
+from bot.util.errors import StateError
 
 log = logging.getLogger(__name__)
 HEARTBEAT = 2.0  # seconds between two beats; a rigops is taken for dead after Follower.replica_timeout

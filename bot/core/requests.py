@@ -17,23 +17,24 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from bot import intents, logs
 from bot.actions import Requester
+from bot.builds import logs
 from bot.core import audit
 from bot.core.execute import Executor
 from bot.core.guard import Guards
+from bot.core.policy import Decision
 from bot.core.questions import Questions
 from bot.core.schedules import Schedules
+from bot.core.services import Services
 from bot.core.talk import Conversation, Pressed, Reply, parse_value
-from bot.errors import StateError
+from bot.language import intents
+from bot.language.plan import Plan, Step, ThreadContext
 from bot.memory.policy import retry_jobs
-from bot.plan import Plan, Step, ThreadContext
-from bot.policy import Decision
-from bot.services import Services
 from bot.store import BuildRun
 from bot.text import guard as guard_text
 from bot.text import messages, render
 from bot.text.render import StepLine
+from bot.util.errors import StateError
 
 log = logging.getLogger(__name__)
 SHOW_LOG_LINES = 80

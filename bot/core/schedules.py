@@ -13,16 +13,16 @@ from dataclasses import dataclass
 
 from bot.config import CHANNEL_RE as CHANNEL_ID_RE
 from bot.config import DEFAULT_TIMEZONE, Config
+from bot.core.digest import Digest, Progresses, collect, fingerprint
 from bot.core.execute import post_thread
+from bot.core.services import Services
 from bot.core.talk import Conversation, Reply
-from bot.digest import Digest, Progresses, collect, fingerprint
-from bot.errors import PlanError, RigopsError
-from bot.schedule_text import parse_when, zone
+from bot.language.schedule_text import parse_when, zone
 from bot.scheduler import Posted, Schedule, ScheduleRunner
-from bot.services import Services
 from bot.text import messages
 from bot.text import schedules as text
 from bot.text.digest_layout import digest_posts
+from bot.util.errors import PlanError, RigopsError
 
 log = logging.getLogger(__name__)
 HOME_LOOKBACK = 24 * 3600  # the Home tab lists builds finished in the last day

@@ -14,7 +14,7 @@ lines on a terminal for the console. Presses come back to the core as :class:`Pr
               when rigops cannot post where it was asked
     find_channel  the channel people call #name (Slack: a name typed as plain text, not picked from its list)
 
-Every text passes :func:`bot.redact.redact` here, in :class:`Conversation`, whatever the front end.
+Every text passes :func:`bot.util.redact.redact` here, in :class:`Conversation`, whatever the front end.
 """
 
 from __future__ import annotations
@@ -24,9 +24,9 @@ import re
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
-from bot.plan import MAX_JOBS, MIN_JOBS
-from bot.redact import redact
+from bot.language.plan import MAX_JOBS, MIN_JOBS
 from bot.text import messages
+from bot.util.redact import redact
 
 log = logging.getLogger(__name__)
 # What one Message may hold, laid out, so that every front end shows it whole: Slack refuses a message whose blocks

@@ -16,7 +16,7 @@ then exit 0; spawned builds keep running. Times are seconds (floats), sizes byte
 identity is (pid, start), start being field 22 of /proc/<pid>/stat (clock ticks after boot): meaningful
 only together with boot_id.
 
-Error types: ERROR_CODES (bot/errors.py says what each means); every error answer has one.
+Error types: ERROR_CODES (bot/util/errors.py says what each means); every error answer has one.
 
 hello -> agent_version (1), pid, python "3.x.y", psutil (importable), pidfd (race-free signals), hostname,
     cores, boot_id, uid, user, clock_ticks, page_size, free_used ("available": free's "used" is
@@ -118,7 +118,7 @@ from typing import Any
 
 AGENT_VERSION = 1
 
-# The "type" of an error answer; the bot's AgentErrorCode (bot/errors.py) lists the same.
+# The "type" of an error answer; the bot's AgentErrorCode (bot/util/errors.py) lists the same.
 ERROR_CODES = (
     "bad_json", "bad_request", "unknown_op", "unknown_user", "forbidden", "bad_workdir", "bad_path",
     "spawn_failed", "not_found", "not_a_file", "unreadable", "internal",

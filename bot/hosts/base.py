@@ -25,9 +25,7 @@ from functools import cache
 from importlib import resources
 from typing import Any, cast
 
-from bot.aio import cancel
 from bot.config import HostConfig
-from bot.errors import AGENT_ERROR_CODES, ActionFailed, AgentErrorCode, AgentUnavailable, HostError, HostTimeout
 from bot.hosts.models import (
     AgentInfo,
     GpuReport,
@@ -43,6 +41,8 @@ from bot.hosts.models import (
     Spawned,
     Tail,
 )
+from bot.util.aio import cancel
+from bot.util.errors import AGENT_ERROR_CODES, ActionFailed, AgentErrorCode, AgentUnavailable, HostError, HostTimeout
 
 log = logging.getLogger(__name__)
 HELLO_TIMEOUT = 15.0
@@ -340,7 +340,7 @@ class Host(ABC):
         return LogChunk(data=str(d.get("data", "")), offset=int(d.get("offset") or 0), size=int(d.get("size") or 0))
 
     async def gpu(self) -> GpuReport:
-        from bot.gpu import parse_gpu_report  # parsing lives with its canned-text tests
+        from bot.hosts.gpu import parse_gpu_report  # parsing lives with its canned-text tests
 
         d = await self.request("gpu")
         return parse_gpu_report(self.name, d)

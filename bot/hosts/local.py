@@ -6,8 +6,8 @@ import asyncio
 import contextlib
 import sys
 
-from bot.errors import AgentUnavailable
 from bot.hosts.base import AgentPipe, Host, agent_bootstrap
+from bot.util.errors import AgentUnavailable
 
 STREAM_LIMIT = 32 * 1024 * 1024  # one answer line can hold a long log tail
 STDIN_CLOSE_WAIT = 1.0

@@ -14,8 +14,8 @@ from typing import Any
 
 import asyncssh
 
-from bot.errors import AgentUnavailable, HostError, HostKeyError, HostUnreachable
 from bot.hosts.base import AgentPipe, Host, agent_bootstrap
+from bot.util.errors import AgentUnavailable, HostError, HostKeyError, HostUnreachable
 
 DEFAULT_KNOWN_HOSTS = "~/.ssh/known_hosts"
 KEEPALIVE_INTERVAL = 15

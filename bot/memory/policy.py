@@ -14,9 +14,9 @@ from typing import Literal
 
 from bot.config import HostConfig, PressureAction
 from bot.hosts.models import Proc, ProcId, Sample
+from bot.language.plan import half_jobs
 from bot.memory.meminfo import Memory
 from bot.memory.watch import LEAVE_FACTOR, Alert, Thresholds
-from bot.plan import half_jobs
 
 MAX_PAUSE = 300.0  # seconds: paused compilers go on after this long even if memory never calmed
 PAUSE_SHARE = 4  # without a -j that fits, a pause stops one in this many of the running compilers

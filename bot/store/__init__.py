@@ -20,14 +20,14 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from bot.errors import StateError
 from bot.hosts.models import ProcId
-from bot.plan import Plan, ThreadContext
+from bot.language.plan import Plan, ThreadContext
 from bot.store.engine import Connection, Database, Row
 from bot.store.migrations import POSTGRES_STATE_MIGRATIONS, STATE_MIGRATIONS
 from bot.store.models import AuditEntry, BuildRun, PendingPlan, PlanState, RunState
 from bot.store.replicas import Identity, Replicas
 from bot.store.sqlite import Database as SqliteDatabase
+from bot.util.errors import StateError
 
 __all__ = ["DB_NAME", "AuditEntry", "BuildRun", "PendingPlan", "PlanState", "RunState", "Store"]
 

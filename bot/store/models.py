@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from bot.hosts.models import ProcId, RunRef
-from bot.plan import Plan
+from bot.language.plan import Plan
 
 RunState = Literal["starting", "running", "succeeded", "failed", "stopped", "lost"]
 PlanState = Literal["pending", "asking", "running", "done", "cancelled", "expired", "interrupted"]  # asking: a question

@@ -28,8 +28,8 @@ from sqlalchemy.engine import URL, CursorResult, make_url
 from sqlalchemy.exc import ArgumentError, DBAPIError, OperationalError, SQLAlchemyError
 from sqlalchemy.pool import NullPool
 
-from bot.errors import StateError
 from bot.store.engine import Migration
+from bot.util.errors import StateError
 
 log = logging.getLogger(__name__)
 SCHEMES = ("postgresql", "postgres", "postgresql+psycopg")

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bot.errors import StateError
+from bot.util.errors import StateError
 
 WAL_RETRY = 0.02  # seconds between tries to switch a file into WAL mode
 

@@ -8,10 +8,10 @@ from collections.abc import Sequence
 from datetime import datetime
 from zoneinfo import ZoneInfo
 
-from bot.digest import Digest, HostDigest, OomKillSeen
+from bot.builds.progress import Progress
+from bot.core.digest import Digest, HostDigest, OomKillSeen
 from bot.hosts.models import Gpu, GpuReport, Snapshot
 from bot.memory.meminfo import Memory, human
-from bot.progress import Progress
 from bot.scheduler import Schedule
 from bot.store import BuildRun
 from bot.text.render import RESULT_ICON, duration, progress_parts, tool_counts

@@ -12,11 +12,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from zoneinfo import ZoneInfo
 
+from bot.core.digest import Digest, HostDigest, gpu_busy
+from bot.core.fleet import HostResult
 from bot.core.talk import MESSAGE_SECTIONS, MESSAGE_TEXT, Message
-from bot.digest import Digest, HostDigest, gpu_busy
-from bot.fleet import HostResult
+from bot.language.plan import Step
 from bot.memory.meminfo import human
-from bot.plan import Step
 from bot.scheduler import Schedule
 from bot.text import render
 from bot.text.digest import SECTION_TEXT, SHOWN_PROCESSES, clock, host_text, when

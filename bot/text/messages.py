@@ -6,8 +6,8 @@ import json
 import time
 from typing import Any
 
-from bot.commands import commands
-from bot.plan import Plan
+from bot.language.commands import commands
+from bot.language.plan import Plan
 
 HELP_INTRO = """*rigops* stops runaway builds, shows memory and restarts builds at the parallelism you ask for.
 Say it in the ops channel or mention me, e.g. _oom-ing pretty bad, try -j20_, _free -h_, _kill the build_, \

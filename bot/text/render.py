@@ -9,20 +9,20 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal
 
 from bot.actions.registry import spec
-from bot.commands import describe_step as describe
+from bot.builds.diagnose import Diagnosis
+from bot.builds.progress import BuildStart, CacheStats, Progress
 from bot.config import Config
+from bot.core.fleet import HostResult
 from bot.core.talk import Choice, ChoiceKind, Message
-from bot.diagnose import Diagnosis
-from bot.fleet import HostResult
 from bot.hosts.agent import COMPILER_NAMES
 from bot.hosts.models import GpuReport, Proc, Snapshot
+from bot.language.commands import describe_step as describe
+from bot.language.plan import Plan, Question, Step
 from bot.memory.meminfo import free_table, human
 from bot.memory.policy import Levels
 from bot.memory.watch import BuildUsage, OomKill
-from bot.plan import Plan, Question, Step
-from bot.progress import BuildStart, CacheStats, Progress
-from bot.redact import redact
 from bot.store import BuildRun
+from bot.util.redact import redact
 
 if TYPE_CHECKING:  # the actions' modules import this one for their words
     from bot.actions.chart import MemoryChart

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from bot.commands import SCHEDULE
-from bot.schedule_text import zone
+from bot.language.commands import SCHEDULE
+from bot.language.schedule_text import zone
 from bot.scheduler import Schedule
 from bot.text.digest import schedule_line, when
 

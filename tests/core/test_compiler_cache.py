@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from bot.actions.rebuild import build_env, cache_log
+from bot.builds.progress import CacheStats, cache_stats
 from bot.config import BuildConfig
-from bot.progress import CacheStats, cache_stats
 from slackemu import SlackEmulator
 from tests.core.test_follow import project, wait_result
 from tests.harness import OPS, make_config, running_app

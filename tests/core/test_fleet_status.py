@@ -18,13 +18,13 @@ import pytest
 from bot.actions.mem import MemoryReport
 from bot.actions.status import RunView, StatusReport
 from bot.config import Config, HostConfig
+from bot.core.fleet import HostResult
 from bot.core.talk import MESSAGE_SECTIONS, MESSAGE_TEXT, Message
-from bot.fleet import HostResult
+from bot.frontends.slack.blocks import message_text, to_blocks
 from bot.hosts.models import Gpu, GpuReport, Snapshot
+from bot.language.plan import Step
 from bot.memory.meminfo import Memory
 from bot.memory.policy import host_levels
-from bot.plan import Step
-from bot.slack.blocks import message_text, to_blocks
 from bot.store import BuildRun
 from bot.text import render
 from bot.text.digest import SECTION_TEXT

@@ -20,7 +20,7 @@ import pytest
 
 from bot.config import Config
 from bot.core.talk import Place, Pressed
-from bot.slack.app import RigopsApp
+from bot.frontends.slack.app import RigopsApp
 from bot.store import BuildRun, Store
 from slackemu import Message, SlackEmulator, text_of
 from tests.fakes.cgroups import Cgroups, in_cgroup

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from bot.commands import step_names
 from bot.core.app import Core
+from bot.language.commands import step_names
 from slackemu import SlackEmulator
 from tests.harness import OPS, make_config, running_bot
 from tests.scenario import RUN_ACTION, has_buttons, thread_text, wait_done, wait_for_plan

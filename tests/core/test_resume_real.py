@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from bot.config import Config
-from bot.slack.app import RigopsApp
+from bot.frontends.slack.app import RigopsApp
 from bot.store import BuildRun
 from slackemu import SlackEmulator, text_of
 from tests.fakes.venvs import venv_with

@@ -21,10 +21,10 @@ from apscheduler.schedulers.asyncio import AsyncIOScheduler  # type: ignore[impo
 
 from bot.config import Config, ScheduleConfig, parse
 from bot.core.schedules import parse_add
-from bot.errors import ConfigError, PlanError
-from bot.schedule_text import parse_when
+from bot.frontends.slack.app import RigopsApp
+from bot.language.schedule_text import parse_when
 from bot.scheduler import DB_NAME, LOCK_NAME, ScheduleRunner
-from bot.slack.app import RigopsApp
+from bot.util.errors import ConfigError, PlanError
 from slackemu import Message, SlackEmulator
 from tests.fakes.nvidia_smi import install_nvidia_smi, path_with
 from tests.harness import ADMIN, OPS, make_config, record_run, running_app

@@ -20,13 +20,13 @@ from pathlib import Path
 import pytest
 
 from slackemu import ApiCall, SlackEmulator
+from tests.core.test_metrics import rigops_http, wait_listening
 from tests.core.test_takeover import bring_forward, write_config
 from tests.fakes.replicas import query, rigops_processes, write_toml
 from tests.fakes.sshd import free_port
 from tests.harness import HUMAN, OPS, SIGNING_SECRET
 from tests.scenario import thread_text
 from tests.store.pgserver import PostgresServer
-from tests.test_metrics import rigops_http, wait_listening
 from tests.waiting import eventually
 
 pytestmark = [pytest.mark.postgres, pytest.mark.timeout(3600)]

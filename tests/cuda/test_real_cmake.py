@@ -1,6 +1,6 @@
 """CMake 4's policy minimum, produced for real: a tiny scikit-build-core project whose CMakeLists.txt still says
 ``cmake_minimum_required(VERSION 3.4)``, installed as the seed was (``pip install . --no-build-isolation -v``)
-into a venv holding scikit-build-core and CMake 4 from PyPI, is refused at configure; bot.diagnose names the
+into a venv holding scikit-build-core and CMake 4 from PyPI, is refused at configure; bot.builds.diagnose names the
 line and a fix, and the fix, applied as it says, makes the same build succeed.
 tests/data/logs/real-cmake4-skbuild-policy.log keeps one such log in the diagnosis corpus.
 """
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.diagnose import diagnose
+from bot.builds.diagnose import diagnose
 from tests.cuda.test_real_nvcc import ENV, only_line, run
 from tests.fakes.venvs import venv_with
 

@@ -1,4 +1,4 @@
-"""The seed's failures produced for real with a real nvcc (no GPU needed), and diagnosed through `bot.diagnose`.
+"""The seed's failures produced for real with a real nvcc (no GPU needed), and diagnosed through `bot.builds.diagnose`.
 
 Each log comes from real tools on this machine: a tiny CMake + Ninja CUDA project built with `-j1` (an
 architecture the toolkit does not know, a missing system header, examples/cuda's thrust sorts OOM-killed inside a
@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from bot.diagnose import diagnose
+from bot.builds.diagnose import diagnose
 from tests.fakes.cgroups import in_cgroup
 from tests.fakes.users import own_user, switch_to
 

@@ -31,8 +31,8 @@ from typing import Any
 
 import pytest
 
-from bot.errors import AgentErrorCode
 from bot.hosts.base import agent_bootstrap
+from bot.util.errors import AgentErrorCode
 from tests.waiting import wait_until
 
 ROOT = Path(__file__).resolve().parents[2]

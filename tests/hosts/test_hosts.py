@@ -14,11 +14,11 @@ from typing import Any
 
 import pytest
 
-from bot.errors import ActionFailed, AgentUnavailable
 from bot.hosts import Host
 from bot.hosts.agent import BUILD_TOOL_NAMES
 from bot.hosts.models import ProcId, RunRef
 from bot.memory.meminfo import parse_meminfo
+from bot.util.errors import ActionFailed, AgentUnavailable
 from tests.fakes.tools import (
     kill_session,
     read_stat_fields,

@@ -12,7 +12,7 @@ import pytest
 
 from bot import store as store_module
 from bot.hosts.models import ProcId
-from bot.plan import Plan, Step, ThreadContext
+from bot.language.plan import Plan, Step, ThreadContext
 from bot.store import EVENT_RETENTION, JOB_MEMORY_RUNS, JOB_MEMORY_VALUES, OOM_RETENTION, Store
 
 PLAN = Plan(host="b200", build="sgl-kernel", steps=(Step("rebuild", jobs=20),))

@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from bot.errors import StateError
-from bot.plan import Plan, Step, ThreadContext
+from bot.language.plan import Plan, Step, ThreadContext
 from bot.scheduler import DB_NAME as SCHEDULES_DB
 from bot.scheduler import Posted, Schedule, ScheduleRunner
 from bot.store import DB_NAME, Store
 from bot.store.migrations import SCHEDULE_MIGRATIONS, STATE_MIGRATIONS
 from bot.store.sqlite import Database, Migration
+from bot.util.errors import StateError
 from tests.store.files import dump, rows, set_user_version, user_version
 
 

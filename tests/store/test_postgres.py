@@ -14,13 +14,13 @@ from typing import TypeVar
 
 import pytest
 
-from bot.checks import check_state
-from bot.errors import StateError
-from bot.plan import Plan
+from bot.app.checks import check_state
+from bot.language.plan import Plan
 from bot.store import Store
 from bot.store.engine import Connection, Migration
 from bot.store.migrations import POSTGRES_STATE_MIGRATIONS
 from bot.store.postgres import RECONNECT_FOR, PostgresDatabase
+from bot.util.errors import StateError
 from tests.fakes.sshd import free_port
 from tests.store.pgserver import PostgresServer
 from tests.waiting import wait_until

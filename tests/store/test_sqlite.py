@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from bot.errors import StateError
 from bot.store import DB_NAME, Store
 from bot.store.migrations import STATE_MIGRATIONS
 from bot.store.sqlite import Database, sql_migration
+from bot.util.errors import StateError
 from tests.store.files import rows, user_version
 
 NOTES = (sql_migration("notes", "CREATE TABLE notes (text TEXT NOT NULL); -- one; per row"),)

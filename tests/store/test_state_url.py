@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from bot import config
-from bot.errors import ConfigError
-from bot.services import Services
+from bot.core.services import Services
 from bot.store import DB_NAME
 from bot.store.migrations import POSTGRES_STATE_MIGRATIONS, STATE_MIGRATIONS
+from bot.util.errors import ConfigError
 
 URL = "postgresql://rigops:hunter2@db.lab.example:5432/rigops"
 

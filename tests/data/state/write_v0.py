@@ -24,7 +24,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from types import ModuleType
 
-from bot.plan import Plan, Step
+from bot.language.plan import Plan, Step
 
 T0 = float(int(time.time()) // 3600 * 3600)  # kills older than 30 days would be dropped as they are written
 

@@ -1,0 +1,1 @@
+"""The application: the command line (``rigops``) and the checks it runs before starting a front end."""

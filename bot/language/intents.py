@@ -1,0 +1,924 @@
+"""Chat text → Plan: what a message in an ops channel (or a ``/rigops`` command) asks rigops to do.
+
+Pure and synchronous: no I/O, no Slack types. The Plan holds only actions from the fixed vocabulary, host and
+build names taken from the config, and bounded integers; chat text never reaches a shell.
+
+How a plain message is read (the tables live in ``bot.language.intents_words``):
+
+1. normalise: Slack markup, code, quoted text, URLs and emoji are removed, the text is lower-cased and cut to
+   a few KB;
+2. names: config host and build names (whole words) become ``HOST``/``BUILD``, and so does a host-like word
+   in a clear position ("on h100", "@gpu-7", "h100's") that the config does not know;
+3. clauses: the text is split at punctuation and "and"/"then"; each clause is a request only if it is not a
+   story (past, future, habit), not negated, and (unless the bot was addressed) not a deliberation;
+4. hits: each clause gives *strong* hits (a clear request: "kill the build", "try -j20", "how's memory?") and
+   *weak* ones (a bare "restart", "stop", "try again", "fewer jobs"). Weak hits count only when the bot was
+   addressed, the message is in a thread rigops acts in (its build's thread: "try again" there means the build),
+   or the message has memory trouble or a strong hit;
+5. memory trouble ("oom-ing", "cc1plus got killed", "swapping hard") adds ``mem``, and turns a rebuild into
+   kill, mem, rebuild; "restart" also means kill then rebuild.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+
+from bot.config import ALL_HOSTS, NAME_RE, BuildConfig, Config
+from bot.language import intents_acts as acts
+from bot.language import intents_numbers as n
+from bot.language import intents_tolerance as tol
+from bot.language import intents_words as w
+from bot.language.commands import Command, by_word, command, step_names
+from bot.language.plan import (
+    MAX_JOBS,
+    MAX_LOG_LINES,
+    MIN_JOBS,
+    Action,
+    Plan,
+    Question,
+    Step,
+    ThreadContext,
+    half_jobs,
+)
+
+__all__ = ["parse", "parse_command"]
+RELATIVE_JOBS_WARNING = (
+    "this thread has no earlier build of it to go by, so the rebuild uses its default -j (what past runs' "
+    "memory advises, else the configured jobs, else what a first estimate lets fit in memory); "
+    "name a number (e.g. 'try -j16') to pick one"
+)
+
+def _where(actions: set[str], test: Callable[[Command], bool]) -> set[str]:
+    """The actions whose command row passes ``test``."""
+    return {a for a in actions if test(command(a))}
+
+
+def _on_hosts(actions: set[str]) -> set[str]:
+    """The actions that run on a host (not hosts or help)."""
+    return _where(actions, lambda c: c.hosts != "none")
+
+
+# --- /rigops subcommands -------------------------------------------------------------------------------
+
+CMD_JOBS_RE = re.compile(r"(?:-{1,2}j(?:obs)?=?|j|max_jobs=)?(-?[0-9]+)")
+CMD_LINES_RE = re.compile(r"(?:-n|--lines=?)?(-?[0-9]+)")
+CMD_JOIN_RE = re.compile(r"(?<!\S)(-{1,2}j(?:obs)?|-n|--lines)\s+(?=-?\d)")
+CLEAN_ARGS = frozenset(("--clean", "clean", "--fresh", "fresh", "--from-scratch"))  # `/rigops rebuild --clean`
+SAFE_TOKEN_RE = re.compile(r"[a-z0-9_.=+:/-]{1,32}", re.ASCII)
+
+
+# --- small value types ---------------------------------------------------------------------------------
+
+
+@dataclass
+class _Hits:
+    strong: set[str] = field(default_factory=set)
+    weak: set[str] = field(default_factory=set)
+    trouble: bool = False
+    trouble_alone: bool = False  # a plain cry about memory now ("oom-ing pretty bad"), which asks for a look
+    relative: str | None = None  # "down" ("halve the jobs", "fewer jobs") or "up" ("more jobs"), no number
+    jobs: list[w.Number] = field(default_factory=list)
+    lines: list[w.Number] = field(default_factory=list)
+    soft: set[str] = field(default_factory=set)  # asked only when said to rigops or in its build's thread
+    order: dict[str, int] = field(default_factory=dict)  # action -> the clause it was first asked in
+    ignored: list[tuple[str, str]] = field(default_factory=list)  # (clause, why it did not act)
+    clean: bool = False  # a rebuild asked to start clean ("rebuild from scratch", "wipe the build dir")
+
+    def merge(self, other: _Hits, at: int) -> None:
+        for action in sorted(other.strong | other.weak | other.soft):
+            self.order.setdefault(action, at)
+        self.soft |= other.soft
+        self.strong |= other.strong
+        self.weak |= other.weak
+        self.trouble |= other.trouble
+        self.trouble_alone |= other.trouble_alone
+        self.relative = self.relative or other.relative
+        self.jobs += other.jobs
+        self.lines += other.lines
+        self.ignored += other.ignored
+        self.clean |= other.clean
+
+
+# --- public API ----------------------------------------------------------------------------------------
+
+
+def parse(
+    text: str, *, config: Config, context: ThreadContext | None = None, addressed: bool = False,
+    channel: str | None = None,
+) -> Plan:
+    """What a chat message asks for. Chatter gives ``Plan()`` (no steps, no error).
+
+    ``addressed`` means an @mention or a slash command: bare keywords ("status", "kill", "j12") count.
+    A request rigops understands but refuses keeps its steps and sets ``error``; the caller then runs nothing.
+    """
+    plan, _ = read(text, config=config, context=context, addressed=addressed, channel=channel)
+    return plan
+
+
+def read(
+    text: str, *, config: Config, context: ThreadContext | None = None, addressed: bool = False,
+    channel: str | None = None, taking: frozenset[str] = frozenset(),
+) -> tuple[Plan, list[tuple[str, str]]]:
+    """The plan, and the clauses that did not act with why (for ``rigops explain``). ``taking``: kinds of
+    clause read as requests all the same (for :func:`guess`)."""
+    plan, ignored = _read_whole(text, config=config, context=context, addressed=addressed, channel=channel,
+                                taking=taking)
+    if (not plan.steps or plan.error) and addressed and (said := _said_after_mention(text)) is not None:
+        # "<remark>. @rigops kill sgl-kernel", read as one message, asked nothing or something wrong: what follows
+        # the mention is said to rigops, and is read on its own; the remark before it only says what it is about
+        head, tail = said
+        if plan.steps and not (names := w.find_names(w.normalise(tail), config)).hosts and not names.builds:
+            return plan, ignored  # refused as one message, and the request names nothing of its own
+        asked, why = _read_whole(tail, config=config, context=_context_of(head, config) or context,
+                                 addressed=True, channel=channel, taking=taking)
+        if asked.steps or asked.error:
+            return asked, _read_remark(head, config, channel) + why
+    return plan, ignored
+
+
+def _read_whole(
+    text: str, *, config: Config, context: ThreadContext | None, addressed: bool, channel: str | None,
+    taking: frozenset[str],
+) -> tuple[Plan, list[tuple[str, str]]]:
+    normal = w.normalise_parts(text)
+    names = w.find_names(normal.text, config)
+    if not names.hosts and not names.builds and normal.quoted:  # a quote above the request names what it is about
+        quoted = w.find_names(normal.quoted, config)
+        names = replace(names, hosts=quoted.hosts, builds=quoted.builds, unknown=names.unknown or quoted.unknown)
+    unknown_builds, own_slot, masked = w.unknown_builds(tol.slang(tol.correct(names.masked)), config)
+    names = replace(names, unknown_builds=unknown_builds)
+    hits = _Hits()
+    whole = acts.message_act(masked, to_someone=_to_someone(text, addressed), addressed=addressed)
+    whole = None if whole in taking else whole
+    carried: str | None = None  # a supposition or a story that the next joined clause is still part of
+    listing = False  # the clauses joined after "… was:" are what it told, up to the next sentence
+    parts = list(w.clauses(masked))
+    for at, clause in enumerate(parts):
+        listing = listing and bool(clause.joined)
+        if whole:
+            hits.ignored.append((clause.body, whole))
+            continue
+        if clause.body.startswith(w.PASTE_MARK):  # "free -m on HOST gives:" above a code block
+            hits.ignored.append((clause.body[1:], "pasted-log"))
+            continue
+        if at + 1 < len(parts) and parts[at + 1].joined == "and" and (
+                w.WHAT_HAPPENED_RE.match(parts[at + 1].body) or SHARED_RESULT_RE.match(parts[at + 1].body)):
+            hits.ignored.append((clause.body.removeprefix(w.LEAD_MARK), "report"))  # "run X and it died"
+            carried = "report"  # ... and "it died" is the report's own end
+            continue
+        listing = listing or bool(carried and clause.joined and COMPLEMENT_NEXT_RE.search(parts[at - 1].body))
+        if carried and clause.joined and (carried == "hypothetical" or clause.joined == "and" or listing or not (
+                acts.IMPERATIVE_RE.match(clause.body) or clause.body.startswith(w.LEAD_MARK)
+                or (addressed and w.ASKED_LEAD_RE.match(clause.body)))):
+            hits.ignored.append((clause.body.removeprefix(w.LEAD_MARK), carried))
+            continue
+        if w.TAKEN_BACK_RE.fullmatch(clause.body.removeprefix(w.LEAD_MARK)) and (hits.strong | hits.weak) & {
+                "kill", "rebuild"} and at - max(hits.order.get(a, -9) for a in ("kill", "rebuild")) <= 1:
+            # right after the request it takes back: "kill it? nah"; not "abort X. if it doesn't die, … just wait"
+            hits.ignored.append((clause.body.removeprefix(w.LEAD_MARK), "negation"))
+            hits.strong -= {"kill", "rebuild"}
+            hits.weak -= {"kill", "rebuild"}
+            hits.jobs = []
+            hits.clean = False
+            continue
+        plain = clause.body.removeprefix(w.LEAD_MARK)
+        if at and ((plain == "again" and at + 1 < len(parts) and w.FAILED_NOW_RE.search(parts[at - 1].body)) or (
+                not addressed and not clause.body.startswith(w.LEAD_MARK) and w.SETUP_AFTER_FAILURE_RE.match(plain)
+                and any(w.FAILED_NOW_RE.search(p.body) for p in parts[:at]))):
+            hits.ignored.append((plain, "report"))  # "X test crashes. Again.", "X fails …, build with 40 jobs"
+            continue
+        sentence = [plain, *(p.body for p in itertools.takewhile(lambda p: p.joined, parts[at + 1:]))]
+        if clause.question and any(w.ON_ITS_OWN_RE.search(b) for b in sentence):
+            hits.ignored.append((plain, "how-to"))  # "will you kill a build automatically if …?"
+            continue
+        one = _read_clause(clause.body, addressed, question=clause.question, taking=taking)
+        hits.merge(one, at)
+        carried = one.ignored[-1][1] if one.ignored and one.ignored[-1][1] in CARRIED - taking else None
+    if normal.quoted and not hits.trouble and w.TROUBLE_RE.search(normal.quoted):
+        hits.trouble = True  # "> node-3 is swapping" above "confirmed, stop it": the quote is the trouble
+    if hits.relative == "down" and not hits.jobs and (
+            m := n.RELATIVE_THEN_NUMBER_RE.search(masked) or n.COUNT_ENOUGH_RE.search(masked)):
+        hits.jobs.append(w.Number.of(m.group(1), "-j{}"))  # "retry with fewer jobs, say 4": that is the number
+        hits.relative = None
+    if ("rebuild" in hits.strong | hits.weak and not hits.jobs and not whole
+            and (said := _count_said_before(masked))):
+        hits.jobs.append(said)  # "max job 12 is okay to me for vllm. rebuild with that": the count said before
+    if (not (hits.strong | hits.weak) & {"kill", "rebuild"} and not whole and names.builds
+            and (do := DO_THAT_RE.search(masked)) and (said := _one_count(masked[:do.start()]))):
+        # "`--jobs=2` worked for me, so do that", "it only worked with make -j4 — do BUILD like that": the count
+        # told before, asked for by pointing back at it
+        hits.strong.add("rebuild")
+        hits.order.setdefault("rebuild", len(parts))
+        hits.jobs.append(said)
+    if "rebuild" in hits.strong and not hits.jobs and not whole and (m := PARALLEL_CAP_RE.search(masked)):
+        hits.jobs.append(w.Number.of(m.group(1), "-j{}"))  # "rebuild X so that at most 4 processes run in parallel"
+    if hits.trouble and not hits.jobs and not whole and (m := n.JOBS_RETRY_AT_RE.search(masked)):
+        hits.strong.add("rebuild")
+        hits.jobs.append(w.Number.of(m.group(1), "-j{}"))
+    # a thread rigops acts in talks to rigops; a message about one of its builds or hosts talks about them
+    actions = _actions(hits, addressed or context is not None, named=bool(names.hosts or names.builds)
+                       and not w.ALTERNATIVES_RE.search(masked))
+    if addressed and not hits.jobs and (names.builds or names.hosts) and (
+            "rebuild" in actions or not actions) and (m := w.JOBS_AS_FORMULA_RE.search(masked)):
+        # said to rigops, a count given as a formula where the jobs go ("jobs number = nproc", "-j `nproc`",
+        # "replace -j12 with the number of logical cores", "bare -j"): refused, never run with an old count
+        actions.add("rebuild")
+        hits.strong.add("rebuild")
+        hits.order.setdefault("rebuild", 0)
+        hits.jobs.append(w.Number(w.UNWORKABLE, f"{shown_clause(m.group(0), 40)}{w.UNWORKABLE_NOTE}"))
+    if not actions and addressed and all(w.SEEMS_STALLED_RE.search(c) or why == "report" for c, why in hits.ignored) \
+            and (looks := w.fallback_looks(masked)):
+        hits.strong.update(looks)  # said to rigops and read as nothing else: "job status gpu01", "tailable logs?"
+        hits.order.update({a: i for i, a in enumerate(looks) if a not in hits.order})
+        actions = set(looks)
+    if not actions:
+        return Plan(), hits.ignored
+    if "log" in actions and "rebuild" not in actions and not hits.lines and (
+            m := w.LOG_LINES_OFFERED_RE.search(masked)):
+        hits.lines.append(w.Number.of(_first_group(m), "{} lines"))
+    jobs, lines, errors = _numbers(hits, actions)
+    unknown = bool(names.unknown_builds and _on_hosts(actions) and (own_slot or not names.builds))
+    if unknown:
+        errors.append(_unknown_build_error(names.unknown_builds[0], names, config, context, channel))
+    elif actions & {"kill", "rebuild"} and not w.BUILD_TARGET_TOO_RE.search(masked) and (
+            (other := w.NOT_A_BUILD_TARGET_RE.search(masked)) or (
+                not names.builds and w.PRONOUN_TARGET_RE.search(masked)
+                and (other := w.NOT_A_BUILD_SUBJECT_RE.search(masked)))):
+        # "stop the vllm server", "kill the jupyter kernel on HOST": a thing that is no build is never taken
+        # for one (nor for the host's build), whatever it is named after
+        unknown = True
+        errors.append(f"rigops stops and rebuilds builds, and {other.group('what')!r} is not one: name the build "
+                      f"({_builds_there(names, config, context, channel)})")
+    relative = hits.relative if "rebuild" in actions and not hits.jobs else None
+    plan = _resolve(_steps(actions, jobs, lines, hits.order, clean=hits.clean), names, config, context, errors, (),
+                    channel=channel)
+    if unknown:  # never a plan for another build than the one named, even a refused one
+        plan = replace(plan, build=None, question=None, guess=None)
+    return (_relative_jobs(plan, relative, context) if relative else plan), hits.ignored
+
+
+ONE_MENTION_RE = re.compile(r"<@[UW][A-Z0-9]{2,20}(?:\|[^<>\n]{0,80})?>")
+
+
+def _said_after_mention(text: str) -> tuple[str, str] | None:
+    """(the remark before, what follows) when the message's one mention comes after a remark and before a
+    request; None otherwise (a mention first, at the end, or several mentions: whose is which is not known)."""
+    mentions = list(ONE_MENTION_RE.finditer(text))
+    if len(mentions) != 1:
+        return None
+    head, tail = text[: mentions[0].start()], text[mentions[0].end():]
+    if not w.normalise(head).strip() or not w.normalise(tail).strip():
+        return None
+    return head, tail
+
+
+def _context_of(head: str, config: Config) -> ThreadContext | None:
+    """The host and build a remark is about, as a thread would remember them: one host, or one build (and its
+    host when only one host has it)."""
+    names = w.find_names(w.normalise(head), config)
+    if names.unknown:
+        return None
+    hosts = [h for h in names.hosts if h in config.hosts]
+    builds = list(dict.fromkeys(names.builds))
+    if len(hosts) > 1 or len(builds) > 1:
+        return None
+    host = hosts[0] if hosts else None
+    build = builds[0] if builds else None
+    if host is None and build is not None:
+        owners = [h for h, hc in config.hosts.items() if build in hc.builds]
+        host = owners[0] if len(owners) == 1 else None
+    if host is not None and build is not None and build not in config.hosts[host].builds:
+        build = None
+    return ThreadContext(host=host, build=build) if host or build else None
+
+
+def _read_remark(head: str, config: Config, channel: str | None) -> list[tuple[str, str]]:
+    """Why the remark before the mention did not act (for ``rigops explain``)."""
+    return _read_whole(head, config=config, context=None, addressed=False, channel=channel, taking=frozenset())[1]
+
+
+def shown_clause(clause: str, limit: int = 80) -> str:
+    """A clause as ``rigops explain`` shows it: the names back as placeholders, cut to ``limit``."""
+    text = clause.removeprefix(w.LEAD_MARK).replace("HOST", "‹host›").replace("BUILD", "‹build›")
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+CARRIED = frozenset(("hypothetical", "story", "report", "advice", "other-team", "statement"))
+# A clause that ends where what it tells is said next: "the quick fix is usually: bump the timeout and lower the
+# jobs" — what follows the colon is the story's or the advice's own, even when it reads as a request.
+COMPLEMENT_NEXT_RE = re.compile(r"\b(?:is|are|was|were|be|usually|typically|generally|normally|always|often)$")
+TO_SOMEONE_RE = re.compile(r"^\s*<@[UW][A-Z0-9]{2,20}(?:\|[^>]{0,80})?>")
+
+
+def _to_someone(text: str, addressed: bool) -> bool:
+    """The message opens by naming a person, and not rigops: what it asks, it asks of them."""
+    return not addressed and bool(TO_SOMEONE_RE.match(text))
+
+
+def _unknown_build_error(name: str, names: w.Names, config: Config, context: ThreadContext | None,
+                         channel: str | None) -> str:
+    """A build the config does not know is never swapped for one it does: the refusal names what there is on
+    the host the request is about (found as for any request, the unknown build aside)."""
+    host, builds = _what_there_is(names, config, context, channel)
+    return f"no build {name!r} on {host} (builds there: {builds})" if host else \
+        f"no build {name!r} in the config (builds: {builds})"
+
+
+def _builds_there(names: w.Names, config: Config, context: ThreadContext | None, channel: str | None) -> str:
+    host, builds = _what_there_is(names, config, context, channel)
+    return f"builds on {host}: {builds}" if host else f"builds: {builds}"
+
+
+def _what_there_is(names: w.Names, config: Config, context: ThreadContext | None,
+                   channel: str | None) -> tuple[str | None, str]:
+    """The host a refused request is about (found as for any request, its builds aside) and the builds there; no
+    host and every build in the config when none is found."""
+    mapped = config.slack.channel_hosts.get(channel or "", ())
+    host = _resolve_host(replace(names, builds=()), config, context, [], [], mapped=mapped)
+    if host is not None and host in config.hosts:
+        return host, ", ".join(config.hosts[host].builds) or "none"
+    return None, ", ".join(sorted({b for hc in config.hosts.values() for b in hc.builds})) or "none"
+
+
+def retarget(plan: Plan, *, host: str, build: str | None, config: Config, context: ThreadContext | None = None,
+             guess: str | None = None) -> Plan:
+    """The plan with the host (and build) a question was answered with, or that rigops inferred (``guess`` says
+    from what), resolved as if the request had named them."""
+    names = w.Names(hosts=(host,), builds=(build,) if build else ())
+    resolved = _resolve(plan.steps, names, config, context, [], plan.warnings)
+    return replace(resolved, guess=guess if not resolved.error else None)
+
+
+def names_in(text: str, *, config: Config) -> w.Names:
+    """The config's host and build names a message names (for an answer to a question)."""
+    return w.find_names(w.normalise(text), config)
+
+
+def parse_command(text: str, *, config: Config, context: ThreadContext | None = None,
+                  channel: str | None = None) -> Plan:
+    """``/rigops <subcommand> [host] [build] [-jN|N]``; host and build may come in either order."""
+    words = CMD_JOIN_RE.sub(r"\1", w.normalise(text)).split()
+    if words and words[0] in ("/rigops", "rigops"):
+        words = words[1:]
+    if not words or words[0] in ("help", "-h", "--help", "?"):
+        return Plan(steps=(Step("help"),))
+    row = by_word(words[0])
+    if row is None or not row.is_action:
+        known = ", ".join(step_names())
+        return Plan(error=f"unknown subcommand {_show(words[0])} (subcommands: {known})")
+    action: Action = row.name
+    args = words[1:]
+    clean = "clean" in row.params and any(a in CLEAN_ARGS for a in args)
+    if clean:
+        args = [a for a in args if a not in CLEAN_ARGS]
+    hosts, builds, number, errors = _command_args(args, action, config)
+    jobs = _checked_jobs([number] if number is not None and "jobs" in row.params else [], errors)
+    lines = _checked_lines([number] if number is not None and "lines" in row.params else [], errors)
+    names = w.Names(hosts=tuple(hosts), builds=tuple(builds))
+    return _resolve(_steps({action}, jobs, lines, clean=clean), names, config, context, errors, (),
+                    channel=channel)
+
+
+def _relative_jobs(plan: Plan, direction: str, context: ThreadContext | None) -> Plan:
+    """"halve the jobs", "more jobs": relative to the -j of the thread's last build of the same host and build;
+    without one, the rebuild keeps its default and says why."""
+    last = context.jobs if context is not None and (context.host, context.build) == (plan.host, plan.build) else None
+    if plan.error or last is None:
+        return replace(plan, warnings=(*plan.warnings, RELATIVE_JOBS_WARNING))
+    jobs = half_jobs(last) if direction == "down" else min(MAX_JOBS, last * 2)
+    steps = tuple(replace(s, jobs=jobs) if s.action == "rebuild" else s for s in plan.steps)
+    how = "half" if direction == "down" else "twice"
+    return replace(plan, steps=steps, warnings=(*plan.warnings, f"-j{jobs}: {how} the -j{last} of this thread's "
+                                                                  "last build"))
+
+
+# --- reading one clause --------------------------------------------------------------------------------
+
+
+GUESSABLE = frozenset(("hypothetical", "advice"))  # what, said to rigops, may be a request put softly
+
+
+def guess(text: str, *, config: Config, context: ThreadContext | None = None,
+          channel: str | None = None) -> Plan | None:
+    """For a message to rigops that asked for nothing: the plan it would be if its suppositions and advice
+    were requests ("@rigops maybe we could drop vllm to -j8"), to offer as *Did you mean …?*; None when there
+    is none, or when it was a negation, a story or said to someone else."""
+    if _to_someone(text, addressed=False):  # opened by naming a colleague: theirs to do, even with rigops named
+        return None
+    plan, _ = read(text, config=config, context=context, addressed=True, channel=channel, taking=GUESSABLE)
+    return plan if plan.steps and plan.error is None and plan.question is None else None
+
+
+def _read_clause(body: str, addressed: bool, *, question: bool = False,
+                 taking: frozenset[str] = frozenset()) -> _Hits:
+    hits = _Hits()
+    opens = body.removeprefix(w.LEAD_MARK)
+    if addressed:
+        opens = w.ASKED_LEAD_RE.sub("", opens)
+    starts_imperative = body.startswith(w.LEAD_MARK) or bool(acts.IMPERATIVE_RE.match(opens))
+    # A request's reason does not make it a story: "kill the stuck job so that it doesn't come back later"
+    main = w.REASON_RE.split(body, maxsplit=1)[0] if starts_imperative else body
+    if acts.LATER_CONDITION_RE.search(opens):  # "next time X OOMs, …", "… if it dies again": not now, even asked
+        hits.ignored.append((body, "hypothetical"))
+        return hits
+    if w.NARRATIVE_RE.search(main):
+        hits.ignored.append((body, "story"))
+        return hits
+    if not starts_imperative and w.DESCRIPTION_RE.search(main):
+        hits.ignored.append((body, "statement"))  # "the script is supposed to cap it at 8": how a thing works
+        return hits
+    subject = acts.VERB_AS_SUBJECT_RE.match(opens) or acts.GERUND_SUBJECT_RE.match(opens)
+    if subject and not w.TROUBLE_RE.search(opens):
+        hits.ignored.append((body, "statement"))  # "tail shows the last 500 lines": what the tool did
+        return hits
+    if addressed:
+        body = w.ASKED_LEAD_RE.sub("", body)
+        main = w.ASKED_LEAD_RE.sub("", main)
+    lead = body.startswith(w.LEAD_MARK)
+    imperative = bool(acts.IMPERATIVE_RE.match(body)) or lead
+    body = body.removeprefix(w.LEAD_MARK)
+    main = main.removeprefix(w.LEAD_MARK)
+    if addressed and lead:  # "would you | be so kind as to kill it": the lead-in after the one the split took
+        body, main = w.ASKED_LEAD_RE.sub("", body), w.ASKED_LEAD_RE.sub("", main)
+    act = acts.act_of(main, addressed=addressed, imperative=imperative, has_names=acts.names_ours(body),
+                      trouble=bool(w.TROUBLE_RE.search(body) or w.GPU_OOM_RE.search(body)))
+    if act is not None and act not in taking:
+        hits.ignored.append((body, act))
+        return hits
+    if act is not None:  # read as a request put softly: "we could check memory" asks "check memory"
+        body = acts.SOFT_LEAD_RE.sub("", body)
+    if w.GPU_OOM_RE.search(body):
+        hits.strong.add("gpu")
+        body = w.GPU_OOM_RE.sub(" ", body).strip()
+    hits.trouble = bool(w.TROUBLE_RE.search(body))
+    hits.trouble_alone = hits.trouble and _bare_trouble(body)
+    _read_lookups(body, addressed, hits)
+    if question or acts.QUESTION_START_RE.match(body):
+        for action, rx in w.LOOK_QUESTIONS:
+            if rx.search(body):
+                hits.strong.add(action)
+    if not w.NEGATION_RE.search(main) and (addressed or not w.DELIBERATION_RE.search(main)):
+        _read_kill(body, addressed, hits, lead=lead)
+        _read_rebuild(body, addressed, hits)
+        # "wipe the build dir, then rebuild", "BUILD: remove the build directory then …": with the rebuild only
+        lead_names = NAMES_LEAD_RE.match(body)
+        hits.clean |= bool(w.CLEAN_ASK_RE.match(body[lead_names.end():] if lead_names else body))
+    return hits
+
+
+def _read_lookups(body: str, addressed: bool, hits: _Hits) -> None:
+    """The read-only actions: chart, those of w.LOOK_REQUESTS (mem, status, log, gpu, …), hosts/help when
+    addressed."""
+    if w.CHART_RE.search(body):
+        hits.strong.add("chart")
+        body = w.CHART_RE.sub(" ", body).strip()
+    for action, rx in w.LOOK_REQUESTS:
+        if rx.search(body):
+            hits.strong.add(action)
+    if addressed and (tool := w.ADDRESSED_LOOK_TOOL_RE.match(body)):
+        named = tool.group("tool")
+        hits.strong.add("gpu" if named.startswith("nvidia") else "mem" if named.startswith("free") else "log")
+    if (verb := w.LOOK_VERB_RE.match(body)) and not w.CHART_RE.search(body):
+        for action, rx in w.LOOK_OBJECTS:
+            if rx.search(body, verb.end()):
+                hits.strong.add(action)
+                break
+    bare = " ".join(w.FILLER_RE.sub(" ", body).split())
+    if bare not in w.BARE_WORDS and (nameless := w.TRAILING_NAMES_RE.sub("", bare)) in w.BARE_WORDS:
+        bare = nameless  # "… and VRAM usage on HOST": the look's noun, then where
+    if bare in w.BARE_WORDS:
+        hits.strong.add(w.BARE_WORDS[bare])
+    elif m := w.LOG_BARE_N_RE.fullmatch(bare):
+        hits.strong.add("log")
+        hits.lines.append(w.Number.of(_first_group(m), "{} lines"))
+    elif addressed and bare in w.ADDRESSED_BARE_WORDS:
+        action = w.ADDRESSED_BARE_WORDS[bare]
+        hits.strong |= {"kill", "rebuild"} if action == "restart" else {action}
+    if "log" in hits.strong and not hits.lines and (m := w.LOG_LINES_RE.search(body)):
+        hits.lines.append(w.Number.of(_first_group(m), "{} lines"))
+
+
+# Words that may come before a request verb in the middle of a clause: "b200 is dying please kill the build",
+# "someone kill it", "we need to stop the build". Anything else before the verb makes it part of a sentence
+# about something ("invoked the oom killer to kill the build").
+REQUEST_PREFIX_RE = re.compile(
+    r"^(?:(?:please|pls|just|now|quickly|immediately|asap|so|then|and|someone|somebody|anyone|can|could|would"
+    r"|will|you|u|we|need|needs|to|have|got|gotta|must|should|let's|lets|go|ahead|time|i|want|really"
+    r"|seriously|urgently|kindly|me|for|HOST|HOST's|BUILD|on|@|guys|hey|yo|rigops|bot|also|ok|okay|pretty"
+    r"|oh|ah|hm+|ugh|right|fine|yes|yeah|yep|sure|alright|force|forcibly|hard|best to|better to|try)\b[\s,:]*)*$"
+)
+
+
+def _at_request(body: str, m: re.Match[str] | None) -> bool:
+    return m is not None and bool(REQUEST_PREFIX_RE.match(body[: m.start()]))
+
+
+def _read_kill(body: str, addressed: bool, hits: _Hits, *, lead: bool = False) -> None:
+    if (_at_request(body, w.KILL_TARGET_RE.search(body)) or w.KILL_TOOL_RE.match(body) or w.KILL_PRONOUN_RE.match(body)
+            or (addressed and w.ADDRESSED_KILL_RE.match(body))):
+        hits.strong.add("kill")
+    elif w.KILL_WEAK_RE.match(body):
+        (hits.strong if lead else hits.weak).add("kill")  # "can you stop it" asks; a bare "stop it" may not
+
+
+def _read_rebuild(body: str, addressed: bool, hits: _Hits) -> None:
+    jobs = _read_jobs(body, addressed)
+    strong = bool(jobs or w.REBUILD_OBJECT_RE.match(body) or w.REBUILD_BARE_RE.match(body)
+                  or w.REBUILD_AGAIN_RE.match(body) or w.REBUILD_NOUN_RE.match(body)
+                  or _at_request(body, w.REBUILD_TARGET_RE.search(body))
+                  or (addressed and w.ADDRESSED_REBUILD_RE.match(body)))
+    weak = bool(w.REBUILD_WEAK_RE.match(body))
+    if weak and not strong and not addressed and w.AGAIN_ONLY_RE.fullmatch(body):
+        hits.soft.add("rebuild")  # a bare "again": only to rigops, or in its build's thread
+        return
+    if not jobs and (rel := n.RELATIVE_JOBS_RE.search(body)):
+        imperative = rel.start() == 0  # "halve the jobs", "lower -j to 16"; not "we need fewer jobs"
+        strong, weak = strong or imperative, True
+        if imperative and rel.group(1):
+            jobs = [w.Number.of(rel.group(1), "{} jobs")]
+        else:
+            hits.relative = "up" if rel.group(0).split()[0] in n.MORE_WORDS else "down"
+    if not (strong or weak):
+        return
+    bucket = hits.strong if strong else hits.weak
+    bucket.add("rebuild")
+    if w.RESTART_RE.search(body):
+        bucket.add("kill")
+    hits.jobs += jobs
+    hits.clean |= _asks_clean(body)
+
+
+def _asks_clean(body: str) -> bool:
+    """The clause asks for a clean start ("rebuild from scratch", "a fresh build", "wipe the build dir"),
+    not for the opposite ("rebuild, no need to clean")."""
+    return bool(w.CLEAN_RE.search(body) and not w.NOT_CLEAN_RE.search(body))  # CLEAN_ASK_RE: _read_clause
+
+
+def _read_jobs(body: str, addressed: bool) -> list[w.Number]:
+    """Parallelism numbers that the clause asks for (not ones it merely mentions)."""
+    found: dict[int, w.Number] = {}  # by where the number starts, so "with 16 jobs" counts once
+    request = n.REQUEST_ANY_RE.search(body)
+    asked_from = request.end() if request else len(body) + 1  # a number after this is asked for
+    if n.REQUEST_START_RE.match(body):
+        asked_from = 1
+    tables = ((n.JOBS_STRONG_RE, "-j{}", True), (n.JOBS_BARE_J_RE, "-j{}", addressed),
+              (n.JOBS_UNIT_RE, "{} jobs", addressed or _is_bare_jobs(body)))
+    for rx, template, alone_is_enough in tables:
+        for m in rx.finditer(body):
+            if _asks_for_jobs(body, m, asked_from, alone_is_enough, addressed=addressed):
+                found.setdefault(m.start(1 + _group_index(m)), w.Number.of(_first_group(m), template))
+    for m in n.JOBS_SERIAL_RE.finditer(body):
+        just_before = body[max(0, m.start() - n.JOBS_LOOKBACK): m.start()]
+        if (m.start() >= asked_from or (addressed and NAMES_LEAD_RE.fullmatch(body[:m.start()]))) and not (
+                n.JOBS_NOT_NEW_RE.search(just_before)):
+            found.setdefault(m.start(), w.Number(1, "-j1"))
+    if n.CHANGE_START_RE.match(body) or addressed:
+        for m in n.JOBS_FROM_TO_RE.finditer(body):
+            for key in [k for k in found if m.start() <= k < m.end()]:
+                del found[key]  # "from 4 jobs to 2": the 4 is the old value
+            found.setdefault(m.start(1), w.Number.of(m.group(1), "-j{}"))
+    for m in (*n.JOBS_WITH_RE.finditer(body), *n.JOBS_TO_RE.finditer(body), *n.JOBS_AT_RE.finditer(body)):
+        if not n.JOBS_STORY_AFTER_RE.match(body, m.end()):
+            found.setdefault(m.start(1), w.Number.of(m.group(1), "-j{}"))
+    if addressed and not found and (at := n.NAME_AT_COUNT_RE.match(body)):
+        found[at.start(1)] = w.Number.of(at.group(1), "-j{}")
+    change = n.JOBS_CHANGE_RE.match(body) if not found else None
+    if change is not None and not n.JOBS_STORY_AFTER_RE.match(body, change.end()):
+        found[change.start(1 + _group_index(change))] = w.Number.of(_first_group(change), "-j{}")
+    return list(found.values())
+
+
+# A rebuild that takes its count from what was said before it: "rebuild with that", "restart it that way".
+WITH_THAT_RE = re.compile(r"\b(?:rebuild|restart|rerun|retry|run|build|start|relaunch|redo|kick)\b[^.?!]{0,30}?"
+                          r"\b(?:with (?:that|those|it|this)(?: (?:count|number|value|setting))?|that way|like that"
+                          r"|at that|using that|with that many)\b")
+_COUNT_OF_JOBS_RE = re.compile(r"\b(?:run|only run|running|allow|use|keep it to) (\d{1,4})"
+                               r" (?:of (?:these|the|those) )?(?:jobs|processes|compiles|threads)\b")
+
+
+# How many run at once, said in a rebuild's purpose: "so that at most 4 processes will run in parallel".
+PARALLEL_CAP_RE = re.compile(r"\b(?:at most|no more than|max(?:imum)?(?: of)?|only|just) (\d{1,4})"
+                             r" (?:processes|procs|jobs|compiles|compilers|compile jobs|threads|workers)"
+                             r"(?: (?:will |can |may |should |would )?(?:run|go|be running|be built|build))?"
+                             r" (?:in parallel|at once|at a time|concurrently|simultaneously)\b")
+
+
+def _count_said_before(masked: str) -> w.Number | None:
+    """The one jobs count told before the request, when the request points back at it."""
+    if not (m := WITH_THAT_RE.search(masked) or DO_THAT_RE.search(masked)):
+        return None
+    return _one_count(masked[: m.start()])
+
+
+# The second of two things that both did something: "-j2 and -j4 both worked", "-j8 and -j16 all failed".
+SHARED_RESULT_RE = re.compile(r"^(?:-?j ?\d+|\d+(?: jobs| threads)?) (?:both|all|each|too)\b")
+
+
+# Doing what was just told, for a build: "so do that", "do BUILD like that", "do the same for BUILD".
+DO_THAT_RE = re.compile(r"(?:^|[,.;:!?\-] ?|\b(?:so|then|just|pls|please) )do (?:that|this|it|the same)"
+                        r"(?: (?:for|on|with|to) (?:BUILD|it))?(?: (?:please|pls|then|too|now))?"
+                        r"(?:\s*[.!]*$|(?= (?:and|then|on|do) ))"
+                        r"|\bdo BUILD (?:like that|that way|the same way)\b")
+
+
+def _one_count(before: str) -> w.Number | None:
+    """The one jobs count ``before`` tells, if it tells exactly one."""
+    values = {int(g) for rx in (n.JOBS_STRONG_RE, n.JOBS_UNIT_RE, _COUNT_OF_JOBS_RE) for hit in rx.finditer(before)
+              if (g := _first_group(hit)).lstrip("-").isdigit()}
+    if len(values) != 1:
+        return None
+    return w.Number.of(str(values.pop()), "-j{}")
+
+
+def _is_bare_jobs(body: str) -> bool:
+    """The clause is nothing but "16 jobs" (plus fillers): a reply in a thread, not a remark."""
+    bare = " ".join(w.FILLER_RE.sub(" ", body).split())
+    return bool(n.JOBS_UNIT_RE.fullmatch(bare)) and not _MACHINE_UNIT_RE.search(body)
+
+
+# "64 cores on HOST", "8 cpus": what a machine has, not a count asked for (a bare "16 jobs" or "8 threads" is).
+_MACHINE_UNIT_RE = re.compile(r"\d ?(?:cores?|cpus?|vcpus?)\b(?![a-z])(?! (?:please|pls|plz|then|instead|max)\b)")
+
+
+NAMES_LEAD_RE = re.compile(r"(?:(?:the |on )?(?:BUILD|HOST)(?: build| one)?(?: (?:again|once more|at|with|w/|using"
+                           r"|on HOST))*[:,]? ?)+")
+
+
+def _asks_for_jobs(body: str, m: re.Match[str], asked_from: int, alone_is_enough: bool, *,
+                   addressed: bool = False) -> bool:
+    """A number is asked for when a request verb comes before it, or it opens the clause on its own (said to
+    rigops, after the name of what it is for: "@rigops sgl-kernel -j24", "@rigops vllm again with 6 threads")."""
+    just_before = body[max(0, m.start() - n.JOBS_LOOKBACK): m.start()]
+    if n.JOBS_NOT_NEW_RE.search(just_before) or n.JOBS_STORY_AFTER_RE.match(body, m.end()):
+        return False
+    if m.start() == 0 or (addressed and NAMES_LEAD_RE.fullmatch(body[:m.start()])):
+        return alone_is_enough or addressed
+    return m.start() >= asked_from
+
+
+def _first_group(m: re.Match[str]) -> str:
+    return m.groups()[_group_index(m)] or ""
+
+
+def _group_index(m: re.Match[str]) -> int:
+    return next(i for i, g in enumerate(m.groups()) if g is not None)
+
+
+# --- from hits to steps --------------------------------------------------------------------------------
+
+
+def _actions(hits: _Hits, addressed: bool, *, named: bool = False) -> set[str]:
+    """A weak request ("stop it", "restart") acts beside a strong one, memory trouble, a message to rigops,
+    or a message that names the build or host it is about ("llama-cpp is hanging gpu01. stop it")."""
+    actions = set(hits.strong)
+    if addressed or hits.trouble or hits.strong or named:
+        actions |= hits.weak
+    if addressed:
+        actions |= hits.soft
+    if hits.trouble and (actions or hits.trouble_alone) and not (
+            addressed and actions and actions <= {"log", "status", "gpu", "chart"}):
+        actions.add("mem")  # said to rigops, "it ran out of memory, show me the log" asks for the log alone
+        if "rebuild" in actions:
+            actions.add("kill")
+    return actions
+
+
+# Words that make a mention of memory trouble an explanation or a guess, not news: "it's likely caused by OOM",
+# "perhaps you are running out of memory", "without it flash-attn will OOM".
+TROUBLE_HEDGE_RE = re.compile(
+    r"\b(?:likely|probably|perhaps|maybe|might|may|could|would|will|can|cause|causes|caused|causing|because"
+    r"|since|due to|without|lead to|leads to|related|which|means|if|whether|prevent|avoid|suspect|guess|seems"
+    r"|sounds|looks like|consistent|typical|usually|often|sometimes|known|unlikely|doubt|doubtful|ruled out"
+    r"|when|whenever|realistic|common|normal|expected|inevitable)\b"
+)
+MAX_BARE_WORDS = 5  # words beside the trouble itself in a plain cry about it ("the box is dying again, help")
+
+
+def _bare_trouble(body: str) -> bool:
+    """The clause is a plain cry about memory trouble now: the trouble and a few words, no hedge."""
+    if TROUBLE_HEDGE_RE.search(body):
+        return False
+    rest = w.TROUBLE_RE.sub(" ", body)
+    return len(re.findall(r"[a-z0-9'-]+|HOST|BUILD", rest)) <= MAX_BARE_WORDS
+
+
+def _numbers(hits: _Hits, actions: set[str]) -> tuple[int | None, int | None, list[str]]:
+    errors: list[str] = []
+    jobs = _checked_jobs(hits.jobs, errors) if "rebuild" in actions else None
+    lines = _checked_lines(hits.lines, errors) if "log" in actions else None
+    return jobs, lines, errors
+
+
+def _checked_jobs(nums: list[w.Number], errors: list[str]) -> int | None:
+    return _checked(nums, MIN_JOBS, MAX_JOBS, "jobs", errors)
+
+
+def _checked_lines(nums: list[w.Number], errors: list[str]) -> int | None:
+    return _checked(nums, 1, MAX_LOG_LINES, "lines", errors)
+
+
+def _checked(nums: list[w.Number], low: int, high: int, what: str, errors: list[str]) -> int | None:
+    """The one in-bounds value asked for; out-of-bounds or conflicting values become errors. An expression
+    beside one plain number explains it ("MAX_JOBS=8 (half the cores)"): the number is the one asked for."""
+    plain = {n.value for n in nums if n.value != w.UNWORKABLE}
+    if len(plain) == 1 and len(plain) < len({n.value for n in nums}):
+        nums = [n for n in nums if n.value != w.UNWORKABLE]
+    bad = [n for n in dict.fromkeys(nums) if not low <= n.value <= high]
+    errors += [f"{n.shown}: {what} must be between {low} and {high}" for n in bad]
+    values = sorted({n.value for n in nums})
+    if bad or len(values) > 1:
+        if not bad:
+            errors.append(f"several {what} values ({', '.join(map(str, values))}): say just one")
+        return None
+    return values[0] if values else None
+
+
+def _steps(actions: set[str], jobs: int | None, lines: int | None,
+           order: dict[str, int] | None = None, *, clean: bool = False) -> tuple[Step, ...]:
+    """The steps in the order the message asked for them ("stop it, check the gpus, then rebuild at 8");
+    a kill that a rebuild implies, and the memory look that trouble adds, go right before the rebuild."""
+    order = order or {}
+    ordered = step_names()
+    rank: dict[str, int] = {a: i for i, a in enumerate(ordered)}
+    last = len(ordered)
+
+    def key(a: str) -> tuple[int, int]:
+        if a == "kill" and "rebuild" in actions and order.get("kill", last) >= order.get("rebuild", last):
+            return (order.get("rebuild", last), -2)
+        if a == "mem" and "mem" not in order:
+            anchor = order.get("kill", order.get("rebuild", last)) if "kill" in actions else -1
+            return (anchor, -1 if "kill" not in order else rank["mem"])
+        return (order.get(a, last), rank[a])
+
+    return tuple(
+        Step(a, jobs=jobs if "jobs" in command(a).params else None,
+             lines=lines if "lines" in command(a).params else None, clean=clean and "clean" in command(a).params)
+        for a in sorted((a for a in ordered if a in actions), key=key)
+    )
+
+
+# --- host and build ------------------------------------------------------------------------------------
+
+
+def _resolve(
+    steps: tuple[Step, ...], names: w.Names, config: Config, context: ThreadContext | None,
+    errors: list[str], warnings: tuple[str, ...], *, channel: str | None = None,
+) -> Plan:
+    actions: set[str] = {s.action for s in steps}
+    host = build = None
+    asked: list[Question] = []
+    guess = None
+    if _on_hosts(actions):
+        mapped = config.slack.channel_hosts.get(channel or "", ())
+        host = _resolve_host(names, config, context, errors, asked, mapped=mapped)
+        if host is not None and not names.hosts and len(mapped) == 1 and host == mapped[0] and not (
+                context and context.host == host):
+            guess = f"{host} — this channel's host"
+        if host is not None and config.is_group(host):
+            build = _resolve_group(host, names, config, actions, errors)
+        elif host is not None:
+            build = _resolve_build(host, names, config, context, actions, errors, asked)
+    elif names.hosts and len(names.hosts) == 1:
+        host = names.hosts[0]
+    chosen = config.hosts[host].builds.get(build or "") if host in config.hosts and host is not None else None
+    if chosen is not None and any(s.clean for s in steps):
+        warnings = (*warnings, *_clean_checked(chosen, errors))
+    error = "; ".join(dict.fromkeys(errors)) or None
+    question = asked[0] if asked and len(dict.fromkeys(errors)) == 1 else None  # one open answer, nothing wrong
+    return Plan(host=host, build=build, steps=steps, error=error, warnings=warnings, question=question, guess=guess)
+
+
+def _clean_checked(build: BuildConfig, errors: list[str]) -> tuple[str, ...]:
+    """A clean rebuild removes only the build directory rigops keeps: a build that names its own is refused
+    (rigops never removes a directory it did not make); one that keeps none starts as it always does."""
+    if build.names_build_dir:
+        errors.append(f"`{build.name}` names its own build directory (`build-dir` in its command, or "
+                      "SKBUILD_BUILD_DIR in its env), and rigops removes only the one it keeps itself: remove "
+                      "that one on the host, or drop it from the config and let rigops keep it")
+        return ()
+    if build.kept_dir is None:
+        return (f"rigops keeps no build directory for `{build.name}` (resume = \"never\"): it starts as its "
+                "command always does",)
+    return ()
+
+
+def _resolve_host(
+    names: w.Names, config: Config, context: ThreadContext | None, errors: list[str], asked: list[Question],
+    *, mapped: tuple[str, ...] = (),
+) -> str | None:
+    known = ", ".join(mapped or config.hosts)
+    if len(names.hosts) > 1:
+        errors.append(f"the message names several hosts ({', '.join(names.hosts)}): name one")
+        return None
+    if names.hosts:
+        return names.hosts[0]
+    if names.unknown:
+        errors.append(f"unknown host {names.unknown[0]!r} (known: {', '.join(config.hosts)})")  # named: all of them
+        return None
+    ctx_host = context.host if context and context.host in config.hosts else None
+    if len(names.builds) == 1:
+        return _host_of_build(names.builds[0], config, ctx_host, errors, asked)
+    if ctx_host or config.default_host:
+        return ctx_host or config.default_host
+    if len(mapped) == 1:
+        return mapped[0]
+    errors.append(f"which host? known: {known}")
+    asked.append(Question("host", mapped or tuple(config.hosts)))
+    return None
+
+
+def _resolve_group(host: str, names: w.Names, config: Config, actions: set[str], errors: list[str]) -> str | None:
+    """A group (or "all") is for looking: kill, rebuild and log name one host."""
+    one_host_only = sorted(_where(actions, lambda c: c.hosts == "one"))
+    if one_host_only:
+        members = ", ".join(config.members(host))
+        errors.append(f"{' and '.join(one_host_only)} can only target one host at a time: name one "
+                      f"({host}: {members})")
+    return names.builds[0] if len(names.builds) == 1 else None
+
+
+def _host_of_build(build: str, config: Config, ctx_host: str | None, errors: list[str],
+                   asked: list[Question]) -> str | None:
+    holders = [h for h, hc in config.hosts.items() if build in hc.builds]
+    if ctx_host in holders:
+        return ctx_host
+    if len(holders) == 1:
+        return holders[0]
+    errors.append(f"which host? {build!r} is on {', '.join(holders)}")
+    asked.append(Question("host", tuple(holders), build=build))
+    return None
+
+
+def _resolve_build(
+    host: str, names: w.Names, config: Config, context: ThreadContext | None, actions: set[str],
+    errors: list[str], asked: list[Question],
+) -> str | None:
+    builds = config.hosts[host].builds
+    listed = ", ".join(builds) or "none"
+    if len(names.builds) > 1:
+        errors.append(f"the message names several builds ({', '.join(names.builds)}): name one")
+        return None
+    if names.builds:
+        if names.builds[0] in builds:
+            return names.builds[0]
+        errors.append(f"no build {names.builds[0]!r} on host {host!r} (builds: {listed})")
+        return None
+    if context and context.build in builds:
+        return context.build
+    if _where(actions, lambda c: c.build_default) and config.hosts[host].default_build:
+        return config.hosts[host].default_build
+    if "rebuild" in actions and not names.unknown_builds:  # a build it does not know is refused already
+        errors.append(f"which build on {host}? known: {listed}" if builds
+                      else f"no builds configured on host {host}")
+        if builds:
+            asked.append(Question("build", tuple(builds)))
+    return None
+
+
+# --- slash command arguments ---------------------------------------------------------------------------
+
+
+def _command_args(
+    args: list[str], action: Action, config: Config
+) -> tuple[list[str], list[str], w.Number | None, list[str]]:
+    host_map, build_map = w.config_names(config)
+    hosts: list[str] = []
+    builds: list[str] = []
+    number: w.Number | None = None
+    errors: list[str] = []
+    for arg in args:
+        if arg == ALL_HOSTS:
+            hosts.append(ALL_HOSTS)
+        elif arg in host_map:
+            hosts.append(host_map[arg])
+        elif arg in build_map:
+            builds.append(build_map[arg])
+        elif (num := _command_number(arg, action)) and number is None:
+            number = num
+        elif action != "hosts" and not errors:  # the first bad argument is enough to say
+            errors.append(_bad_argument(arg, action, config))
+    return list(w.unique(hosts)), list(w.unique(builds)), number, errors
+
+
+def _command_number(arg: str, action: Action) -> w.Number | None:
+    params = command(action).params
+    if "jobs" in params and (m := CMD_JOBS_RE.fullmatch(arg)):
+        return w.Number.of(m.group(1), "-j{}")
+    if "lines" in params and (m := CMD_LINES_RE.fullmatch(arg)):
+        return w.Number.of(m.group(1), "{} lines")
+    return None
+
+
+def _bad_argument(arg: str, action: Action, config: Config) -> str:
+    if NAME_RE.fullmatch(arg) and not arg.lstrip("-").isdigit():
+        hosts = ", ".join(config.hosts)
+        return f"unknown host or build {_show(arg)} (hosts: {hosts}); usage: {command(action).full_usage}"
+    return f"unexpected argument {_show(arg)}; usage: {command(action).full_usage}"
+
+
+def _show(token: str) -> str:
+    """A user token, quoted, only when it is short and plain (errors never echo arbitrary text)."""
+    return repr(token) if SAFE_TOKEN_RE.fullmatch(token) else "(that argument)"

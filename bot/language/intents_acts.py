@@ -1,0 +1,278 @@
+"""Speech acts, for ``bot.language.intents``: is a clause a request, a question about now, or something that never acts?
+
+Only requests ("kill it", "try -j8", "can you rebuild vllm") and questions about now ("is vllm still alive?",
+"how much RAM is left?") act. A clause that tells a story, gives advice, reports the past, supposes, negates,
+is about somebody else's build, or asks how things work in general is read and left alone, and ``act_of`` says
+which of these it is, so that ``rigops explain`` can say why nothing happened.
+
+The cues are grammatical, not phrase lists of examples: the opening of the clause (an imperative verb or a
+request lead-in keeps it a request whatever follows), tense and time words, modal and conditional words,
+generic "you", third parties, and question words about meaning. All patterns are bounded alternations.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+from bot.language.intents_words import NEGATIONS
+
+Act = Literal["story", "advice", "hypothetical", "negation", "other-team", "how-to", "report", "to-someone",
+              "statement", "pasted-log", "rhetorical"]
+
+WHY: dict[str, str] = {
+    "story": "it reads as a story (something that happened before, or a habit)",
+    "advice": "it reads as advice or a general remark, not a request",
+    "hypothetical": "it reads as a supposition (if, could, would, once …), not a request",
+    "negation": "it says not to, or that there is no need",
+    "other-team": "it is about somebody else's build or machine",
+    "how-to": "it asks how things work in general, not for this build now",
+    "report": "it reports what was done or seen, and asks for nothing",
+    "to-someone": "it is said to somebody else (it opens by naming them)",
+    "statement": "it says what someone does or finds, and asks for nothing",
+    "pasted-log": "it introduces pasted output, and asks for nothing",
+    "rhetorical": "it is a rhetorical question, not a request",
+}
+
+# A clause that opens with one of these verbs is an order, whatever else it says.
+IMPERATIVE_RE = re.compile(
+    r"^(?:kill|stop|abort|cancel|halt|terminate|nuke|rebuild|retry|rerun|restart|relaunch|start over|try"
+    r"|drop|lower|reduce|cut|bump|raise|limit|cap|throttle|set|use|run|go|do|give|show|post|paste|send|get"
+    r"|grab|dump|tail|check|look at|print|pull|fetch|share|tell me|let me know|graph|plot|chart|draw|return"
+    r"|display|list|monitor|watch|indicate|report|pull up|bring up|redo|yank|force-kill|force-stop|force"
+    r"|decrease|increase|pin|restrict|bound|switch|change|scale|dial|recompile|reinstall|recreate|wipe|clean"
+    r"|status|mem|memory|gpu|gpus|nvidia-smi|log|logs|free -h|progress|eta)\b"
+)
+
+# --- stories and reports of the past -------------------------------------------------------------------
+
+# Irregular and common regular past forms of what builds and people do, as the main verb of a clause.
+PAST_VERB_RE = re.compile(
+    r"\b(?:died|crashed|failed|oomed|oom'd|blew up|worked|went (?:through|fine|ok|okay|away|well)|fixed"
+    r"|resized|capped|hardcoded|hard-coded|lowered|raised|bumped|switched|tried|took|hit|finished|built"
+    r"|succeeded|passed|froze|freezed|hung|stopped|terminated|rebuilt|restarted|reinstalled|installed"
+    r"|upgraded|downgraded|added|removed|disabled|enabled|changed|found|noticed|saw|figured|realized"
+    r"|realised|was able|managed|ended up|gave up|solved|resolved|compiled|ran out|used to|started|happened"
+    r"|turned out|helped|made it|nuked|killed (?:it|the|my|our|that|them)|kept (?:dying|crashing|failing)"
+    r"|told|said|wrote|posted|mentioned|reported|filed|opened|merged|landed|reverted|confirmed)\b"
+)
+# What makes a past form still about now: "it died again", "just OOMed", "keeps dying".
+PRESENT_RE = re.compile(
+    r"\b(?:again|just|just now|right now|now|still|currently|keeps|keep|rn|atm|at the moment|as we speak"
+    r"|is|are|am|'s|'re)\b"
+)
+# Time words of a story: "this morning", "at my old job", "overnight".
+STORY_TIME_RE = re.compile(
+    r"\b(?:this morning|this afternoon|last night|overnight|earlier today|the first time|the other week"
+    r"|over the weekend|last weekend|this weekend|on (?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
+    r"|a while back|a few (?:days|weeks|months) back|in the past|previously|at my (?:old|last|previous) job"
+    r"|back at|once upon|in my experience|on my (?:end|laptop|machine|box|desktop|pc|mac)|on my \w+ (?:laptop"
+    r"|machine|box|desktop)|at home|when i (?:was|did|tried|built|ran))\b"
+)
+
+# --- advice and general remarks ------------------------------------------------------------------------
+
+# Said to an audience, or quoting docs: the whole message is advice ("FYI for anyone building on a laptop: …").
+AUDIENCE_RE = re.compile(
+    r"\b(?:fyi|psa|heads up|pro tip|protip|tip|note|reminder|hint|advice)\b[^.?!\n]{0,12}?\b(?:for|to)\b"
+    r" (?:anyone|anybody|everyone|everybody|people|folks|those|the new|newcomers|others|new folks|whoever"
+    r"|you all|y'all|all)\b"
+    r"|\bfor (?:anyone|anybody|everyone|everybody|those|the new folks|newcomers|whoever|people)"
+    r" (?:who|that|building|on|with|using|hitting|running|trying|seeing|reading)\b"
+    r"|\b(?:from|per|according to|in) the (?:docs|documentation|readme|manual|wiki|faq|guide|man page)\b"
+    r"|\b(?:the )?(?:docs|documentation|readme|manual|wiki|faq|guide) (?:says|say|said|recommends|suggests)\b"
+    r"|^(?:psa|pro tip|protip|tip|til|fwiw|lesson learned|note to self|whoever|rule of thumb|for the record"
+    r"|(?:general |my |some |a word of |word of )?advice|(?:a |quick |hot |life pro )?tip|lpt)\b"
+    # somebody else's words quoted: "someone on reddit said 'just rerun X with MAX_JOBS=4'"
+    r"|\b(?:said|says|suggested|suggests|wrote|writes|recommended|recommends|told (?:me|us)|posted)[:,]?"
+    r" [\"'\u201c\u2018]"
+    r"|^(?:on|for) (?:a|an|any) (?:machine|box|host|system|node|laptop|server|workstation)s? with \d"
+    r"|\b(?:anyone|anybody|whoever|someone|people) who (?:builds|rebuilds|restarts|runs|kills|compiles)\b"
+    r"|^(?:commands|steps|instructions|how|ways|options) to [a-z ]{2,30}:"
+)
+# Generic "you": a rule about how things behave, not a request to this channel.
+GENERIC_RE = re.compile(
+    r"\b(?:when|whenever|if|once|every time|each time) (?:you|one|people|someone|anyone) (?:see|get|hit"
+    r"|run|build|use|have|try|notice|find|are|do)\b"
+    r"|\b(?:you|one) (?:can|could|may|might|should|need to|have to|must|want to|'ll|will|would) "
+    r"(?:just |always |also |usually |probably |now )?(?:set|use|try|pass|add|export|limit|reduce|lower|cap|run|do"
+    r"|build|see|check|get|avoid|bump|increase|drop|restart|kill)\b"
+    r"|\b(?:your|yours) (?:environment|env|machine|box|laptop|build|setup|system|end|config|shell|ram)\b"
+    r"|\b(?:means|meant|implies|indicates|is (?:usually|typically|often|probably|almost always|most likely)"
+    r"|(?:most|much) of the time|as a side effect|in general|generally|rule of thumb|per core|per job"
+    r"|is deprecated|is consistent with|by default|the default is|for instance|for example|e\.g\.|known issue)\b"
+    r"|\b(?:keeps|keep) (?:it|things|the box|the machine) (?:alive|happy|stable|safe|going)\b"
+    r"|\b(?:trick|fix|solution|workaround|answer|way|idea|recipe|rule|cure|remedy|key) (?:is|was|here is)"
+    r" (?:just )?to\b|\bwhat (?:worked|works|helped|helps)(?: for me| for us)? (?:is|was)\b"
+)
+
+# --- suppositions --------------------------------------------------------------------------------------
+
+# A request for later, on a condition that has not happened: "if the problem persists", "if it dies again",
+# "next time X OOMs, …", "whenever it hangs, …". Even an imperative with it asks for nothing now.
+LATER_CONDITION_RE = re.compile(
+    r"\b(?:if|when|once|in case) (?:the (?:problem|issue|error|oom|crash)|it|this|that|BUILD|the build|HOST)"
+    r" (?:still )?(?:persists|continues|keeps (?:happening|coming back|failing|dying|crashing)|happens again"
+    r"|comes back|recurs|fails again|dies again|ooms again|crashes again|hangs again|breaks again"
+    r"|oom'?s again|gets killed again|runs out of memory again)\b"
+    r"|^(?:the )?next time\b|^(?:whenever|every time|each time)\b"
+    # an event to wait for: "kill it if it hangs", "should X die overnight, …", "after the tests pass, …",
+    # "when memory frees up, …" (a state now stays a request: "kill it if it's stuck")
+    r"|\b(?:if|when|whenever|once|in case) (?:it|this|that|BUILD|the build|HOST) (?:ever )?(?:hangs|stalls|gets stuck"
+    r"|freezes|ooms|oom's|dies|fails|crashes|breaks|gets killed|runs out of memory|starts swapping|swaps)\b"
+    r"|^should (?:it|BUILD|the build|HOST) (?:ever )?(?:die|fail|crash|oom|hang|break|get killed|run out|stall)\b"
+    r"|^(?:after|once|when) (?:the |its |BUILD's )?(?:tests?|build|BUILD|it|compile|install|job|memory|ram|HOST)"
+    r"[^,;]{0,30}? (?:pass|passes|passed|finish|finishes|is done|are done|completes|ends|frees up|is free"
+    r"|comes back|recovers|settles|calms down)\b"
+)
+HYPOTHETICAL_RE = re.compile(
+    r"\b(?:if(?! (?:possible|you can|you could|you don't mind|you do not mind|that's ok|that is ok|convenient"
+    r"|you have a (?:sec|second|minute|moment))\b)|unless|once(?! (?:more|again|over))|whenever|in case|assuming"
+    r"|suppose|supposing|what if"
+    r"|when(?= (?:it|the|we|BUILD|HOST)"
+    r" [^?]*\b(?:ever|again|eventually|next|finally|lands|arrives|comes|gets)\b))\b"
+    r"|\b(?:we|i|you|they|one|it) (?:could|would|might|may|'d|should probably)\b"
+    r"|\b(?:could|would|might) (?:try|be|have|want|need|consider)\b"
+    r"|\b(?:we'd|i'd|you'd|they'd|it'd)\b|\bmaybe (?:we|someone|somebody|i) (?:could|should|can)\b"
+    r"|\b(?:worth (?:trying|a try|considering|reading|a look)|might be worth)\b"
+)
+
+# --- negations -----------------------------------------------------------------------------------------
+
+NEGATED_RE = re.compile(
+    rf"\b(?:{NEGATIONS}|isn't|isnt|aren't|arent|wasn't|doesn't|doesnt|didn't|didnt|nothing to|no point|not necessary"
+    r"|unnecessary|hold off|leave it|let it (?:run|be|finish|go)|no (?:oom|ooms|swap|swapping))\b"
+)
+
+# "not b200", "not sure", "not just": the negation is of a name or a hedge, not of what is asked.
+NOT_AN_ACTION_RE = re.compile(r"\b(?:not|no) (?:HOST|BUILD|sure|just|only|yet sure|that one|this one|ours|mine)\b"
+                              r"|\b(?:if|or|whether) not\b")
+
+# --- somebody else's build -----------------------------------------------------------------------------
+
+THIRD_PARTY_RE = re.compile(
+    r"\b(?:they|they're|their|theirs|them|he|she|his|her|him)\b"
+    r"|\b(?:the )?(?:[\w.-]+ )?(?:folks|people|guys|team|devs|developers|maintainers|users|upstream|crew)"
+    r"(?:'s|'|s')?(?= |$)"
+    r"|\b[a-z]+'s (?:laptop|machine|box|build|ci|runner|desktop|pc|mac)\b"
+    r"|\b(?:not ours|someone else's|somebody else's|other team|another team|in ci|ci runs?|ci runners?"
+    r"|the runners?|github actions|buildfarm|build farm|jenkins|gitlab ci|their ci|the ci)\b"
+    r"|\b(?:[\w.-]+ )?ci\b(?! (?:please|pls))"
+)
+
+# --- general questions ---------------------------------------------------------------------------------
+
+SELF_HOW_TO_RE = re.compile(r"^how (?:do|can|would|should|could) (?:i|we|one)\b.*\b(?:kill|stop|abort|cancel"
+                            r"|rebuild|restart|rerun|retry|relaunch)\b|\b(?:myself|ourselves|by hand|manually)\b")
+# "why would anyone rebuild X at -j128?", "who in their right mind kills …": a question that asks for nothing.
+RHETORICAL_RE = re.compile(r"^(?:why (?:would|on earth would|the hell would) (?:anyone|anybody|you|someone)"
+                           r"|who (?:in their right mind|would ever|on earth)"
+                           r"|are you (?:sure|certain|positive)(?! (?:you can|it's ok to)))\b")
+HOW_TO_RE = re.compile(
+    r"^(?:how (?:do|can|would|should|to|does one)|any idea how|anyone know how|does anyone know|do you know how"
+    r"|is there a way|what is the (?:best|right|recommended) way|why does|why do|why is it"
+    r"|what happens|is it (?:normal|expected|safe|possible)|should (?:i|one) (?:use|set))\b"
+    r"|\b(?:how to|what (?:does|do) [^?]{1,40} (?:mean|stand for)|vs\.? free)\b"
+)
+
+
+# "i find i must set …", "we just kill the build": a person saying what they do; "we need to", "i want" ask.
+STATEMENT_RE = re.compile(
+    r"^(?:(?:in|on|at|for|with|here|there|locally|usually|normally)(?: [a-z0-9-]+){0,2} )?(?:i|we|you|they|one)"
+    r"(?: (?:just|also|always|often|then|still|usually|sometimes|normally|only))?"
+    r" (?!(?:need|needs|want|wanna|would like|'d like|should|must|gotta|have to|got to|better|can|could"
+    r"|will|'ll|may|might|am|are|'m|'re)\b)[a-z']+"
+)
+
+# An order given as an example, or to whoever reads: "just set MAX_JOBS=4 for instance", "try -j4 in your env".
+EXAMPLE_RE = re.compile(
+    r"\b(?:for instance|for example|e\.g\.|i\.e\.|say,|in your (?:environment|env|shell|config|setup|case)"
+    r"|on your (?:end|side|machine|box|laptop)|your (?:build|machine|box|laptop|environment))\b"
+)
+# A name followed by these is another party's: "llama.cpp CI", "the vllm folks", "flash-attn upstream".
+THEIRS_AFTER_NAME_RE = re.compile(
+    r"\b(?:BUILD|HOST)(?:'s)? (?:ci|upstream|folks|people|team|devs|developers|maintainers|repo|project|docs"
+    r"|readme|issue tracker|discord|community|users)\b"
+)
+
+
+def names_ours(clause: str) -> bool:
+    """The clause names a config host or build as ours (not "llama.cpp CI", "the vllm folks")."""
+    return ("HOST" in clause or "BUILD" in clause) and not THEIRS_AFTER_NAME_RE.search(clause)
+
+
+# How a request is put softly, as a supposition: "maybe we could", "you might want to", "i guess we should".
+SOFT_LEAD_RE = re.compile(
+    r"^(?:(?:maybe|perhaps|i guess|i think|probably) )?(?:we|you|i|someone|somebody|one) (?:could|should|might"
+    r"|can|may|would|'d)(?: (?:probably|maybe|just|also))?(?: (?:want to|wanna|try to|need to|have to|like to))?"
+    r"(?: try)? "
+)
+
+# A request verb that is the subject of what follows: "tail shows the last 500 lines", "rebuild failed at -j32",
+# "kill didn't work": the clause tells what the tool or the step did, it asks for nothing.
+VERB_AS_SUBJECT_RE = re.compile(
+    r"^(?:(?:(?:the|our|its|this|that|BUILD(?:'s)?|HOST(?:'s)?) )+(?:build )?(?:log|logs|output|tail)"
+    r"(?: (?:on|for|of|from) (?:HOST|BUILD))?"
+    r"|tail|cat|log|logs|output|kill|stop|rebuild|restart|retry|rerun|build|check|status|free -h|nvidia-smi)"
+    # "rebuild at -j4 failed too", "rebuild BUILD -j4 was the fix"
+    r"(?: (?:(?:at|with|of|for|on|using) )?(?:-j ?\d+|j\d+|\d+ jobs|BUILD|HOST|it)){0,3}"
+    r" (?:only |just |still |also |again |now )?(?:shows|showed|says|said|gives|gave|prints|printed|has|had|is|was"
+    r"|returns|returned|cuts|cut off|stops|stopped|ends|ended|failed|fails|died|dies|finished|succeeded|took|takes"
+    r"|worked|works|hung|hangs|crashed|crashes|didn't|doesn't|did not|does not|isn't|wasn't|won't|can't|never)\b"
+)
+# A gerund that is the subject: "re-running the command seems to purge everything", "restarting it never helped".
+GERUND_SUBJECT_RE = re.compile(
+    r"^(?:re-?running|re-?starting|re-?building|re-?trying|killing|stopping|running|building|compiling)"
+    r"(?: (?:the|it|that|this|BUILD|HOST|my|our))?[^,;]{0,40}? (?:seems|seemed|is|was|does|did|makes|made|just|only"
+    r"|always|never|didn't|doesn't|won't|fixes|fixed|helps|helped|takes|took|purges|purged|wipes|wiped|starts"
+    r"|started|ends up|ended up|gives|gave)\b"
+)
+# A question about the build's recent past is a look: "what failed?", "did it finish?", "where did it die?".
+QUESTION_START_RE = re.compile(r"^(?:what|which|where|why|when|did|has|have|is|was|how)\b")
+
+
+def act_of(clause: str, *, addressed: bool, imperative: bool, has_names: bool, trouble: bool = False) -> Act | None:
+    """What a clause is when it is not a request or a question about now; None when it may act.
+
+    ``imperative``: the clause opens with a request verb or lead-in ("kill", "can you", "pls"), which keeps
+    it a request against the cues of a story or a supposition that come after it. ``has_names``: the clause
+    names one of the config's hosts or builds (a third party's build is not ours; ours is). ``trouble``: the
+    clause tells of memory trouble ("cc1plus got killed"), which is news about now unless a time word says not."""
+    if NEGATED_RE.search(NOT_AN_ACTION_RE.sub(" ", clause)) and not _negation_is_elsewhere(clause):
+        return "negation"
+    if HOW_TO_RE.search(clause) and (not addressed or SELF_HOW_TO_RE.search(clause)):
+        return "how-to"  # said to rigops, "how do I rebuild X myself?" asks how, not for a rebuild
+    if RHETORICAL_RE.search(clause):
+        return "rhetorical"
+    if EXAMPLE_RE.search(clause):
+        return "advice"
+    if imperative:
+        return None
+    if STORY_TIME_RE.search(clause):
+        return "story"
+    if GENERIC_RE.search(clause):
+        return "advice"
+    if HYPOTHETICAL_RE.search(clause):
+        return "hypothetical"
+    if THIRD_PARTY_RE.search(clause) and not has_names:
+        return "other-team"
+    if STATEMENT_RE.match(clause) and not trouble:
+        return "statement"
+    if (PAST_VERB_RE.search(clause) and not PRESENT_RE.search(clause) and not trouble
+            and not QUESTION_START_RE.match(clause)):
+        return "report"
+    return None
+
+
+def _negation_is_elsewhere(clause: str) -> bool:
+    """ "not sure, kill it" is split before here; "is it not done yet?" still asks about now."""
+    return bool(re.match(r"^(?:is|isn't|has|hasn't|did|didn't|why) (?:it|the build|BUILD|HOST)? ?(?:not )?", clause)
+                and clause.rstrip().endswith("yet"))
+
+
+def message_act(text: str, *, to_someone: bool = False, addressed: bool = False) -> Act | None:
+    """The whole message is advice when it opens to an audience or quotes docs ("FYI for anyone …"), and is
+    said to somebody else when it opens by naming them."""
+    if to_someone and not addressed:
+        return "to-someone"
+    return "advice" if AUDIENCE_RE.search(text) else None

@@ -1,0 +1,1129 @@
+"""Word tables for ``bot.language.intents``: text normalisation, clause splitting and the named regexes.
+
+Everything here is pure and linear-time: every pattern is a bounded alternation of literal words, with no
+nested unbounded quantifiers, and the text is cut to a few KB before any of them runs.
+
+After :func:`normalise` the text is lower case, so the placeholders ``HOST`` and ``BUILD`` (upper case, put in
+by ``bot.language.intents`` where a config name or a host-like name stood) can never collide with chat text.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass, replace
+from functools import lru_cache
+
+from bot.config import ALL_HOSTS, Config
+from bot.language.intents_numbers import JOBS_EXPR_RE, QUOTED_COUNT_RE, canonical_numbers
+
+MAX_RAW = 16_384  # raw characters looked at (markup and code blocks are removed from these)
+MAX_SCAN = 4_096  # normalised characters searched for intent
+MAX_DIGITS = 9  # longer numbers are out of every bound; never int() a huge digit string
+DIGITS_RE = re.compile(r"-?[0-9]+")
+UNWORKABLE = -1  # the value of an expression rigops cannot work out in chat (out of every bound)
+UNWORKABLE_NOTE = " (nproc or a variable: rigops cannot work that out from chat, so name a number)"
+
+# --- normalisation -------------------------------------------------------------------------------------
+
+_CHAR_MAP = str.maketrans({
+    "\u2010": "-", "\u2011": "-", "\u2012": "-", "\u2013": "-", "\u2014": "-", "\u2015": "-",
+    "\u2212": "-", "\u2043": "-", "\ufe58": "-", "\ufe63": "-", "\uff0d": "-",
+    "\u2018": "'", "\u2019": "'", "\u201a": "'", "\u201b": "'", "\u2032": "'", "\u00b4": "'",
+    "\u201c": '"', "\u201d": '"', "\u201e": '"', "\u201f": '"', "\u2033": '"', "\u00ab": '"', "\u00bb": '"',
+    "\u00a0": " ", "\u2009": " ", "\u202f": " ", "\u3000": " ", "\t": " ", "\r": "\n",
+    "\u200b": None, "\u200c": None, "\u200d": None, "\u2060": None, "\ufeff": None,
+    "\u3001": ", ", "\u3002": ". ",  # the ideographic comma and full stop
+})
+CODE_BLOCK_RE = re.compile(r"```.*?(?:```|\Z)", re.S)
+INLINE_CODE_RE = re.compile(r"`([^`\n]{0,200})`")
+STRIKE_RE = re.compile(r"~[^~\n]{1,300}~")
+SLACK_MARKUP_RE = re.compile(r"<[^<>\n]{0,500}>")  # <@U1>, <#C1|ops>, <!here>, <http://x|label>
+MENTION_RE = re.compile(r"(?<=\S)[ ]*<@[UW][A-Z0-9]{2,20}(?:\|[^<>\n]{0,80})?>[ ]*(?=\S)")
+PLACEHOLDER_RE = re.compile(r"<[a-z][a-z_ -]{2,40}>", re.I)  # "MAX_JOBS=<half-your-cpu-cores>": not a number
+ENTITIES = (("&gt;", ">"), ("&lt;", "<"), ("&quot;", '"'), ("&#39;", "'"), ("&amp;", "&"))
+QUOTED_LINE_RE = re.compile(r"^ *>[^\n]*", re.M)
+QUOTED_SPAN_RE = re.compile(r'"[^"\n]{0,300}"')
+URL_RE = re.compile(r"\b(?:https?|ftp|ssh|file)://\S*|\bwww\.\S*")
+EMOJI_RE = re.compile(r":[a-z0-9_+'-]{1,40}:")
+REPEATED_RE = re.compile(r"\b([a-z]+(?: [a-z]+){0,2})(?:[ ,!]+\1\b)+")
+EMPHASIS_RE = re.compile(r"[*]+|(?<![\w])_+|_+(?![\w])")
+SPACES_RE = re.compile(r"[ ]{2,}")
+TYPO_FIXES: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"\bre[- ]?(build|run|start|try|launch)\b"), r"re\1"),
+    (re.compile(r"\bw/(?!o)\s*"), "with "),
+    (re.compile(r"\b(?:plz|pls|plox|pleas|pleeease|pleease)\b"), "please"),
+    (re.compile(r"\b(?:gimme|giv me|give us)\b"), "give me"),
+    (re.compile(r"\btry (?:it |that |this )?(?:again|once more)\b"), "retry"),
+    (re.compile(r"\b(?:how's|hows|how is|how are|how're)\b"), "how is"),
+    (re.compile(r"\b(?:what's|whats|what is|what are|what're)\b"), "what is"),
+    (re.compile(r"\b(?:nvidia[- ]?smi|nvidiasmi|nvidai-smi|nvida-smi|nvidia-sim)\b"), "nvidia-smi"),
+    (re.compile(r"\bteh\b"), "the"),
+    (re.compile(r"\bkil\b"), "kill"),
+    (re.compile(r"\b(go|do|build|compil|swapp|runn|kill|restart|rebuild|stopp|crash|link|hang|freez|eat|progress"
+                r"|oom)in'?(?=\s|$|[,.?!;:])"), r"\1ing"),
+    (re.compile(r"\b(?:rn|atm)\b"), "now"),
+    (re.compile(r"\b(?:thrds|thrd|threds|thread's|thr)\b(?=[\s,.!?]|$)"), "threads"),
+    (re.compile(r"\b(?:jbs|jobz)\b"), "jobs"),
+)
+# Inline code is dropped unless it is nothing but a parallelism token (so "try `-j20`" still works).
+CODE_JOBS_RE = re.compile(
+    r"\s*(?:-{1,2}j(?:obs)?\s*=?\s*(?:\d{1,6}|\$\(+ ?nproc\)?[)/*+ 0-9-]{0,12})|j\d{1,6}"
+    r"|(?:max_jobs|cmake_build_parallel_level)\s*=\s*\d{1,6}"
+    r"|-{1,2}parallel[ =]?\d{1,6}|(?:make|ninja) -j ?\d{1,6})\s*",
+    re.I,
+)
+
+
+# Inline code that is a command people would type ("can you run `free -h`", "`tail -n 80` the log") is read as
+# words: Slack users put commands in backticks. Other inline code (a path, a compiler's words) is dropped.
+CODE_COMMAND_RE = re.compile(
+    r"\s*(?:free|df|nvidia-?smi|smi|top|htop|btop|nvtop|uptime|vmstat|tail|journalctl|kill|pkill|killall|status|mem"
+    r"|memory|gpu|gpus|log|logs|rebuild|restart|retry|stop|abort|cancel|rigops|/rigops)"
+    r"(?:\s+[-\w=./]{1,24}){0,3}\s*",
+    re.I,
+)
+
+
+# A jobs setting inside a longer command: "`--build-arg max_jobs=8`", "`export MAX_JOBS=4`", "`ninja -j 2`".
+CODE_JOBS_IN_RE = re.compile(
+    r"(?<![\w-])(?:-{1,2}j(?:obs)?\s*=?\s*(?:\d{1,6}|\$\(+ ?nproc\)?[)/*+ 0-9-]{0,12})"
+    r"|(?:max_jobs|cmake_build_parallel_level|make_jobs|ninja_jobs|num_jobs|build_jobs|jobs)\s*=\s*\S{1,30}"
+    r"|-{1,2}max-jobs[ =]\d{1,6}|-{1,2}parallel[ =]?(?:\d{1,6}|\$\(+ ?nproc\)?[)/*+ 0-9-]{0,12}))",
+    re.I,
+)
+# "rebuild at `max(cpu_count // 2, 4)`": code where a number goes is an expression rigops cannot work out.
+CODE_AFTER_JOBS_WORD_RE = re.compile(r"(?:\b(?:at|with|to|use|using)|-j|=)\s*$", re.I)
+
+
+# "`make -j`", "`-j`": the flag with no number, which runs as many jobs as there are targets.
+# "`--tail=50`", "`-n 200`": how many log lines, as the option says it.
+CODE_LINES_RE = re.compile(r"\s*(?:--(?:tail|last|lines)[= ]?\d{1,6}|-n ?\d{1,6})\s*", re.I)
+CODE_BARE_J_RE = re.compile(r"\s*(?:(?:make|ninja|gmake|cmake --build \S+(?: --)?)\s+)?-j\s*", re.I)
+_FLAG_NAMED_RE = re.compile(r"\b(?:a|the|lower|higher|smaller|larger|bigger|reduced?|your|their|its|same)\s*$", re.I)
+CODE_CORE_COUNT_RE = re.compile(r"cpu_count|\bnproc\b|num_cpus|cpus_allowed|available_cpus|hardware_concurrency", re.I)
+
+
+# A command that throws the kept work away, in code: "`make clean && make -j 4`", "`rm -rf build && cmake …`".
+CODE_CLEAN_RE = re.compile(r"\b(?:make (?:dist)?clean|ninja -t clean|cargo clean|git clean -[a-z]*x[a-z]*|distclean"
+                           r"|mrproper)\b|\brm -rf \S*build\S*", re.I)
+
+
+# A look's own tool, with whatever options: "`nvidia-smi --query-gpu …`", "`watch -n1 nvidia-smi`", "`free -g`".
+CODE_LOOK_RE = re.compile(r"^\s*(?:sudo\s+)?(?:watch\s+(?:-n\s*[\d.]+\s+)?)?(?P<tool>nvidia-smi|nvtop|gpustat|free|df"
+                          r"|htop|vmstat)\b", re.I)
+_CODE_LOOK = {"nvidia-smi": "nvidia-smi", "nvtop": "nvidia-smi", "gpustat": "nvidia-smi", "free": "free -h",
+              "htop": "free -h", "vmstat": "free -h", "df": "df -h"}
+
+
+def _inline_code(m: re.Match[str]) -> str:
+    if (look := CODE_LOOK_RE.match(m.group(1))) and not CODE_JOBS_IN_RE.search(m.group(1)):
+        return f" {_CODE_LOOK[look.group('tool').lower()]} "
+    if CODE_CLEAN_RE.search(m.group(1)):
+        return " clean rebuild " + _inline_code_jobs(m).strip() + " "
+    return _inline_code_jobs(m)
+
+
+def _inline_code_jobs(m: re.Match[str]) -> str:
+    inner = m.group(1)
+    if CODE_BARE_J_RE.fullmatch(inner):  # "a lower `-j`": the flag named, not given
+        return " jobs " if _FLAG_NAMED_RE.search(m.string[max(0, m.start() - 16): m.start()]) else " -j (no number) "
+    if CODE_JOBS_RE.fullmatch(inner) or CODE_COMMAND_RE.fullmatch(inner) or CODE_LINES_RE.fullmatch(inner):
+        return f" {inner} "
+    if found := CODE_JOBS_IN_RE.search(inner):
+        return f" {found.group(0)} "
+    if JOBS_EXPR_RE.search(inner.lower()) or re.fullmatch(r"\s*\$?\(?nproc\)?\s*", inner) or (
+            CODE_CORE_COUNT_RE.search(inner)):
+        return " $expr "  # "`nproc` jobs", "`$(nproc)/2`": what the count is said as
+    if CODE_AFTER_JOBS_WORD_RE.search(m.string[max(0, m.start() - 12): m.start()]) and not inner.strip().isdigit():
+        return " $expr "
+    return " "
+
+
+# The words that introduce pasted output: "free -m on HOST gives:", "when I run nvidia-smi it shows:", "tail of the
+# console output from BUILD:" right before a code block. They tell what the output is, they ask for nothing, so
+# they are not read as a request (a request earlier on the line stays: "kill it, here's what it printed:").
+PASTE_INTRO_RE = re.compile(
+    r"(?:^|(?<=[\n.;!?]))(?P<intro>[^\n.;!?]*?(?:\s(?:gives|gave|shows|showed|says|said|prints|printed|outputs|output|returns|returned"
+    r"|reports|reported|displays|displayed|looks like|produces|produced|is|was|are|were|got|get|see|saw)\s*:?|:))"
+    r"(?P<gap>\s*\n?\s*)(?=```)",
+    re.I,
+)
+_ASKS_FIRST_RE = re.compile(r"^\W*(?:<@\w+>\s*)?(?:please |pls |can you |could you )?(?:kill|stop|abort|cancel"
+                            r"|rebuild|restart|retry|rerun|show|post|tail|check|give|get|run|grab|fetch|send|look)\b"
+                            r"(?! of\b)", re.I)
+
+
+PASTE_MARK = "\x02"  # opens a clause that introduces pasted output (its names still count)
+
+
+def _paste_intro(m: re.Match[str]) -> str:
+    head, sep, last = m.group("intro").rpartition(",")
+    if _ASKS_FIRST_RE.match(last):
+        return m.group(0)
+    return f"{head}{sep} {PASTE_MARK}{last.strip()}{m.group('gap')}"
+
+
+@dataclass(frozen=True)
+class Normal:
+    """A message in the neutral form the rules read: ``text`` what it says, ``quoted`` what its quote lines
+    say (context that may name the host or build, never a request)."""
+
+    text: str
+    quoted: str = ""
+
+
+def normalise(text: str) -> str:
+    """Chat text → plain lower-case text with markup, code, quotes, URLs and emoji removed."""
+    return normalise_parts(text).text
+
+
+def normalise_parts(text: str) -> Normal:
+    s = unicodedata.normalize("NFKC", text[:MAX_RAW]).translate(_CHAR_MAP)
+    s = PASTE_INTRO_RE.sub(_paste_intro, s) if "```" in s else s
+    s = CODE_BLOCK_RE.sub(" \n ", s)
+    s = INLINE_CODE_RE.sub(_inline_code, s)
+    s = STRIKE_RE.sub(" ", s)
+    s = MENTION_RE.sub(" \n ", s)  # "… limitation <@U0RIGOPS> retry at 2": a mention starts what is said to it
+    s = SLACK_MARKUP_RE.sub(" ", s)  # channels, specials and links (label too) carry no intent
+    for entity, char in ENTITIES:
+        s = s.replace(entity, char)
+    s = PLACEHOLDER_RE.sub(" $expr ", s)
+    quoted = " \n ".join(m.group(0).lstrip(" >") for m in QUOTED_LINE_RE.finditer(s))
+    s = QUOTED_LINE_RE.sub(" ", s)
+    s = _unwrap_quotes(s.strip())
+    # -j "$(nproc)": the count, not a quotation; "-j `nproc`" in quotes: the jobs flag as said
+    s = QUOTED_SPAN_RE.sub(_quoted_span, QUOTED_COUNT_RE.sub(r"\1\2", s))
+    return Normal(_plain(s), _plain(quoted) if quoted else "")
+
+
+QUOTED_JOBS_RE = re.compile(r"\s*-{1,2}j(?:obs)?\s*=?\s*(?:\d{1,4}|\$expr|\$\(\s*nproc\s*\))\s*", re.I)
+
+
+def _quoted_span(m: re.Match[str]) -> str:
+    inner = m.group(0)[1:-1]
+    return f" {inner} " if QUOTED_JOBS_RE.fullmatch(inner) or CODE_JOBS_RE.fullmatch(inner) else " "
+
+
+def _plain(s: str) -> str:
+    s = URL_RE.sub(" ", s).lower()
+    s = EMOJI_RE.sub(" \n ", s)  # an emoji ends what was said before it ("… at 100% :scream: stop vllm")
+    s = REPEATED_RE.sub(r"\1", s)  # "kill it kill it kill it"
+    s = EMPHASIS_RE.sub(" ", s)
+    for pattern, repl in TYPO_FIXES:
+        s = pattern.sub(repl, s)
+    return canonical_numbers(SPACES_RE.sub(" ", s)[:MAX_SCAN])
+
+
+def _unwrap_quotes(s: str) -> str:
+    """A message that is one quoted string is taken as its content ("oom-ing, try -j20")."""
+    if len(s) >= 2 and s[0] == s[-1] == '"' and '"' not in s[1:-1]:
+        return s[1:-1]
+    return s
+
+
+# --- clauses -------------------------------------------------------------------------------------------
+
+CLAUSE_SPLIT_RE = re.compile(
+    r"[\n;!]+|[.,:](?=\s|$)|\s(?:and then|then|and|but|also|plus|&&|&|or|\+|/)\s|\s-+\s|\s\|\s|\s\.\.\.+"
+    # "we may be overloading the CPU so let's reduce …": the request after the remark is a clause of its own
+    r"|\sso (?=(?:let's|lets|let us|please|pls|can you|could you|would you|i need you to|we need to|just)\b)"
+)
+# Lead-ins that keep a clause imperative: "pls", "can you", "let's", "we should", "@rigops" (already gone).
+LEAD_RE = re.compile(
+    r"^(?:(?:hey|hi|hello|yo|ok|okay|k|so|and|also|then|now|please|just|quick|quickly|maybe|right|alright|actually"
+    r"|first(?: of all| off)?(?! (?:time|thing|try|run|build|attempt|one)\b)|firstly|after that|afterwards|finally"
+    r"|lastly"
+    r"|rigops|bot|guys|folks|team|someone|somebody|anyone|anybody|ya|yeah|yep|yes|ugh|hmm+|lol|damn|welp|oof"
+    r"|can you|could you|can u|could u|would you|will you|can someone|could someone|can somebody|can anyone"
+    r"|could anyone|can we|could we|let's|lets|let us|go ahead and|we need to|need to|we should|you should"
+    r"|i need you to|i'd like you to|i want you to|time to|gotta|we gotta|better|kindly|pretty please"
+    r"|ok let's|how about we|why don't we|why don't you|perhaps|can we|could we|can i|could i|may i|mind"
+    r"|(?:try|see) (?:if|whether) it helps (?:to|if you|if we)|(?:it's |it is |probably )?(?:best|better) to"
+    r"|might as well|may as well"
+    r"|would you mind|do you mind|i'd like to|i want to|i wanna)\b[\s,]*)*+"
+)
+_CLAUSE_EDGES = " '\"()[]{}<>"
+# Lead-ins that are only noise: the clause they open is not made a request by them.
+FILLER_LEADS = frozenset((
+    "hey", "hi", "hello", "yo", "ok", "okay", "k", "so", "and", "also", "then", "now", "right", "alright",
+    "rigops", "bot", "guys", "folks", "team", "ya", "yeah", "yep", "yes", "ugh", "lol", "damn", "welp", "oof",
+    "maybe", "actually", "first", "firstly", "of", "all", "off", "after", "that", "afterwards", "finally", "lastly",
+))
+HEDGES = frozenset(("maybe", "perhaps"))
+LEAD_MARK = "\x01"  # opens a clause whose lead-in made it a request ("can you", "pls", "let's")
+
+
+def split_clauses(text: str) -> list[str]:
+    """The clauses of a message, each without its lead-in words ("pls", "can you"); a clause whose lead-in
+    asks for something starts with ``LEAD_MARK``."""
+    return [c.body for c in clauses(text)]
+
+
+@dataclass(frozen=True)
+class Clause:
+    body: str
+    joined: str  # how it hangs on the clause before: "" (a new sentence), "," (a comma, colon or dash), "and"
+    question: bool = False  # it ended with a question mark
+
+
+_JOINED_BY = {",": ",", ":": ",", "and": "and", "and then": "and", "then": "and", "or": "and", "but": ",",
+              "also": ",", "plus": "and", "&": "and", "&&": "and", "+": "and", "/": "and"}
+
+
+def clauses(text: str) -> list[Clause]:
+    """The clauses of a message, with how each one is joined to the one before (a supposition or a story
+    carries over "and" and, for a supposition, over a comma; a new sentence starts afresh)."""
+    out: list[Clause] = []
+    pieces = CLAUSE_SPLIT_RE.split(text)
+    seps = [m.group(0).strip() for m in CLAUSE_SPLIT_RE.finditer(text)]
+    for i, part in enumerate(pieces):
+        sep = seps[i - 1] if i else ""
+        joined = _JOINED_BY.get(sep, "," if sep.startswith("-") or sep == "|" else "")
+        bits = part.split("?")
+        for k, bit in enumerate(bits):
+            stripped = bit.strip(_CLAUSE_EDGES).rstrip(".…").rstrip(_CLAUSE_EDGES)  # "run it..." trails off
+            lead = LEAD_RE.match(stripped)
+            body = stripped[lead.end():].strip(_CLAUSE_EDGES) if lead else stripped
+            if body:
+                words = set(re.findall(r"[a-z']+", lead.group(0))) if lead else set()
+                if words & HEDGES and "should" in words:  # "so maybe we should use 1 thread?": a musing
+                    body, words = "we should " + body, set()
+                out.append(Clause(LEAD_MARK + body if words - FILLER_LEADS else body, joined if k == 0 else "",
+                                  question=k < len(bits) - 1))
+    for i in range(len(out) - 1, 0, -1):  # "still alive or dead?": the question is the whole of it
+        if out[i].question and out[i].joined == "and" and not out[i - 1].question:
+            out[i - 1] = replace(out[i - 1], question=True)
+    return out
+
+
+# --- guards --------------------------------------------------------------------------------------------
+
+# A clause about the past, the future or habits is a story, not a request ("the build failed yesterday").
+NARRATIVE_RE = re.compile(
+    r"\b(?:yesterday|ago|earlier|the other day|used to|back then|back when|usually|always|normally|sometimes"
+    r"|often|routinely|occasionally|frequently|every time|most of the time"
+    r"|typically|fixed|resolved|solved|no longer|anymore|tomorrow|later|tonight|next (?:week|time)"
+    r"|last (?:night|week|time|month|year|run|friday|monday|tuesday|wednesday|thursday|saturday|sunday)"
+    r"|i'll|we'll|i will|we will|(?:gonna|going to)(?! need (?:you|u|someone|somebody|rigops) to\b)"
+    r"|let me|ran(?! out)|i've run|we've run|is what (?:i|we) (?:ran|did|used)"
+    # what worked, told as the fix: "what worked for us was: …", "the usual fix is …"
+    r"|what (?:worked|fixed it|helped|did it|did the trick)|the (?:usual |quick |real |only )?(?:fix|trick|workaround"
+    r"|solution) (?:is|was|that worked)"
+    r"|in (?:a few|\d+) (?:min|mins|minutes|hours?|h|secs?|seconds))\b"
+)
+# What a thing is made to do, told about it: "the rebuild script is supposed to cap it at 8".
+DESCRIPTION_RE = re.compile(
+    r"\b(?:is|are|was|were|'s|it's|gets|got|has been|have been) (?:supposed|meant|configured|designed|expected"
+    r"|set up|hardcoded|hard-coded|programmed|written) to\b"
+)
+# Negated destructive requests ("don't kill it", "no need to rebuild").
+NEGATIONS = r"don't|dont|do not|never|no need|not|nope|cannot|can't|cant|shouldn't|mustn't|won't|wouldn't"
+NEGATION_RE = re.compile(rf"\b(?:{NEGATIONS}|avoid|without|stop (?:killing|rebuilding|restarting|retrying))\b")
+# Said to the bot, "should we kill it?" asks it to: this lead-in is dropped when the bot is addressed.
+ASKED_LEAD_RE = re.compile(r"^(?:should (?:we|i|you)|shall (?:we|i)|do you want to|wanna|want to"
+                           r"|(?:(?:would|could|can|will) you )?(?:be so kind as to|be kind enough to|kindly)"
+                           # a wish or a way put to rigops asks it: "is there a way to get the log?",
+                           # "would be nice if you could show the tail", "the easy way would be to rebuild …"
+                           r"|(?:is there|there is|any) (?:a |some )?way (?:for you )?to(?= (?:get|see|show|view|check"
+                           r"|print|display|pull|fetch|tail|read|look|post|dump|grab|share)\b)"
+                           r"|(?:can|could) you (?:find a way|manage) to"
+                           r"|(?:is it|would it be|will it be|is that) possible (?:for you )?to"
+                           r"|(?:it )?(?:would|'d) be (?:really |very |so )?(?:nice|great|good|awesome|helpful|cool"
+                           r"|handy|lovely|ideal|useful) (?:if you (?:could|can|would)|to)"
+                           r"|(?:the |your )?(?:easy|easiest|simple|simplest|quick|quickest|fast|fastest|best|safest)"
+                           r" (?:way|thing|fix|option|bet|move) (?:here )?(?:would be|is|will be) (?:to|if you)"
+                           r"|(?:i'm |im |we're |i am |we are )?(?:gonna|going to) need (?:you|u) to)"
+                           r"(?: just)? ")
+# Where a request's reason or purpose begins: "stop it as it waits for an input that can't be given". What
+# follows says why, and its tenses and negations are not the request's ("… so it doesn't come back later").
+# Conditions ("if", "unless", "when") are not reasons: "rebuild at 8 if it fails" stays a supposition.
+REASON_RE = re.compile(
+    r"\s(?:so that|so it|so we|so the|because|'cause|cause it|since it|since the|as it|as they|as the|as we"
+    r"|which|otherwise|or else|before it|before the|to avoid|to prevent|to stop it|in (?:the )?hopes?|hoping"
+    r"|in order to|to see if)\b"
+)
+# A choice put to the channel, not a request: "stop and try again or let it continue?"
+ALTERNATIVES_RE = re.compile(r"\bor (?:let it|leave it|wait|keep it|just wait|not|should (?:i|we))\b")
+# Deliberation between people, in plain (unaddressed) messages: "should we kill it?", "if it ooms, ...".
+DELIBERATION_RE = re.compile(
+    r"\b(?:will|would|might|should|shall|did|does|wonder|if|unless|whether|do you think|i'd|we'd|you'd"
+    r"|have (?:you|we|they) (?:tried|used))\b|'ll\b"
+)
+
+# --- memory trouble ------------------------------------------------------------------------------------
+
+GPU_OOM_RE = re.compile(
+    r"\bcuda(?: error)?:? out of memory\b|\b(?:cuda|gpu|vram) oom\b"
+    r"|\boom(?:ing|ed)? on (?:the )?gpus?(?![\w-])"
+    r"|\b(?:gpu|vram) (?:is )?out of memory\b|\b(?:torch\.cuda\.)?outofmemoryerror\b"
+)
+TROUBLE_RE = re.compile(
+    r"\boom(?:[-']?(?:ing|in|ed|d|s))?\b(?![ -]killer)"
+    r"|\boom[ -]killer(?:$| (?:got|gets|killed|kills|killing|hit|hits|took|takes|reaped|kicked|kicks"
+    r"|fired|fires|struck|strikes|is|'s|came|went|again|woke|invoked|on|going|just|keeps))"
+    r"|\b(?:hit|triggered|invoked|woke|by) (?:by )?(?:the )?oom[ -]killer"
+    r"|\bout of (?:mem|memory|ram|swap)\b|\blow on (?:mem|memory|ram)\b"
+    r"|\b(?:swapping|thrashing)\b(?! (?:out|in|the|a|an|my|our|to|with|over|between|gpus?|cards?|them|it))"
+    r"|\bswap(?:'s| is)? (?:full|maxed|exhausted|at 100)"
+    r"|\b(?:mem|memory|ram)(?:'s| is)? (?:full|maxed(?: out)?|exhausted|gone|pegged|blowing up|exploding)\b"
+    r"|\b(?:eating|eats|using|hogging|chewing through) (?:up )?all (?:the |of the )?(?:mem|memory|ram|swap)\b"
+    r"|\bmemory pressure\b|\bcannot allocate memory\b|\bbad_alloc\b|\benomem\b"
+    r"|\bkilled signal terminated program\b|\b(?:died|killed|terminated)(?: due to| by| with)? signal 9\b"
+    r"|\b(?:cc1plus|cc1|cicc|nvcc|ptxas|compilers?|gcc|g\+\+|clang|linker|the build|BUILD)(?:'s)?"
+    r" (?:got |gets |was |were |is getting |keeps getting |getting |are getting |being )?"
+    r"(?:killed|oom[- ]?killed|sigkilled|reaped)\b"
+    r"|\b(?:box|machine|host|node|server|system|HOST)(?:'s| is) (?:dying|unresponsive|frozen|crawling|melting"
+    r"|on fire|choking|struggling|falling over|locking up)\b"
+)
+
+# --- actions -------------------------------------------------------------------------------------------
+
+KILL_TARGET_RE = re.compile(
+    r"\b(?:kill|stop|abort|cancel|halt|terminate|nuke|interrupt|sigkill|end)(?: -9)?"
+    r"(?: (?:the|that|this|my|our|all|all the|those|these|every|any))?"
+    r"(?: (?:running|current|stuck|runaway|hung|whole|damn|old|older|bad|broken|existing|in-progress|in progress"
+    r"|ongoing|active|previous|earlier|pending|outdated|stale))?"
+    r"(?: HOST(?:'s)?)?(?: BUILD)?"
+    r" (?:build|builds|compile|compiles|compilation|compilers?|ninja|make|cmake|nvcc|cc1plus|cicc|ptxas|gcc"
+    r"|jobs?|pip install|pip|install|processes|procs|everything|BUILD|it all|run|build job"
+    r"|whatever(?: is| 's|'s)? (?:building|running|compiling))\b"
+)
+KILL_TOOL_RE = re.compile(r"^(?:pkill|killall|kill -9)\b")
+_KILL_TAIL = (
+    r"(?: (?:it|that|this|them|everything|all|now|asap|please|-9|again|already|right now|on HOST|HOST|real quick"
+    r"|quickly|for me|thanks|thx|pls|plz|already))*"
+)
+_FORCE = r"(?:(?:force|forcibly|hard)[- ]?)?"
+KILL_PRONOUN_RE = re.compile(
+    rf"^{_FORCE}(?:kill|abort|terminate|nuke)(?: (?:it|that|this|them|everything|HOST)){_KILL_TAIL}$"
+)
+KILL_WEAK_RE = re.compile(
+    rf"^{_FORCE}(?:kill|abort|cancel|terminate|nuke|stop|halt|stop it|cancel it|halt it){_KILL_TAIL}$"
+)
+
+_REBUILD_TAIL = (
+    r"(?: (?:it|that|this|everything|again|now|please|asap|the build|the compile|the thing|BUILD|on HOST|HOST"
+    r"|from scratch|clean|the whole thing|the whole build|the whole lot|for me|real quick|quickly"
+    r"|with that|with those|that way|like that|with that setting))*"
+)
+REBUILD_OBJECT_RE = re.compile(
+    r"^(?:rebuild|retry|rerun|restart|relaunch|start over)"
+    rf"(?: (?:it|that|this|the build|the compile|BUILD|HOST|on HOST|the whole thing|the whole build|everything"
+    rf"|the whole lot|the lot|the job|the install)){_REBUILD_TAIL}$"
+)
+REBUILD_BARE_RE = re.compile(rf"^(?:rebuild){_REBUILD_TAIL}$")
+REBUILD_WEAK_RE = re.compile(
+    r"^(?:retry|rerun|restart|relaunch|start over|again|go again|try again|try it again|run it again|once more"
+    r"|one more time|(?:give it|have) another (?:go|try|shot)|kick it off again|(?:let's|lets) try again"
+    r"|(?:add|make|do|give it|have) (?:one more|another) (?:attempt|try|run|go|shot)(?: (?:on|at|of|for) BUILD)?"
+    r"|(?:launch|start|kick off|spin up|make|build) (?:a )?(?:replacement|new one|fresh one)"
+    r"|(?:back off|fall back|go back|revert|switch) to (?:re-?building|a (?:full|clean) (?:re-?)?build)"
+    r"(?: (?:everything|it|BUILD))?(?: from scratch)?"
+    # "kill it and start again", "abort the current build and build the new one", "have everything rebuilt"
+    r"|start (?:it |BUILD )?(?:again|over|anew)|(?:build|start|launch) the (?:new|next|latest) one"
+    r"|re-?trigger|recreate(?: the build)?|(?:have|get) (?:it|everything|BUILD|the build|the whole thing) rebuilt"
+    r"|(?:force-)?(?:kill|stop|abort)-(?:and|n|&amp;)-(?:retry|restart|rerun|rebuild)"
+    r"|(?:going to |gonna |will )?need (?:you )?to (?:retry|rerun|rebuild|restart)"
+    r"|trigger (?:it|BUILD|the build)(?: manually| by hand| again)?(?: for now)?"
+    rf"|(?:re-?)?run){_REBUILD_TAIL}$")
+REBUILD_TARGET_RE = re.compile(
+    r"\b(?:rebuild|retry|rerun|restart|relaunch|kick off|start|launch|re-?trigger|recompile|re-?compile|reinstall)"
+    r"(?: (?:the|my|our))?(?: HOST(?:'s)?)?"
+    r" (?:build|compile|BUILD)\b"
+    r"(?! (?:system|time|times|server|farm|cache|script|dir|directory|folder|button))"
+)
+# A rebuild asked for by its noun: "clean rebuild of BUILD", "do a fresh build of BUILD on HOST", "kick off a
+# rebuild". Without a verb only with a word that makes it a request (clean, fresh, full), and then only ending the
+# clause: "fresh build of BUILD failed again" tells, it does not ask.
+_NOUN_END = (r"(?=(?: (?:on HOST|HOST|please|pls|plz|now|for now|asap|thanks|thx|for me|again|real quick"
+             r"|at -?j?\d+|-j ?\d+|j\d+|with \d+ jobs))*$)")
+_NOUN_OF = r"(?: (?:of|for) (?:BUILD|it|that|the build))?"
+REBUILD_NOUN_RE = re.compile(
+    r"^(?:(?:can you|could you|would you|please|pls|just|let's|lets|we need|i need|need|ok|so|then|and) )*"
+    r"(?:(?:do|run|kick off|kick|trigger|re-?trigger|start|launch|fire off|queue|try|get|force"
+    r"|give (?:it|us|me|BUILD))"
+    r" (?:a |an |one more |another )?(?:(?:new|clean|fresh|full|proper) )?(?:BUILD )?"
+    r"(?:(?:clean|fresh|full|new|proper|from-scratch|scratch) )?"
+    r"(?:re)?build"
+    rf"{_NOUN_OF}(?: on HOST)?\b"
+    rf"|(?:a |an )?(?:clean|fresh|full|from-scratch|scratch) (?:re)?build{_NOUN_OF}{_NOUN_END})"
+)
+# When the bot is addressed, a clause that opens with the verb is a request whatever follows.
+ADDRESSED_KILL_RE = re.compile(rf"^/?{_FORCE}(?:kill|stop|abort|cancel|halt|terminate|nuke)\b")  # "/kill BUILD" too
+ADDRESSED_REBUILD_RE = re.compile(r"^/?(?:build )?(?:rebuild|retry|rerun|restart|relaunch|re-?trigger)\b"
+                                  r"|^(?:run|start|launch|kick off) (?:the )?BUILD(?: build)?(?: on HOST)?"
+                                  r"(?: (?:now|please|pls|plz|again))?$")
+AGAIN_ONLY_RE = re.compile(r"(?:again|go again|once more|one more time)(?: please| now)?")
+# A clause that takes back what came before it: "kill it? nah", "restart vllm... never mind".
+TAKEN_BACK_RE = re.compile(r"(?:nah|nope|no|never ?mind|nvm|scratch that|forget it|on second thought|hold on"
+                           r"|(?:don't|dont|do not|never) do (?:that|this|it)(?: on HOST| here| again)?"
+                           r"|wait|not yet|actually no|jk|just kidding)(?: (?:wait|let it (?:run|be|finish)))?")
+RESTART_RE = re.compile(r"\b(?:restart|relaunch|start over)\b")
+# What happened when someone did what the clause before says: "run `pip install …` on HOST and it died".
+WHAT_HAPPENED_RE = re.compile(
+    r"(?:it|that|this|the build|BUILD|everything|the box|HOST)(?: (?:just|then|promptly|immediately|instantly))?"
+    r" (?:died|crashed|failed|oomed|oom'd|broke|hung|blew up|exploded|froze|got killed|was killed|got oom-killed"
+    r"|ran out of memory|went down|fell over)\b"
+)
+# A rebuild asked to start clean: "rebuild clean", "clean rebuild", "rebuild from scratch", "a fresh build".
+_BUILD_DIR = (r"(?:the |its |any |old |existing |whole )*(?:build|out|output|cmake)[ -]?"
+              r"(?:dirs?|director(?:y|ies)|folders?|tree|cache)")
+CLEAN_RE = re.compile(r"\b(?:clean(?:ly)?|from (?:scratch|zero|nothing|the ground up)|fresh|afresh|a clean slate"
+                      r"|scratch build|full rebuild|dirclean|distclean|mrproper|cleanall|clean-all)\b"
+                      r"|(?<![\w-])--(?:wipe-build-dir|pristine|expunge|fresh)\b"
+                      # "rebuild it with the build dir wiped", "after removing the build folder"
+                      rf"|\b(?:with|after) {_BUILD_DIR} (?:wiped|removed|deleted|cleared|gone|cleaned|nuked)\b"
+                      r"|\b(?:after |by )?(?:wiping|removing|deleting|clearing|nuking|cleaning)"
+                      rf" (?:out )?{_BUILD_DIR}\b")
+# A clause of its own that asks for the kept work gone: "wipe the build dir", "make clean", "rm -rf build/".
+CLEAN_ASK_RE = re.compile(
+    r"^(?:(?:please|pls|just|and|then|first|also|ok|so|directly|simply|completely|fully|entirely|you need to"
+    r"|we need to|need to|you should|you have to|you must) )*"
+    # a clause that is only the word, after a rebuild: "rebuild X, and don't reuse the cache — clean"
+    r"(?:(?:clean|cleanly|from scratch|start clean|clean start|clean please)$"
+    r"|clean (?:it|that|BUILD|everything|the build)(?: up| out)?(?= and |$)"
+    r"|(?:do |run )?(?:a )?(?:full |complete )?(?:make clean|dirclean|distclean|make distclean|cleanall)"
+    r"|(?:wipe|clear(?: out)?|nuke|kill|delete|remove|rm -rf|blow away|removing|deleting|wiping|clearing"
+    r"|(?:remove|delete|wipe) and recreate|recreate|clean(?: out| up)?|trash|toss|drop|throw away)"
+    r"(?: (?:the|its|their|BUILD's|BUILD|the old|old|all|any|that|only|just|whole|entire"
+    r"|existing|current|stale|half-written|\(or not\)))*"
+    r" (?:build[ -]?dirs?|build[ -]?director(?:y|ies)|build folders?|build tree|build cache|cmake cache"
+    r"|cmakecache(?:\.txt)?|build/|kept (?:build|work|objects)|objects|object files|build output|old build"
+    r"|(?:the )?builds? artifacts|artifacts|everything (?:that was |it |we )?(?:compiled|built)))\b"
+)
+NOT_CLEAN_RE = re.compile(r"\b(?:don't|do not|dont|without|no need to|never|not|no)\b[^,.;]{0,24}"
+                          r"\b(?:clean|wip\w*|scratch|fresh|delet\w*|remov\w*)")
+
+MEM_RE = re.compile(
+    r"^(?:(?:show|get|give me|post|check) (?:me )?)?(?:the )?(?:rss|memory use|memory usage|ram use|ram usage)"
+    r" (?:of|for) (?:the )?(?:BUILD|it|the build)(?: build)?\b|"
+    r"(?:^|\b(?:run|show|post|get|give me|check|paste)(?: me)? )free -(?:h|m|g|b|mh|wh|gh)\b"
+    r"|^(?:how is|what is|how does|what does|how do|check|show|show me|post|get|give me|look at|see|print"
+    r"|report|dump)(?: the| our| HOST's| HOST)?(?: free| host| system| available| current)?"
+    r" (?:mem|memory|ram|swap)\b"
+    r"|^(?:HOST's |HOST |the )?(?:mem|memory|ram|swap)(?: (?:on|of|for|@) HOST)?"
+    r" (?:usage|use|used|status|situation|pressure|picture|left|free|available|check|stats|info|levels?"
+    r"|headroom|looking|look|like|now)\b"
+    r"(?! (?:spikes|spiked|goes|went|grows|grew|jumps|jumped|stays|stayed|peaks|peaked|climbs|climbed|rises|rose"
+    r"|drops|dropped|is|was|were|gets|got|keeps|kept|hits|hit|seems|looks|shows|showed)\b)"
+    r"|\bhow much (?:free |available |total )?(?:mem|memory|ram|swap)"
+    r"(?= space| is (?:left|free|used|there)| left| on HOST| (?:is|does) HOST (?:using|use|have)|$)"
+    r"|\bhow much (?:free |available )?(?:mem|memory|ram|swap)"
+    r"(?: (?:is )?(?:left|free|available|used|in use|on HOST|does HOST have|do we have|is there"
+    r"|have we got)|$)"
+    r"|^what is (?:using|eating|hogging) (?:all )?(?:the )?(?:mem|memory|ram)\b"
+)
+_BUILDISH = r"(?:build|compile|BUILD)"
+STATUS_RE = re.compile(
+    r"^(?:sitrep|status report|state of play)(?: (?:on|for|from) (?:HOST|BUILD|the build|everything))?$|"
+    r"(?<!gpu )(?<!gpus )\bstatus (?:of|on|for) (?:the |my |our )?"
+    r"(?:build|builds|compile|BUILD|HOST|things|it)\b"
+    rf"|^(?:the |HOST's |HOST )?{_BUILDISH}(?:'s)? status\b"
+    r"(?! (?:meeting|call|sync|standup|doc|page|report|email|channel|board|dashboard|badge|bar|code|field))"
+    rf"|^(?:any )?(?:progress|eta|update|news)(?: (?:on|for|with|of) (?:the )?(?:{_BUILDISH}|HOST))?$"
+    rf"|^what is the (?:{_BUILDISH} )?status(?: (?:of|on|for) (?:the )?(?:{_BUILDISH}|HOST))?$"
+    r"|^how is (?:the |my |our )?(?:HOST's )?(?:build|builds|compile|compilation|BUILD|HOST)"
+    r"(?: build| compile| rebuild| prebuild)?(?: (?:on|@) HOST)?"
+    r"(?: (?:going|doing|coming along|looking|progressing|getting on))?"
+    r"(?: (?:on|@) HOST)?$"
+    r"|^is (?:the |my |our )?(?:build|compile|BUILD|ninja|it)(?: (?:on|@) HOST)? (?:still )?"
+    r"(?:running|going|building|compiling|done|finished|alive|stuck|hung|progressing|complete|over)\b"
+    r"(?! (?:out of|low on) (?:mem|memory|ram|swap|disk|space)\b)"
+    rf"|^(?:did|has) (?:the |my |our )?{_BUILDISH}(?: (?:on|@) HOST)? (?:finish|finished|complete|completed"
+    r"|succeed|succeeded|pass|passed|fail|failed|die|died|crash|crashed|break|broke|end|ended|work)\b"
+    r"|^what is (?:running|going on|happening) (?:on|@|with) (?:HOST|the build|BUILD)\b|^what is running$"
+    r"|^(?:is )?(?:anything|something) (?:still )?running\b"
+    r"|^(?:check|show|get|give me|post)(?: me)? (?:the )?(?:build )?(?:status|progress)\b"
+)
+# "show me the error", "pull the gpu picture", "output the whole log", "can we see what nvidia-smi says": a look
+# verb opening the clause, and what to look at within the clause.
+LOOK_VERB_RE = re.compile(
+    r"^(?:show|post|pull(?: up)?|bring up|get|give|see|output|print|dump|check|paste|share|send|fetch|grab|display"
+    r"|provide|run|return|list|indicate|describe|summarize|summarise|count|report on|monitor|watch"
+    r"|view|open|read|look at|tell me|let me see|take a look at|have a look at|report)(?: me| us)?\b"
+)
+# Said to rigops, a tool named to use is a look with it: "use nvidia-smi on gpu01" (to a person, advice).
+ADDRESSED_LOOK_TOOL_RE = re.compile(r"^(?:use|try|try running|try using|run|just run) (?P<tool>nvidia-smi"
+                                    r"|free(?: -[hmg])?|tail(?: -[nf])?)(?![\w-])")
+LOOK_OBJECTS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("gpu", re.compile(r"\b(?:nvidia-smi|gpus?|gpu picture|cards|vram|gpu temps?|gpu util\w*)(?![\w-])")),
+    ("log", re.compile(r"\b(?:logs?|output|errors?|failure|traceback|stack trace|last \d+|tail)\b")),
+    ("mem", re.compile(r"\b(?:mem|memory|ram|swap|free -h|free memory)\b")),
+    ("status", re.compile(r"\b(?:status|progress|which step|what step|how far)\b")),
+)
+
+
+# A question about where a build is now: "is vllm still alive?", "how far along is it?", "which step is it on?",
+# "has sgl-kernel reached the link step yet?", "is anything still compiling on HOST?", "is it wedged?".
+_SUBJECT = (r"(?:the |this |that |my |our |HOST's |HOST )?(?:BUILD(?: build| compile| rebuild| install)?|build|builds"
+            r"|compile|compilation|rebuild|install|it|its|it's|anything|something|ninja|the compiler|make|cmake|this"
+            r"|that|HOST)")
+_STATE = (r"(?:alive|dead|running|going|building|compiling|linking|progressing|moving|stuck|hung|hanging|wedged"
+          r"|frozen|done|finished|complete|completed|over|doing anything|doing something|still waiting|quiet"
+          r"|making progress|getting anywhere|working|still there|still up|at \d+ ?%|past \d+ ?%|reached|at the"
+          r" link(?:ing)? step|on the link(?:ing)? step|dying|dead now|stopping at|still stuck|doing stuff"
+          r"|doing things|doing work|alive at all|close to done|nearly done|almost done)")
+STATUS_QUESTION_RE = re.compile(
+    rf"^(?:is|are|has|have|was|did|does|do you see|any idea if|is there) (?:{_SUBJECT} )?"
+    rf"(?:[^?]{{0,30}} )?(?:still |actually |even |really |just |already |now |yet )*{_STATE}\b"
+    r"(?! (?:out of|low on) (?:mem|memory|ram|swap|disk|space)\b)"  # "is X running out of memory?" asks the memory
+    rf"|^(?:{_SUBJECT} )?(?:still )?(?:alive|running|going|compiling|building|progressing|moving)"
+    r"(?: or (?:dead|not|hung|stuck|what))?$"
+    r"|^(?:still )?alive(?: or dead)?$"
+    r"|\bhow far\b|\bhow (?:close|near)\b|\bhow (?:much )?longer\b|\bhow long (?:until|till|to go|left|remaining)\b"
+    r"|^(?:what|which) (?:step|stage|file|target|phase|object|percent|percentage|point|part|line) (?:is|'s|are|has)\b"
+    r"|^what (?:is|'s) (?:BUILD|it|the build)(?: on HOST)? (?:on|at|doing|up to)\b"
+    r"|^where(?: is|'s|s) (?:BUILD|it|the build)(?: on HOST)?(?: at)?(?: now| right now| currently| so far)?$"
+    r"|^(?:any )?(?:update|updates|progress|news|eta)(?: (?:on|for|with|of) [^?]{1,30})?$"
+    # "how's it going?", "what's its status", "how are things looking on HOST"
+    r"|^how(?: is|'s|s| are) (?:BUILD|the build|the BUILD build)(?: (?:on|@) HOST)?"
+    r" (?:going|coming along|doing|looking|progressing)\b"
+    r"|^how(?: is|'s|s| are) (?:it|things|everything) (?:going|coming along|doing|looking|progressing)"
+    r" (?:on|@|with) (?:HOST|BUILD)\b"
+    r"|^(?:what(?: is|'s|s) )?(?:its|BUILD's|the build's) (?:status|progress|state)\b"
+    # "did X make it?", "is X through yet", "what's the verdict on X", "any luck with X?", "X done?", "still going,
+    # X?", "where are we with X", "percent done on X?"
+    r"|^did (?:BUILD|it|the build)(?: (?:on|@) HOST)? (?:make it|get through|go through|pass|finish|succeed|work)\b"
+    r"(?! (?:into|in|onto|to|out of)\b)"
+    r"|^is (?:BUILD|it|the build)(?: (?:on|@) HOST)? (?:through|there|ready|done|over)(?: yet)?$"
+    r"|^what(?: is|'s|s) the (?:verdict|word|news|story|deal|status|situation) (?:on|with|for) (?:BUILD|HOST|it"
+    r"|the build)\b"
+    r"|^any (?:luck|joy|progress|news)(?: (?:with|on|for) (?:BUILD|HOST|it|the build))?$"
+    r"|^(?:the )?BUILD(?: build)?(?: (?:on|@) HOST)? (?:done|finished|ready|dead|alive|through|over"
+    r"|still (?:going|running|alive|building|compiling))(?: yet)?$"
+    r"|^still (?:going|running|alive|building|compiling)(?:,? (?:BUILD|HOST|the build))?$"
+    r"|^where are we (?:with|on|at) (?:BUILD|HOST|it|the build)\b"
+    r"|^(?:percent|percentage|%) (?:done|complete|finished)(?: (?:on|for|of|with) (?:BUILD|HOST|it|the build))?$"
+    r"|^is (?:it|BUILD|the build|HOST's build|the HOST build|the BUILD build)(?: on HOST)?"
+    r" (?:past|beyond|over|at) (?:\d+|the)\b"
+)
+# Questions about memory, the GPUs and the log now: "is memory ok on HOST?", "any swap left?", "are the gpus
+# free?", "what does the log say?", "any errors in the log?".
+MEM_QUESTION_RE = re.compile(
+    r"\b(?:output|result|numbers) of free(?: -[hmgb])?\b|"
+    r"^(?:(?:is|are|how is|what is|how's|and|any|the|our|HOST's|HOST|on HOST|free|available) )*"
+    r"(?:mem|memory|ram|swap|headroom)\b[^?]{0,30}\b(?:left|free|available|usage|used|ok|okay|fine|looking"
+    r"|look like|like|full|pressure|status|situation|at|now|getting low|running low|holding up|enough)\b"
+    r"|^(?:is|are|how is|what is) (?:HOST |HOST's |the box |the machine |it |BUILD |the build |the BUILD build )?"
+    r"(?:still )?(?:swapping|thrashing|out of (?:mem|memory|ram)|low on (?:mem|memory|ram)"
+    r"|running (?:out of|low on) (?:mem|memory|ram))\b"
+    r"|^any (?:free |available )?(?:mem|memory|ram|swap|headroom) (?:left|free|available)\b"
+    r"|^what(?: is|'s|s) free(?: (?:on|@) HOST)?(?: now| right now)?$"
+    # "how much ram is X using", "… does X take right now", "is there room on HOST for another
+    # build"
+    r"|^how much (?:ram|memory|mem|rss) (?:is|does) (?:BUILD|it|the build|the BUILD build)(?: on HOST)?"
+    r" (?:using|eating|holding|hogging|(?:use|take|eat|hold)(?= (?:right now|now|currently|at the moment)\b))"
+    r"|^is there (?:enough )?(?:room|space|headroom|memory|ram)(?: (?:on|@) HOST)? for (?:another|a second|one more"
+    r"|a new|a parallel) (?:build|job|compile)\b"
+    r"|^how much (?:free |available |spare |usable )?(?:ram|memory|mem|swap|headroom)(?: space)?\b"
+    r"(?![^?]{0,40}\b(?:need|needs|needed|take|takes|took|require|required|requires|use|uses|used|per|should)\b)"
+)
+GPU_QUESTION_RE = re.compile(
+    r"\b(?:output|result|numbers) of nvidia-smi\b|^how much (?:vram|gpu memory|gpu mem|video memory)\b|"
+    r"\b(?:gpus?|gpu ?\d{1,2}|nvidia-smi|vram|cards?|(?:h100|h200|a100|v100|l40|b200)s)\b[^?]{0,30}"
+    r"\b(?:free|busy|idle|in use|used|util|utilization|doing"
+    r"|available|occupied|say|says|show|shows|look|looking|loaded|hot|running|on)\b"
+    r"|^(?:what is|who is|anything|anyone|what's|who's|whats|whos)"
+    r" (?:running |using |on |hogging |eating |holding |occupying |sitting on )(?:the |all the )?(?:HOST's )?gpus?\b"
+    r"|^is (?:there )?anything (?:running )?on (?:the )?(?:gpus?|cards|(?:h100|h200|a100|v100|l40|b200)s)\b"
+)
+LOG_QUESTION_RE = re.compile(
+    r"^what (?:does|did|do) (?:the )?(?:BUILD |build )?(?:log|logs|output|it) (?:say|show|print|end with)\b"
+    r"|^(?:any|what) (?:errors?|failures?)\b[^?]{0,30}\b(?:log|logs|output|BUILD)\b"
+    r"|^what (?:is|was) the (?:last |first |actual |real )?(?:error|failure)\b"
+    # "what did X spit out", "what broke in X"
+    r"|^what (?:did|does) (?:BUILD|it|the build)(?: (?:on|@) HOST)? (?:spit out|print|say|output|log|end with)\b"
+    r"|^what (?:broke|failed|went wrong|blew up|died) (?:in|on|with|for) (?:BUILD|the build|it)\b"
+    # "what does the tail of BUILD look like"
+    r"|^what (?:does|did) the (?:tail|end|last (?:few )?lines?) of (?:the )?(?:BUILD|it|the build)(?: build)?"
+    r"(?: log| output)?(?: on HOST)? (?:look like|say|show)\b"
+)
+# "build it again", "compile vllm once more", "try building it again": the verb, the build, "again".
+REBUILD_AGAIN_RE = re.compile(
+    r"^(?:build|compile|install|start|launch|try building|try compiling)"
+    r" (?:it|that|BUILD|the build|the BUILD build|BUILD build)(?: on HOST)? (?:again|once more|one more time"
+    r"|from scratch|another (?:go|shot|try))\b"
+    r"|^(?:run|try|kick off|give) (?:BUILD|the BUILD build|BUILD build)(?: on HOST)? (?:again|once more|one more time"
+    r"|from scratch|another (?:go|shot|try))\b"
+)
+LOG_RE = re.compile(
+    # "show me what BUILD printed last"
+    r"^(?:show|tell|give) (?:me |us )?what (?:BUILD|it|the build)(?: on HOST)?"
+    r" (?:printed|said|spat out|logged|output)(?: last| at the end| before it died)?$|"
+    r"^(?:tail|cat|show|post|paste|send|give|get|dump|grab|check|see|look at|print|pull|fetch|share|return)\b"
+    r"[^?]{0,40}?\b(?:logs?|output|lines)\b"
+    r"|^tail(?: -[nf]| --lines=?)?(?: ?-?\d+)?(?: (?:it|the log|the logs|BUILD|on HOST))*$"
+    # "…, then logs from the job as it runs": the log asked after another look
+    r"|^(?:the )?(?:build )?logs? (?:from|of|for) (?:the job|the build|it|BUILD)(?: on HOST)?(?: as it runs| live)?$"
+    r"|^tail (?:the )?last -?\d+\b|\blast -?\d+ (?:log |build log |output )?lines?\b"
+    r"(?! (?:were|was|are|is|says|said|showed|shows|looked|looks|had|has|contained|contains)\b)"
+    r"|^(?:tail|show|post|paste|send|give|get|dump|grab|print|pull|fetch|share)(?: me| us)? (?:the )?last -?\d+"
+    r"(?: please)?$"
+    rf"|^what is the (?:{_BUILDISH} )?(?:error|errors|failure)"
+    r"(?: (?:on|in|with|from|for) (?:the )?(?:HOST|BUILD|build|compile|log))?$"
+    r"|^(?:why|where|at what point) (?:did|is|does) (?:it|the build|BUILD|the compile|HOST)(?: (?:on|@) HOST)?"
+    r" (?:still )?"
+    r"(?:fail|failing|die|dying|break|broken|breaking|crash|crashing|oom|stop)\b"
+    r"|^what (?:failed|broke)$"
+)
+_NOT_LINES_AFTER = (  # "the last 2 hours", "the last 3 runs": a span of time or runs, not lines
+    r"(?! ?(?:min|mins|minutes|m|h|hrs?|hours?|days?|d|weeks?|secs?|seconds|s|runs?|builds?|times?|attempts?"
+    r"|tries|jobs?|commits?|prs?|retries|restarts)\b)"
+)
+# A count offered after a look at the log, as its own clause: "… the last few lines of the log? say 100?"
+LOG_LINES_OFFERED_RE = re.compile(r"(?:^|[.?!,;]\s*)(?:(?:say|like|maybe|about|around|something like|or so) (\d+)"
+                                  r"|--(?:tail|last|lines)[= ]?(\d+)|-n ?(\d+))(?: lines?| or so)?\s*[?.!]*\s*$",
+                                  re.ASCII)
+LOG_LINES_RE = re.compile(
+    rf"\blast (-?\d+)\b{_NOT_LINES_AFTER}|(?<![\w-])(-?\d+) (?:last |final )?(?:log |build log |output )?lines?\b"
+    r"|\btail (?:-n ?|-|--lines=?)?(-?\d+)\b|\blogs? (?:-n ?)?(-?\d+)\b|(?<![\w])(?:-n ?|--lines=?)(-?\d+)\b"
+    r"|(?<![\w-])--(?:last|tail)[= ](-?\d+)\b",
+    re.ASCII,
+)
+# "gpu", "gpus", one by its index ("gpu0", "gpu 3"), the cards by their model ("the h100s", "the l40s")
+_GPU = r"(?:gpus?|gpu ?\d{1,2}|(?:h100|h200|a100|a10|v100|l40|l4|b200|b100|mi300|rtx ?\d{4})s)(?![\w-])"
+GPU_RE = re.compile(
+    r"\b(?:run|show|post|get|give me|check|paste)(?: me)? nvidia-smi\b"
+    r"|^nvidia-smi(?: (?:on |@|for )?HOST| please| now| again| output)*$"
+    rf"|^(?:HOST's |HOST |the )?{_GPU}(?:'s)? (?:status|util|utilization|utilisation|usage|use|load|busy"
+    r"|free|idle|stats|info|temps?|temperature|mem|memory|check|occupancy|available)\b"
+    # ... not told of: "gpu memory usage seems to be steadily increasing"
+    r"(?!(?: usage)? (?:seems|seemed|is|was|keeps|kept|looks|looked|went|goes|has|had|stays|stayed|grows|grew"
+    r"|increases|increased|climbs|climbed|creeps|crept|jumps|jumped|spikes|spiked)\b)"
+    r"|^(?:check|show|show me|how is|what is|get|post|give me|look at)(?: me)?(?: the| all| our)?(?: HOST's)?"
+    rf"(?: {_GPU})? (?:on )?(?:the )?{_GPU}"
+    rf"|^(?:is|are) (?:the |any |all |HOST's )?(?:{_GPU} )?{_GPU}(?: (?:on|@) HOST)? (?:still |all )?"
+    r"(?:busy|free|idle|in use|available|being used|used|loaded|hot|doing anything|occupied|running)\b"
+    rf"|\bany (?:free|idle|available) {_GPU}|\b(?:anyone|anybody|who is|who's|whos) using (?:the )?{_GPU}"
+    rf"|^(?:who is|who's|whos|what is|what's|whats) (?:hogging|eating|holding|occupying|sitting on)"
+    rf" (?:the |all the |HOST's )?{_GPU}"
+)
+
+# Disk space where the builds work: "df -h on HOST", "check disk space", "how much disk is left on HOST", and in a
+# question "is the disk full on HOST?", "are we out of disk space?".
+_DISK = r"(?:disk|disks|disk space|disk usage|free disk space|free space|storage)"
+DISK_RE = re.compile(
+    r"(?:^|\b(?:run|show|post|get|give me|check|paste)(?: me)? )df(?: -[hHkT]{1,3})?(?: (?:on |@|for )?HOST| please"
+    r"| now| output)*$"
+    rf"|^(?:check|show|show me|get|give me|post|look at|what is|how is)(?: the| our)?(?: HOST's)? {_DISK}"
+    r"(?: (?:on|of|for|@) HOST)?(?: (?:usage|left|free|available|like|now))?$"
+    rf"|^(?:HOST's |HOST |the )?{_DISK}(?: (?:on|of|for|@) HOST)?(?: (?:usage|left|free|available|status|check"
+    r"|now))?$"
+    r"|^how much (?:free |available )?(?:disk|disk space|space|storage)(?: space)?(?: is| do we have| does HOST have)?"
+    r"(?: (?:left|free|available|remaining))?(?: (?:on|@) HOST)?$"
+)
+DISK_QUESTION_RE = re.compile(
+    r"^(?:is|are) (?:the |our |HOST's |any )?(?:disk|drive|filesystem|file system|root fs|root partition|partition"
+    r"|volume)s?(?: (?:on|@) HOST)? (?:still )?(?:full|nearly full|almost full|filling up|out of space"
+    r"|running out of space)\b"
+    r"|^(?:is|are) (?:HOST|we) (?:out of|low on|running out of|running low on) (?:disk|disk space|space|storage)\b"
+)
+
+# Each look's requests ("free -h", "check the gpus") and, in a question, its questions ("is memory ok?"): a look
+# that matches is asked for. A new look adds its patterns here.
+LOOK_REQUESTS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("mem", MEM_RE), ("status", STATUS_RE), ("log", LOG_RE), ("gpu", GPU_RE), ("disk", DISK_RE),
+)
+LOOK_QUESTIONS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("status", STATUS_QUESTION_RE), ("mem", MEM_QUESTION_RE), ("gpu", GPU_QUESTION_RE), ("log", LOG_QUESTION_RE),
+    ("disk", DISK_QUESTION_RE),
+)
+
+# "memory chart", "graph the memory", "plot mem usage", "show me the chart"
+_CHART = r"(?:chart|graph|plot|timeline)s?"
+CHART_RE = re.compile(
+    rf"\b(?:(?:mem|memory|ram|rss)(?: usage| use| pressure)?|oom) {_CHART}\b"
+    rf"|\b{_CHART} (?:of |for |the |our |HOST's |BUILD's )*(?:mem|memory|ram|rss)\b(?: usage| use)?"
+    r"|^(?:(?:show|post|send|give|get|draw|make)(?: me| us)? )?(?:the |a )?(?:mem |memory )?"
+    rf"{_CHART}(?: please| (?:for|of|on) (?:the )?(?:HOST|BUILD|build))*$"
+)
+
+# A clause that is only a keyword (after fillers and names are dropped): "mem", "status", "logs 200".
+FILLER_RE = re.compile(
+    r"@ ?HOST\b|\?"
+    r"|\b(?:please|now|thanks|thx|ty|quick|real quick|right now|asap|again|currently|max|tops|at most|this time"
+    r"|instead|at a time|first|too|as well|there|anyway|anyways|pls|(?:just )?to be sure|just in case"
+    r"|anyone|anybody|someone|somebody|both"
+    r"|to (?:double[- ]?)?check"
+    r"|(?:on|for|of) HOST|HOST's|HOST|(?:for|of|on) BUILD|BUILD)\b"
+)
+TRAILING_NAMES_RE = re.compile(r"(?: (?:on|@|for|of|in) (?:HOST|BUILD|the build|the box)| HOST| BUILD| if possible"
+                               r"| if you can| when you can| right now| too| as well)+$")
+BARE_WORDS: dict[str, str] = {
+    **dict.fromkeys(("mem", "memory", "ram", "swap", "free", "free mem", "free memory", "free -h",
+                     "mem usage", "memory usage", "ram usage", "mem check", "memory check", "mem status",
+                     "the memory", "the ram", "the memory usage", "the ram usage"),
+                    "mem"),
+    **dict.fromkeys(("status", "build status", "status check", "status update", "progress", "eta",
+                     "what is running", "anything running", "state", "the status", "the progress",
+                     "the build status", "its status"), "status"),
+    **dict.fromkeys(("log", "logs", "tail", "build log", "build logs", "the log", "the logs", "log tail",
+                     "logs tail", "error log", "tail -f", "output"), "log"),
+    **dict.fromkeys(("df", "df -h", "disk usage", "free disk space", "the disk usage"), "disk"),
+    **dict.fromkeys(("gpu", "gpus", "gpu status", "gpu util", "gpu usage", "nvidia-smi", "gpu stats",
+                     "the gpus", "gpu utilization", "gpu utilisation", "vram", "vram usage", "the vram",
+                     "the vram usage"), "gpu"),
+}
+# Only for @mentions and slash commands.
+ADDRESSED_BARE_WORDS: dict[str, str] = {
+    **dict.fromkeys(("kill", "stop", "abort", "cancel", "halt", "terminate", "kill it", "stop it"), "kill"),
+    **dict.fromkeys(("rebuild", "retry", "rerun", "build", "again", "go again"), "rebuild"),
+    **dict.fromkeys(("restart", "relaunch", "start over"), "restart"),
+    **dict.fromkeys(("how's it going", "how is it going", "hows it going", "how's it coming along",
+                     "how is it coming along", "how's it looking", "how is it looking"), "status"),
+    **dict.fromkeys(("hosts", "list hosts", "host list", "list", "which hosts", "what hosts", "machines",
+                     "boxes", "servers", "list the hosts", "show hosts", "what hosts do you know"), "hosts"),
+    **dict.fromkeys(("help", "commands", "usage", "what can you do", "how do i use you", "man", "halp",
+                     "what do you do", "how does this work"), "help"),
+}
+_OF_THE_LOG = r"(?: (?:of|from) (?:the )?(?:build )?(?:logs?|output))?"
+LOG_BARE_N_RE = re.compile(
+    r"tail -(\d+)|(?:log|logs|tail)(?: -n| --lines=?)? ?(-?\d+)(?: lines?)?"  # tail -200: 200 lines
+    rf"|(?:the )?last (-?\d+)(?: (?:log |build log |output )?lines?)?{_OF_THE_LOG}"
+    rf"|(-?\d+) (?:log |build log |output )?lines{_OF_THE_LOG}"
+    r"|(?:log|logs|tail)(?: BUILD| (?:on|@) HOST| HOST)* (?:-n ?|--lines[= ]|--last[= ]|--tail[= ])(-?\d+)",
+    re.ASCII,
+)
+
+# --- names ---------------------------------------------------------------------------------------------
+
+# A host-like word in a clear position: "on h100", "@gpu-7", "h100's". Names need a letter and a digit.
+HOST_SLOT_RE = re.compile(
+    r"(?:(?<![\w-])on|(?<![\w])@)\s?(?:(?:the )?(?:host|box|node|machine|server) )?([a-z][a-z0-9_.-]{0,62})"
+    r"|(?<![\w.-])([a-z][a-z0-9_.-]{0,62})'s\b"
+    # a host told about as the subject of its trouble: "h100-7 is down to 10% swap free, kill whatever is building"
+    r"|(?:^|(?<=[.?!;,:\n\x01]) ?)([a-z][a-z0-9_.-]{0,62}\d[a-z0-9_.-]{0,62})(?= (?:is|was|keeps|has|just|seems)"
+    r" (?:down|dying|swapping|thrashing|oom|ooming|out of|low on|running out|at \d|full|unreachable|unresponsive"
+    r"|hung|stuck|on fire|melting|crawling|killing)\b)"
+)
+NOT_A_HOST_RE = re.compile(  # arches, toolchains, versions, models, sizes and times that look like hosts
+    r"(?:j\d+|sm_?\d+[a-z]?|compute_\d+|cuda[\w.-]*|cu\d+|py(?:thon)?[\d.]*|gcc[\w.-]*|g\+\+|clang[\w.-]*"
+    r"|cmake[\w.-]*|ubuntu[\w.-]*|centos[\w.-]*|rhel[\w.-]*|debian[\w.-]*|x86_64|aarch64|arm64|amd64"
+    r"|v\d[\w.-]*|torch[\w.-]*|pr-?\d+|gpu\d{1,2}|nccl[\w.-]*|fp\d+|bf16|int\d+|e\dm\d"
+    r"|llama[\w.-]*|qwen[\w.-]*|mistral[\w.-]*|mixtral[\w.-]*|deepseek[\w.-]*|gpt[\w.-]*|glm[\w.-]*"
+    r"|gemma[\w.-]*|phi[\w.-]*|kimi[\w.-]*"
+    r"|\w+\d+[kmgt]i?b|\d\w*|[a-z]+\.\d[\w.]*|[a-z]{1,3}\d{1,2}(?:am|pm)|q\d|h\d)"
+)
+
+
+@dataclass(frozen=True)
+class Names:
+    hosts: tuple[str, ...] = ()  # config host names mentioned, canonical spelling, first mention first
+    builds: tuple[str, ...] = ()
+    unknown: tuple[str, ...] = ()  # host-like words in a clear position that the config does not know
+    masked: str = ""
+    unknown_builds: tuple[str, ...] = ()  # build-like names in a clear position that the config does not know
+
+
+ALL_HOSTS_RE = re.compile(
+    r"\b(?P<every>(?:all|every|each)\s+(?:the\s+|of\s+the\s+)?"
+    r"(?:hosts?|machines?|boxes|box|nodes?|servers?|rigs?))\b"
+    # not "across all Nvidia GPUs on HOST" (the GPUs of one), nor "on all the HOST nodes" (a group named)
+    r"|\b(?:on|for|across)\s+(?P<on>all|everything)\b(?!\s+(?:(?:the|my|our|its|of\s+the|of\s+its)\s+)?"
+    r"(?:HOST|nvidia\w*|gpus?|cards?|devices?|processes|procs|cores|cpus|threads|files|lines|logs?|memory|ram)\b)"
+    r"|^\s*(?:status|mem|memory|ram|gpus?|nvidia-smi|free(?:\s+-h)?)\s+(?P<bare>all)\s*[?.!]*\s*$"
+    # "mem everywhere", "disk across the fleet"
+    r"|\b(?P<where>everywhere|across\s+the\s+(?:fleet|board)|fleet-?wide)\b")
+
+
+def _mask_all(m: re.Match[str]) -> str:
+    """Replace only the words that mean "every host", keeping the verb around them."""
+    name = next(g for g in ("every", "on", "bare", "where") if m.group(g) is not None)
+    start, end = m.span(name)
+    whole_start, whole_end = m.span()
+    text = m.group(0)
+    return text[: start - whole_start] + "HOST" + text[end - whole_start:whole_end - whole_start]
+
+
+@lru_cache(maxsize=64)
+def _name_regex(names: tuple[str, ...]) -> re.Pattern[str] | None:
+    if not names:
+        return None
+    alternation = "|".join(_loose(n) for n in sorted(names, key=len, reverse=True))
+    # ASCII edges: a name written against CJK text ("查看gpu01的GPU") is still the name
+    return re.compile(rf"(?<![a-z0-9_.-])({alternation})(?![a-z0-9_-]|\.[a-z0-9_])", re.IGNORECASE)
+
+
+def _loose(name: str) -> str:
+    """A config name as people write it: any separator, or none, where the name has one ("flash_attn",
+    "flash attn", "llama.cpp", "node3" for flash-attn, llama-cpp and node-3). Letters and digits stay exact."""
+    return "[-_. ]?".join(re.escape(part) for part in re.split(r"[-_.]", name))
+
+
+def _key(word: str) -> str:
+    return re.sub(r"[-_. ]", "", word)
+
+
+def config_names(config: Config) -> tuple[dict[str, str], dict[str, str]]:
+    """Lower-case → canonical maps of host names and build names (a name that is both is a host)."""
+    hosts = {h.lower(): h for h in config.hosts} | {g.lower(): g for g in config.groups}
+    builds = {b.lower(): b for hc in config.hosts.values() for b in hc.builds if b.lower() not in hosts}
+    return hosts, builds
+
+
+def find_names(text: str, config: Config) -> Names:
+    host_map, build_map = config_names(config)
+    found_hosts: list[str] = []
+    found_builds: list[str] = []
+
+    loose_hosts = {_key(k): v for k, v in host_map.items()}
+    loose_builds = {_key(k): v for k, v in build_map.items()}
+
+    def known(m: re.Match[str]) -> str:
+        word = _key(m.group(1))
+        if word in loose_hosts:
+            found_hosts.append(loose_hosts[word])
+            return "HOST"
+        found_builds.append(loose_builds[word])
+        return "BUILD"
+
+    rx = _name_regex(tuple(host_map) + tuple(build_map))
+    masked = rx.sub(known, text) if rx else text
+    if ALL_HOSTS_RE.search(masked):  # "status all", "memory on all hosts", "every box"
+        found_hosts.append(ALL_HOSTS)
+        masked = ALL_HOSTS_RE.sub(_mask_all, masked)
+    masked, unknown = _mask_unknown_hosts(masked, _host_stems(tuple(config.hosts)))
+    return Names(unique(found_hosts), unique(found_builds), unique(unknown), masked)
+
+
+@lru_cache(maxsize=64)
+def _host_stems(hosts: tuple[str, ...]) -> frozenset[str]:
+    """The letters a config host's name opens with, where digits follow ("gpu" of gpu01, "node-" of node-3):
+    "on gpu02" is then a host the config does not know, not a GPU's index."""
+    return frozenset(m.group(1) for h in hosts if (m := re.match(r"([a-z]+[-_.]?)\d", h.lower())))
+
+
+def _mask_unknown_hosts(text: str, stems: frozenset[str] = frozenset()) -> tuple[str, list[str]]:
+    unknown: list[str] = []
+
+    def slot(m: re.Match[str]) -> str:
+        index = next(i for i in (1, 2, 3) if m.group(i))
+        word = m.group(index).rstrip("._-")
+        shaped = index != 3 and any(word.startswith(stem) and word[len(stem):].isdigit() for stem in stems)
+        if not any(c.isdigit() for c in word) or (NOT_A_HOST_RE.fullmatch(word) and not shaped):
+            return m.group(0)
+        unknown.append(word)
+        start, end = m.span(index)
+        return m.group(0)[: start - m.start()] + "HOST" + m.group(0)[end - m.start():]
+
+    return HOST_SLOT_RE.sub(slot, text), unknown
+
+
+def word_set(text: str) -> frozenset[str]:
+    """The words of a table written as text, one set."""
+    return frozenset(text.split())
+
+
+# A build-like name the config does not know, where a build's name goes: "the xformers build", "kill triton on
+# HOST", "restart deepspeed". Words that describe a build ("the whole build", "the cuda build") are no names.
+_NAME = r"([a-z][a-z0-9_.+-]{1,40}[a-z0-9+]|[a-z]{2})"
+_CLAUSE_START = r"(?:^|(?<=[.?!;,:\n\x01]) ?)"
+UNKNOWN_BUILD_RE = re.compile(  # groups 1, 2, 3 and 6: a build's own slot; 4, 5 and 7: a name beside a host
+    rf"\b(?:the|my|our|that|this|a|your) {_NAME}(?: (?:python|cuda|c\+\+|pip|wheel|extension|extensions|ext|package"
+    r"|module|kernel|kernels|ops)){0,2}"
+    r" (?:build|builds|prebuild|rebuild|rebuilds|compile|install|tests|test suite|job|jobs)\b"
+    rf"|\b(?:the|my|our|that|this|a|your) {_NAME} (?:log|logs|build log)(?= (?:on|@) HOST\b)"
+    rf"|{_CLAUSE_START}(?:kill|stop|abort|cancel|halt|terminate|rebuild|restart|retry|rerun|relaunch) (?:the )?{_NAME}"
+    r"(?= (?:on|@) HOST\b| (?:with|at|using|to) (?:-j|max_jobs|\d)| now\b| please\b|$)"
+    rf"|{_CLAUSE_START}{_NAME} (?:on|@) HOST\b(?=[^,;]*\b(?:status|stuck|frozen|hung|progress|far along|alive"
+    r"|running|going|log|logs|oom|ooming|oom-ing|swapping|killed|dead|died|isn't|isnt|is not|won't|keeps"
+    r"|throwing|throws|crash|crashed|crashes|crashing|fails|failed|failing|hangs|hanging|broke|out of memory"
+    r"|unresponsive)\b)"
+    rf"|\bbuilding {_NAME} (?:on|@) HOST\b"
+    rf"|\b(?:re-?run|rerun|restart|retry|redo|kick off|start) (?:the )?(?:build|compile|install) (?:for|of) {_NAME}\b"
+    rf"|{_CLAUSE_START}{_NAME}(?: [a-z_]+\.py| build| compile| install)? "
+    r"(?=(?:oom'?e?d|oom|ooms|oom-killed|ooming|oom-ing|ran out of memory|got oom)\b)"
+    # "don't waste time compiling koboldcpp on one core", "opencv has lack of available memory", "X stays in an
+    # unresponsive state on HOST": a name beside the request, refused when the message names no build of ours
+    rf"|\b(?:compiling|building|installing|rebuilding|recompiling) {_NAME}(?= (?:on|with|using|from|at|for|in)\b)"
+    r"(?! (?:on|@) HOST\b)"
+    rf"|{_CLAUSE_START}{_NAME} (?:has|had|is|was|stays|stayed|keeps|kept|gets|got|seems|looks|hangs|hung|runs|ran"
+    r"|goes|went)\b(?=[^,;.]{0,50}\b(?:memory|oom|stuck|hung|unresponsive|crash\w*|fail\w*|dead|died|killed"
+    r"|frozen|freezing)\b)"
+    # a look at a build by its name: "status of X on HOST?", "progress on X?", "last 50 lines of X", "is X still
+    # compiling on HOST?"
+    rf"|{_CLAUSE_START}(?:(?:the )?(?:status|progress|eta|update|updates|news) (?:of|on|for)"
+    rf"|(?:tail|(?:the )?last \d+(?: lines)? (?:of|from))) (?:the )?{_NAME}"
+    r"(?=(?: build)?(?: (?:on|@) HOST)?(?: please| pls| now)?[?!.]*$)"
+    rf"|{_CLAUSE_START}(?:is|are) (?:the )?{_NAME}(?: build)? still (?:compiling|building|running|going|installing)\b"
+)
+# What a kill or a restart may be asked for that is no build: a server (also one named after the build it serves:
+# "the vllm server", "llama-server"), a service, a notebook's kernel, a training run, a container, a python process.
+NOT_A_BUILD_TARGET_RE = re.compile(
+    r"\b(?:kill|stop|abort|cancel|halt|terminate|restart|relaunch|rerun|bounce|reboot)\s+(?:-9\s+)?"
+    r"(?:(?:the|that|this|my|our|a|all|those|these)\s+)?(?:(?:BUILD|HOST's|running|stuck|old|hung|dead)\s+)*"
+    r"(?:[a-z][\w.-]*\s+(?=(?:\w+\s+)?(?:server|service|container|notebook|kernel)\b))??"
+    r"(?P<what>(?:(?:inference|api|model|web|http|dev|jupyter|notebook|docker|training|openai|serving)\s+)?"
+    r"(?:server|servers|service|services|serve(?= process)|daemon|container|containers|notebook|jupyter|kernel"
+    r"|training|inference|benchmark|tensorboard|python|pod|vm|session|tmux|screen|endpoint|workers?"
+    r"|(?:runner|ci|build|gitlab|github|jenkins|buildkite) agent|agent|runners?|tests|test suite|test run|pytest"
+    r"|ctest"
+    r"|[a-z][\w.]*-server)(?: process(?:es)?| run| job| session)?)\b(?! (?:build|builds|compile|install)\b)"
+)
+# ... or told about first, and then asked for by a pronoun: "llama-server hangs on HOST after the OOM. restart it".
+NOT_A_BUILD_SUBJECT_RE = re.compile(
+    r"(?:^|[.?!;,:\n] ?)(?:the |my |our |that |this )?(?P<what>[a-z][\w.]*-server|(?:(?:inference|api|model|web"
+    r"|jupyter|docker) )?(?:server|service|container|notebook|training run))\b(?! (?:build|builds|compile)\b)"
+)
+PRONOUN_TARGET_RE = re.compile(r"\b(?:kill|stop|abort|cancel|restart|relaunch|rerun|bounce)\s+(?:it|that|this|them)\b")
+# ... unless the build itself is asked for too: "restart the BUILD container and recreate the build".
+BUILD_TARGET_TOO_RE = re.compile(
+    r"\b(?:kill|stop|abort|cancel|restart|rebuild|recreate|rerun|retry|relaunch)\s+(?:the\s+|that\s+)?(?:BUILD\s+)?"
+    r"(?:build|compile|BUILD)\b(?!\s+(?:server|servers|service|container|notebook|kernel|process|serve|tests|test suite"
+    r"|test run|pytest|ctest|agent|runners?)\b)"
+)
+_OWN_SLOTS = (1, 2, 3, 6, 11, 12)  # the groups of UNKNOWN_BUILD_RE that stand in a build's own slot
+_DESCRIBING_RE = re.compile(r"[a-z]{3,}ing")  # "a working build", "the passing build": what it is like
+# A model named with its version or size ("llama2-13b", "mistral-small-24b") is something a build's place can hold;
+# a model family alone ("llama") is no host and may be a loose word for a build of the config, so it is no name.
+_MODEL_NAME_RE = re.compile(r"(?:llama|qwen|mistral|mixtral|deepseek|gpt|glm|gemma|phi|kimi)[a-z.-]*\d[\w.-]*")
+_LOG_SLOT = 2  # "the X log on HOST": X may say which log it is rather than whose
+_LOG_KINDS = word_set("error errors output console system syslog dmesg journal kernel debug verbose install setup "
+                      "configure compile full whole raw crash access audit boot")
+NOT_A_BUILD = word_set("""
+active ongoing pending queued live
+whole entire current running last first next new old clean full release debug nightly ci docker local
+incremental ninja cmake make pip wheel cuda gpu cpu kernel kernels same other stuck hung broken failed failing
+big slow long main default fresh previous stupid damn rogue runaway bad latest dev prod test parallel serial
+source editable offline manual partial cached second third another one python native rust go it that this
+them everything all anything something nothing stuff things build builds compile job jobs process processes
+memory mem ram swap status log logs gpu gpus load disk cpus cores box machine node server host system
+compiler compilers linker link step thing whatever hanging frozen dead zombie stale orphan orphaned leftover
+jvm java node js npm yarn cargo bazel gradle maven ccache sccache meson autotools configure setup install
+package packages wheelhouse image container docker-compose kubernetes k8s vm vms wsl conda mamba venv env
+is was are be been being the a an my our your their his her its to on at in of for with by from up down
+there here what which who whom whose he she they we you me us him them one none nobody anybody anyone everyone
+mine yours ours theirs why how when where then now today
+utilization utilisation usage util temp temps temperature fan fans power traffic network io space queue vram
+free ptxas cicc nvcc gcc clang g++ cc1plus ld lld mold everything nothing somebody someone
+output stdout stderr error errors end lines console trace traceback backtrace progress
+please pls plz thanks thx now again asap
+smoke unit integration regression e2e functional perf performance benchmark benchmarks
+""")
+
+
+def unknown_builds(masked: str, config: Config) -> tuple[tuple[str, ...], bool, str]:
+    """Build-like names in a build's place that the config does not know; whether one stood in a build's own
+    slot ("the xformers build", "kill xformers on HOST": refused even beside a known name); and the text with
+    each one put as ``BUILD`` (the request is read as one for a build, then refused with what there is)."""
+    hosts, builds = config_names(config)
+    known = {_key(n) for n in (*hosts, *builds)}
+    found: list[str] = []
+    own_slot: list[bool] = []
+
+    def slot(m: re.Match[str]) -> str:
+        index = next((i for i, g in enumerate(m.groups(), 1) if g), 0)
+        name = (m.group(index) or "").rstrip("._-") if index else ""
+        if not name or _key(name) in known or not _could_name_a_build(name, log_slot=index == _LOG_SLOT):
+            return m.group(0)
+        found.append(name)
+        own_slot.append(index in _OWN_SLOTS)
+        start, end = m.span(index)
+        return m.group(0)[: start - m.start()] + "BUILD" + m.group(0)[end - m.start():]
+
+    masked = UNKNOWN_BUILD_RE.sub(slot, masked)
+    return unique(found), any(own_slot), masked
+
+
+def _could_name_a_build(word: str, *, log_slot: bool) -> bool:
+    """Could `word`, found where a build's name goes, be one? Not a word for a kind of build, a number, a
+    version, toolchain or arch (a model only with its size), a gerund, or, before "log", the kind of log."""
+    if word in NOT_A_BUILD or word.isdigit() or _DESCRIBING_RE.fullmatch(word) or (log_slot and word in _LOG_KINDS):
+        return False
+    return not NOT_A_HOST_RE.fullmatch(word) or bool(_MODEL_NAME_RE.fullmatch(word))
+
+
+def unique(items: list[str]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(items))
+
+
+# --- numbers -------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Number:
+    """A number as written in chat: its (capped) value and how to show it in an error."""
+
+    value: int
+    shown: str
+
+    @classmethod
+    def of(cls, digits: str, template: str) -> Number:
+        """``digits`` as a rule captured it; an expression ("$(nproc)/2") is out of every bound, so it is
+        refused like -j0, with an error that says why."""
+        if not DIGITS_RE.fullmatch(digits):
+            return cls(UNWORKABLE, template.format("…") + UNWORKABLE_NOTE)
+        neg, bare = digits.startswith("-"), digits.lstrip("-")
+        if len(bare) > MAX_DIGITS:
+            value, bare = 10**MAX_DIGITS, bare[:MAX_DIGITS] + "…"
+        else:
+            value = int(bare)
+        sign = "-" if neg else ""
+        return cls(-value if neg else value, template.format(f"{sign}{bare}"))
+
+
+# --- the last reading of a message said to rigops ---------------------------------------------------------
+
+# Said to rigops, a message that no rule read and none set aside still names what it wants to see: "job status
+# gpu01", "tailable build logs for BUILD?", "List of running builds on HOST", "显存占用". Only looks, never a kill
+# or a rebuild: a guess may show something, it never stops anything.
+_FALLBACK_LOOKS = (
+    ("gpu", re.compile(r"\b(?:gpus?|vram|nvidia-?smi|nvidiasmi|cuda memory)\b|显存|显卡")),
+    ("mem", re.compile(r"(?<!gpu )(?<!cuda )(?<!v)\b(?:mem|memory|ram|swap|free -[hmg]|oom)\b|内存")),
+    ("status", re.compile(r"\b(?:status|progress|progressing|state|how far|stuck|hung|building|compiling|updating"
+                          r"|running builds"
+                          r"|running jobs|still running|alive)\b|进度|状态")),
+    ("log", re.compile(r"\b(?:logs|logfile|log file|output|tailable|tail)\b|(?<!^)\blog\b|日志")),
+)
+
+
+# A count given as a formula next to the word for the jobs, in a request to change them: what rigops cannot
+# work out from chat ("set jobs to n_cpus + 2", "-j `nproc`", "the number of logical cores", "-j by itself").
+_FORMULA = (r"(?:\$\(|\$expr\b|`nproc`|\bnproc\b|\bn_?cpus?\b|\bncores\b|\b(?:number|amount|count) of (?:\w+ ){0,2}"
+            r"(?:cores|cpus|processors|threads)\b|\bdivided by\b|\bwhere n\b|\bmemory budget\b"
+            r"|(?<![\w-])-j(?: by itself|`| \(no number\)|\s*$|\n"
+            r"| (?:with|without) (?:no |a |an |any )?(?:number|explicit|limit|count|argument|integer))"
+            r"|\bas many (?:jobs|threads|processes) as (?:possible|it can|it wants)\b)")
+JOBS_AS_FORMULA_RE = re.compile(
+    r"\b(?:use|using|set|unset|replace|switch|change|rebuild|cap|parallelize|parallelise|make|run|remove|pass|add"
+    r"|adding|speed up)\b"
+    rf"[^.;?!\n]{{0,60}}?(?:-j|\bjobs?\b|\bparallel\w*|\bcores\b|\bthreads\b)[^.;?!\n]{{0,40}}?{_FORMULA}"
+    rf"|\b(?:use|set|replace|switch|change|rebuild|cap)\b[^.;?!\n]{{0,30}}?{_FORMULA}[^.;?!\n]{{0,40}}?"
+    r"(?:-j|\bjobs?\b|\bparallel\w*)"
+    rf"|(?:\b(?:use|using|pass|add|adding)\b|->|=>)[^.;?!\n]{{0,20}}?{_FORMULA}"
+    r"|\b(?:with|using) (?:make |ninja )?(?<![\w-])-j(?=\s*$| \(no number\)| (?:with|without) )"
+)
+# A clause that tells a build failed ("X test crashes", "vllm fails with `file truncated`"): a bare "again" after it
+# says how often, and "build with 40 jobs" after it the setup it failed in — neither is a request.
+FAILED_NOW_RE = re.compile(r"\b(?:crash(?:es|ed)?|fail(?:s|ed)?(?: with| at| on)?|died|dies|broke|breaks|oom(?:s|ed)?"
+                           r"|segfaults?|errors? out|blows? up)\b")
+SETUP_AFTER_FAILURE_RE = re.compile(r"^(?:build|built|building|compiled?|compiling|make) (?:with|at|using)\b")
+# A question about what rigops does by itself ("will you kill a build automatically if …?"): how it works.
+ON_ITS_OWN_RE = re.compile(r"\b(?:automatically|whenever|on (?:its|your) own|by (?:it|your)self|auto-?)\b")
+# A worry that a build is not moving, set aside as a negation, still asks how it is doing when said to rigops:
+# "looks like BUILD is not updating", "it doesn't seem like BUILD is building".
+SEEMS_STALLED_RE = re.compile(
+    r"(?:\bnot|n't|\bno longer|\bnever)(?: (?:seem|look|appear)s?(?: (?:like|to be))?)?(?: (?:it|BUILD|the build|HOST)"
+    r"(?: is| are|'s)?)?(?: (?:still|again|even|really))? (?:updating|building|progressing|moving|running|compiling"
+    r"|doing anything|making progress|finishing|responding)\b"
+)
+_FALLBACK_ASK_RE = re.compile(r"\b(?:please|pls|plz|check|show|list|print|monitor|see|track|tracking|view|display"
+                              r"|can you|could you|let me know|tell me|give me)\b|查看|看看|请")
+
+
+_FALLBACK_HOW_TO_RE = re.compile(r"\b(?:is it (?:necessary|possible|required|ok|safe)|can (?:it|i|we|you) be"
+                                 r"|how (?:do|can|should|to)|do (?:i|we) need|is there (?:a|some|any) (?:way|tool)"
+                                 r"|what(?:'s| is) the best|should i)\b")
+
+
+def fallback_looks(masked: str) -> list[str]:
+    """The looks a message names, in the order it names them (``log`` as the first word is the verb "log X",
+    as in "log VRAM usage on HOST", not the build log)."""
+    text = masked.replace(LEAD_MARK, " ").strip()
+    if _FALLBACK_HOW_TO_RE.search(text):
+        return []  # "is it necessary to build X on a box with GPUs?": a question about how, not a look
+    if not ("?" in text or _FALLBACK_ASK_RE.search(text) or len(text.split()) <= 5):
+        return []  # a remark said to rigops ("for the record, RAM goes …") asks to see nothing
+    found = [(m.start(), action) for action, rx in _FALLBACK_LOOKS if (m := rx.search(text))]
+    return [action for _, action in sorted(found)]

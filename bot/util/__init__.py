@@ -1,0 +1,1 @@
+"""What every layer uses: the error tree (``errors``), asyncio helpers (``aio``) and redaction (``redact``)."""

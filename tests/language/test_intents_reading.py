@@ -1,0 +1,1145 @@
+"""How chat is read: speech acts, typos and slang, names through separators, unknown names refused, steps in the
+order asked, and why a message did not act. The examples are written here, not taken from the chat corpus
+(tests/data/chat), which stays the measure."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from bot import config
+from bot.language.intents import guess, parse, read
+from bot.language.intents_tolerance import mend
+from bot.language.plan import Plan
+from tests.language.test_intents import summary as steps
+
+CFG = config.load(Path(__file__).resolve().parents[1] / "data" / "chat" / "rigops.toml")
+OPS = "C0OPS"
+
+
+def said(text: str, *, addressed: bool = False) -> Plan:
+    return parse(text, config=CFG, addressed=addressed, channel=OPS)
+
+
+# --- things that never act -----------------------------------------------------------------------------
+
+NEVER_ACTS = [
+    # story, with a host, a build and a number
+    ("vllm on node-3 died at -j24 over the weekend, -j12 did it", "story"),
+    ("vllm on node-3 died at -j24, -j12 did it", "report"),
+    ("back at my last job we routinely killed the llvm build at -j64", "story"),
+    # advice, to an audience or as an example
+    ("PSA for anyone on the a100 boxes: -j6 keeps llama-cpp happy", "advice"),
+    ("just set MAX_JOBS=6 in your environment for instance", "advice"),
+    # supposition, carried over "and" and over the comma
+    ("if flash-attn dies again we'd kill it and go -j4", "hypothetical"),
+    ("once the new DIMMs arrive, bump sgl-kernel to -j64", "hypothetical"),
+    # negation
+    ("no need to kill vllm, it's almost done", "negation"),
+    ("don't bother with nvidia-smi on gpu01, the cards are idle", "negation"),
+    # somebody else's build
+    ("their runners OOM at -j32 on every PR, lol", "other-team"),
+    # a report of what someone did
+    ("i killed the vllm build and restarted it at -j8 an hour ago", "statement"),
+    ("we just restart llama-cpp whenever it hangs", "hypothetical"),
+    ("we restart llama-cpp by hand these days", "statement"),
+    ("they rebuilt flash-attn at -j12 and it oomed anyway", "report"),  # the trouble is the report's own end
+    # what worked, told as the fix, and what follows its colon
+    ("what worked for us was: kill the build, rerun vllm at -j4", "story"),
+    ("the quick fix is usually: bump the timeout and lower the jobs on vllm", "story"),
+]
+
+
+@pytest.mark.parametrize(("text", "why"), NEVER_ACTS)
+def test_a_message_that_asks_for_nothing_never_acts_and_says_why(text: str, why: str) -> None:
+    for addressed in (False, True):
+        plan, ignored = read(text, config=CFG, addressed=addressed, channel=OPS)
+        assert not plan.destructive, (text, addressed, plan)
+    plan, ignored = read(text, config=CFG, channel=OPS)
+    assert plan.steps == (), plan
+    assert why in {act for _, act in ignored}, ignored
+
+
+def test_a_message_to_a_colleague_is_theirs() -> None:
+    plan, ignored = read("<@U07ALICE> kill the vllm build and rebuild at -j4", config=CFG, channel=OPS)
+    assert plan.steps == () and {act for _, act in ignored} == {"to-someone"}
+    # ... but said to rigops, with a colleague mentioned, it is a request
+    plan = said("<@U0RIGOPS> kill the vllm build, <@U07ALICE> asked", addressed=True)
+    assert steps(plan) == "kill" and plan.build == "vllm"
+
+
+def test_a_request_after_a_story_still_acts() -> None:
+    """A new sentence, or an order after a comma, starts afresh."""
+    assert steps(said("llama-cpp OOMed twice yesterday. rebuild it at -j4")) == "rebuild=4"
+    assert steps(said("it died last night, retry llama-cpp with 4 jobs")) == "rebuild=4"
+
+
+# --- typos and slang -----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("typo", "word"), [
+    ("stpo", "stop"), ("biuld", "build"), ("rebiuld", "rebuild"), ("rebuidl", "rebuild"), ("memroy", "memory"),
+    ("memeory", "memory"), ("restrat", "restart"), ("progess", "progress"), ("satus", "status"),
+])
+def test_one_edit_typos_of_the_vocabulary_are_mended(typo: str, word: str) -> None:
+    assert mend(typo) == word
+
+
+@pytest.mark.parametrize("word", ["skill", "still", "stock", "shop", "spill", "bills", "compiles", "restarts",
+                                  "stopped", "building", "guild", "stall", "lines", "liner", "statue"])
+def test_english_words_and_inflections_stay_as_they_are(word: str) -> None:
+    assert mend(word) == word
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("stpo teh biuld on node-3", "kill"),
+    ("<@U0RIGOPS> rebiuld vllm", "rebuild"),
+    ("nuke llama-cpp on gpu01", "kill"),
+    ("yank the sgl-kernel build", "kill"),
+    ("^C it, node-3 is dying", "kill mem"),
+    ("vllm is toast, give it the boot", "kill"),
+    ("<@U0RIGOPS> fire vllm up again at 6", "rebuild=6"),
+    ("send vllm again at 6", "rebuild=6"),
+    ("kill it kill it kill it, node-3 is melting", "kill mem"),
+])
+def test_slang_and_typos_are_read(text: str, expected: str) -> None:
+    assert steps(said(text, addressed="U0RIGOPS" in text)) == expected
+
+
+@pytest.mark.parametrize("text", ["my skill with cmake is limited", "still compiling, i think", "restart my laptop",
+                                  "the shop is closed", "kill time until the build ends",
+                                  "we cycle the power on gpu01 every week", "the CI requeued vllm yesterday",
+                                  "another go at it failed too", "we shut down the old boxes last week",
+                                  "first time it oomed we rebuilt at -j4", "vllm at 6 pm is fine",
+                                  "we got vllm down to 8 jobs last week",
+                                  "i wanted vllm gone but it finished",
+                                  "let the vllm build continue", "a rerun of vllm failed too",
+                                  "did vllm make it into the release notes", "vllm done, thanks all"])
+def test_ordinary_words_stay_ordinary(text: str) -> None:
+    assert not said(text).destructive
+
+
+@pytest.mark.parametrize(("text", "build"), [
+    ("kill the flash_attn build", "flash-attn"), ("rebuild llama.cpp on gpu01", "llama-cpp"),
+    ("stop sgl kernel", "sgl-kernel"), ("restart vllm on node3", "vllm"),
+])
+def test_config_names_are_read_through_separators(text: str, build: str) -> None:
+    plan = said(text)
+    assert plan.destructive and plan.build == build and plan.error is None, plan
+
+
+# --- names never substituted ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("text", "error"), [
+    ("restart the foo build on node-3, 16 jobs", "no build 'foo' on node-3 (builds there: vllm)"),
+    ("<@U0RIGOPS> kill triton on gpu01", "no build 'triton' on gpu01 (builds there: llama-cpp)"),
+    ("kill the xformers build", "no build 'xformers' on b200 (builds there: sgl-kernel, flash-attn)"),
+    ("restart llama-cpp on gpu07 at -j4", "unknown host 'gpu07'"),
+    ("h100-7 is down to less than 10% swap free, kill whatever is building there",
+     "unknown host 'h100-7' (known: b200, node-3, gpu01)"),  # the subject of its trouble; all hosts, not the channel's
+])
+def test_a_name_the_config_does_not_know_is_refused_with_what_there_is(text: str, error: str) -> None:
+    plan = said(text, addressed="U0RIGOPS" in text)
+    assert plan.error is not None and error in plan.error, plan
+    assert plan.build is None  # never the plan of another build
+
+
+@pytest.mark.parametrize("text", ["rebuild the whole build", "kill the runaway build on node-3",
+                                  "restart the cuda build of vllm", "restart the current build"])
+def test_words_that_describe_a_build_are_not_names(text: str) -> None:
+    assert "no build" not in (said(text).error or "")
+
+
+@pytest.mark.parametrize("text", ["rebuild vllm with half the cores", "rebuild vllm with all cores",
+                                  "rebuild vllm at `max(nproc // 2, 4)`", "rebuild vllm with -j$(nproc)",
+                                  "rebuild vllm with as many jobs as there are cores",
+                                  "restart vllm, one job per cpu", "rebuild vllm with jobs=auto",
+                                  "rebuild vllm with -j auto",
+                                  "set max_jobs to the number of logical cores on the host and rebuild vllm"])
+def test_a_share_of_the_cores_or_an_expression_is_refused(text: str) -> None:
+    plan = said(text)
+    assert plan.error is not None and "name a number" in plan.error, plan
+
+
+@pytest.mark.parametrize("text", ["we built vllm with as many jobs as cores last week and it died",
+                                  "fyi one job per core is too many for vllm on node-3",
+                                  "rebuild vllm, the number of cores there is 64 so -j32 is fine"])
+def test_the_core_count_in_words_that_is_not_the_jobs_asked_for_is_not_refused(text: str) -> None:
+    plan = said(text)
+    assert plan.error is None or "name a number" not in plan.error, plan
+    assert all(step.jobs in (None, 32) for step in plan.steps), plan
+
+
+# --- looks, compounds and order ------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("is vllm still alive?", "status"),
+    ("which step is llama-cpp on?", "status"),
+    ("has sgl-kernel reached the linking step yet?", "status"),
+    ("how far along is flash-attn", "status"),
+    ("is memory ok on node-3?", "mem"),
+    ("are the gpus on gpu01 busy?", "gpu"),
+    ("what does the vllm log say?", "log"),
+    ("pull the gpu picture for gpu01", "gpu"),
+    ("show me the error from vllm", "log"),
+    ("<@U0RIGOPS> show me what flash-attn printed last", "log"),
+    ("<@U0RIGOPS> what did llama-cpp spit out", "log"),
+    ("<@U0RIGOPS> what broke in flash-attn", "log"),
+    ("<@U0RIGOPS> what does the tail of vllm look like", "log"),
+    ("<@U0RIGOPS> where did vllm die", "log"),
+    ("<@U0RIGOPS> how much headroom does b200 have", "mem"),
+    ("<@U0RIGOPS> how much ram does vllm take right now", "mem"),
+    ("<@U0RIGOPS> rss of the vllm build", "mem"),
+    ("<@U0RIGOPS> is there room on b200 for another build", "mem"),
+    ("<@U0RIGOPS> who's hogging the gpus on node-3", "gpu"),
+    ("<@U0RIGOPS> how's it going on node-3?", "status"),
+    ("<@U0RIGOPS> did vllm make it?", "status"),
+    ("<@U0RIGOPS> gpu0 on b200 busy?", "gpu"),                      # a GPU by its index, the cards by model
+    ("<@U0RIGOPS> is anything on the h100s on node-3", "gpu"),
+    ("<@U0RIGOPS> how much vram is vllm using", "gpu"),
+    ("<@U0RIGOPS> is flash-attn through yet", "status"),
+    ("<@U0RIGOPS> what's the verdict on llama-cpp", "status"),
+    ("<@U0RIGOPS> any luck with sgl-kernel?", "status"),
+    ("<@U0RIGOPS> vllm done?", "status"),
+    ("<@U0RIGOPS> where are we with flash-attn", "status"),
+    ("<@U0RIGOPS> sitrep on node-3", "status"),
+    ("<@U0RIGOPS> disk space on node-3?", "disk"),
+    ("`nvidia-smi --query-gpu` on b200", "gpu"),                      # a look's own tool, with its options
+    ("<@U0RIGOPS> `free -g` on gpu01", "mem"),
+    ("<@U0RIGOPS> is vllm running out of memory?", "mem"),
+    ("<@U0RIGOPS> my sgl-kernel build stops at 1832 every time. what's its status, and the last 25 log lines",
+     "status log=25"),
+    ("<@U0RIGOPS> mem + nvidia-smi on node-3", "mem gpu"),
+    ("<@U0RIGOPS> status / last 30 lines for vllm", "status log=30"),
+    ("<@U0RIGOPS> stop llama-cpp, check the gpus, then rebuild it at 2", "kill gpu rebuild=2"),
+    ("<@U0RIGOPS> tail 50 lines of vllm and then kill it", "log=50 kill"),
+])
+def test_looks_and_compounds_in_the_order_asked(text: str, expected: str) -> None:
+    assert steps(said(text, addressed="U0RIGOPS" in text)) == expected
+
+
+def test_a_quote_names_what_the_request_is_about() -> None:
+    plan = said("&gt; node-3 is swapping like mad\nconfirmed, stop it")
+    assert steps(plan) == "kill mem" and plan.host == "node-3" and plan.build == "vllm"
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("oom-ing pretty bad on node-3", "mem"),  # a plain cry about memory now asks for a look
+    ("it's likely caused by OOM, what machine is it?", ""),  # a guess about a cause does not
+    ("without MAX_JOBS flash-attn will OOM on b200", ""),
+])
+def test_memory_trouble_alone_asks_for_a_look_only_when_it_is_news(text: str, expected: str) -> None:
+    assert steps(said(text)) == expected
+
+
+# --- rigops explain ------------------------------------------------------------------------------------
+
+def test_explain_says_why_it_did_not_act(tmp_path: Path) -> None:
+    cfg = Path(__file__).resolve().parents[1] / "data" / "chat" / "rigops.toml"
+    out = subprocess.run(
+        [sys.executable, "-m", "bot", "--config", str(cfg), "--state-dir", str(tmp_path), "explain",
+         "if llama-cpp OOMs again we could drop it to -j4"],
+        capture_output=True, text=True, check=True, timeout=60).stdout
+    assert out.startswith("nothing: no request"), out
+    assert "not acted on: 'if ‹build› ooms again we could drop it to -j4': it reads as a supposition" in out, out
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("maybe we could drop vllm to -j8", "rebuild=8"),
+    ("you might want to check memory on node-3", "mem"),
+    ("FYI for anyone reading: check nvidia-smi on gpu01", "gpu"),
+])
+def test_a_request_put_softly_to_rigops_is_offered(text: str, expected: str) -> None:
+    assert said(text, addressed=True).steps == ()  # never run on a guess
+    offer = guess(text, config=CFG, channel=OPS)
+    assert offer is not None and steps(offer) == expected
+
+
+@pytest.mark.parametrize("text", ["don't kill vllm", "i killed vllm an hour ago", "what a day",
+                                  "<@U07ALICE> maybe you could kill vllm", "restart the foo build on node-3"])
+def test_nothing_is_offered_for_a_negation_a_story_chatter_or_a_refusal(text: str) -> None:
+    assert guess(text, config=CFG, channel=OPS) is None
+
+
+@pytest.mark.parametrize(("text", "expected", "error"), [
+    ("retry vllm with MAX_JOBS=8 (half the cores)", "rebuild=8", None),  # the number; the share explains it
+    ("<@U0RIGOPS> `JOBS=0` rebuild vllm", "rebuild", "-j0"),
+    ("what's the output of `free -h` on node-3 right now?", "mem", None),
+    ("how much swap is gpu01 using", "mem", None),
+])
+def test_numbers_and_commands_in_context(text: str, expected: str, error: str | None) -> None:
+    plan = said(text, addressed="U0RIGOPS" in text)
+    assert steps(plan).replace("kill ", "") == expected and (error is None) == (plan.error is None), plan
+    assert error is None or error in (plan.error or "")
+
+
+# --- a property: what asks for nothing never plans a kill or a rebuild, whatever the names and numbers ------
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+NEVER_DESTRUCTIVE = [
+    "last week {build} on {host} blew up at -j{n}, -j{m} fixed it",
+    "yesterday i killed {build} and restarted it at -j{n}",
+    "if {build} OOMs again on {host} we could try -j{n}",
+    "once the new RAM lands we'd bump {build} to -j{n}",
+    "FYI for anyone on {host}: -j{n} keeps {build} alive",
+    "PSA for folks building {build}: MAX_JOBS={n} is the sweet spot",
+    "their CI runs {build} at -j{n} and it OOMs all the time",
+    "don't kill {build} on {host}, it's almost done",
+    "no need to restart {build} at -j{n}",
+    "we usually rebuild {build} at -j{n} on {host}",
+    "<@U07ALICE> kill {build} on {host} and retry at -j{n}",
+    "when you see Killed in the log, restart with -j{m} in your environment",
+    "the trick is to restart {build} with -j{n}",
+    "in CI we rebuild {build} at -j{n}",
+    "had to restart {build} at -j{n} this morning",
+    "bob restarted {build} at -j{n}",
+    "killing {build} at -j{n} didn't help",
+    "let me kill {build}",
+    "kill {build}? nah",
+    "restart {build} at -j{n}... never mind",
+    "whoever restarts {build} next: use -j{n}",
+]
+
+
+@settings(max_examples=300, deadline=None)
+@given(template=st.sampled_from(NEVER_DESTRUCTIVE), build=st.sampled_from(["vllm", "llama-cpp", "flash-attn",
+       "sgl-kernel", "the build"]), host=st.sampled_from(["b200", "node-3", "gpu01", "the box"]),
+       n=st.integers(1, 1024), m=st.integers(1, 1024), addressed=st.booleans())
+def test_what_asks_for_nothing_never_kills_or_rebuilds(template: str, build: str, host: str, n: int, m: int,
+                                                        addressed: bool) -> None:
+    text = template.format(build=build, host=host, n=n, m=m)
+    addressed = addressed and not text.startswith("<@U07ALICE>")  # said to rigops, its mention would be in it
+    plan = said(text, addressed=addressed)
+    assert not plan.destructive or plan.error is not None, (text, plan)  # a refusal runs nothing
+
+
+def test_a_request_taken_back_is_not_run() -> None:
+    assert steps(said("kill vllm? nah, let it finish")) == ""
+    assert steps(said("kill vllm. no wait, rebuild it at -j4")) == "rebuild=4"  # what comes after still counts
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("tail shows the last 500 lines of vllm on node-3. please show the last 2000", "log=2000"),
+    ("rebuild failed at -j32 for vllm on node-3, try -j8", "rebuild=8"),
+    ("kill didn't work on node-3, kill -9 vllm", "kill"),
+    ("the log only has 40 lines. tail -200 vllm on node-3", "log=200"),
+])
+def test_a_request_verb_that_is_the_subject_tells_and_its_numbers_are_not_asked(text: str, expected: str) -> None:
+    plan = said(text)
+    assert (steps(plan), plan.error) == (expected, None), plan
+
+
+@pytest.mark.parametrize("text", ["rebuild failed again on node-3", "tail shows nothing useful for vllm on node-3",
+                                  "restart didn't help vllm on node-3",
+                                  "rebuild vllm -j4 was the fix in the upstream issue"])
+def test_what_a_step_did_asks_for_nothing(text: str) -> None:
+    assert said(text).steps == (), said(text)
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("retry vllm on node-3 with less parallelism, 4", "rebuild=4"),
+    ("retry vllm on node-3 with fewer jobs, say 4", "rebuild=4"),
+    ("bring vllm on node-3 down to 4", "rebuild=4"),
+    ("vllm on node-3 ooming at -j32, go to 4", "kill mem rebuild=4"),
+])
+def test_a_retry_with_its_number_said_in_other_words(text: str, expected: str) -> None:
+    plan = said(text)
+    assert (steps(plan), plan.error) == (expected, None), plan
+
+
+@pytest.mark.parametrize("text", ["go to the dashboard on node-3", "we should go to 4 nodes eventually"])
+def test_go_to_is_a_number_only_when_it_is_the_jobs(text: str) -> None:
+    assert said(text).steps == (), said(text)
+
+
+@pytest.mark.parametrize("text", [
+    "<@U0RIGOPS> rebuild llama-cpp on gpu01 with N = [RAM in GB] / 8 + 1 jobs",
+    "<@U0RIGOPS> rebuild flash-attn, jobs = RAM/4GB",
+    "<@U0RIGOPS> rebuild vllm with as many jobs as it can handle",    # the most the machine takes, in words
+    "<@U0RIGOPS> rebuild vllm with max parallelism",
+    "<@U0RIGOPS> rebuild vllm at full speed",
+    "<@U0RIGOPS> rebuild vllm with 2x the cores",
+    "<@U0RIGOPS> bound sgl-kernel to half the cores on b200 instead of auto and rebuild",
+    "<@U0RIGOPS> rebuild vllm with min(nproc, 4) jobs",
+    "<@U0RIGOPS> restart llama-cpp with -j $(jobs_for_host)",
+    "<@U0RIGOPS> rebuild sgl-kernel with (MemAvailable - 8) // 4 jobs",
+    "<@U0RIGOPS> rebuild vllm with MAX_JOBS//NVCC_THREADS",
+    "<@U0RIGOPS> rebuild llama-cpp with ncpu - 2 jobs",
+    "<@U0RIGOPS> rebuild flash-attn `nproc` jobs",
+    "<@U0RIGOPS> rebuild flash-attn at 8×2",
+    "<@U0RIGOPS> rebuild llama-cpp with no limit on the number of jobs",
+    "<@U0RIGOPS> rebuild vllm with half of the detected cpu threads",
+])
+def test_a_count_given_as_arithmetic_or_a_function_is_refused(text: str) -> None:
+    plan = said(text, addressed=True)
+    assert plan.error and "cannot work that out" in plan.error, plan
+    assert [s.action for s in plan.steps][-1:] == ["rebuild"]
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("My usual value is about 24. <@U0RIGOPS> sgl-kernel -j24", "rebuild=24"),
+    ("Too slow. <@U0RIGOPS> vllm again with 6 threads", "rebuild=6"),
+    ("it is stuck linking. <@U0RIGOPS> end the llama-cpp build", "kill"),
+    ("odd numbers. <@U0RIGOPS> gpu b200 just to be sure", "gpu"),
+])
+def test_said_to_rigops_after_a_remark_the_name_then_the_count_asks(text: str, expected: str) -> None:
+    plan = said(text, addressed=True)
+    assert (steps(plan), plan.error) == (expected, None), plan
+
+
+def test_the_name_then_a_count_is_not_a_request_unless_said_to_rigops() -> None:
+    assert said("sgl-kernel -j24 took an hour yesterday").steps == ()
+
+
+@pytest.mark.parametrize(("text", "expected", "where"), [
+    # what follows the one mention is said to rigops, whatever the remark before it is
+    ("I followed the guide you wrote and it broke. <@U0RIGOPS> llama-cpp log pls, 120 lines", "log=120", "gpu01"),
+    ("node-3 and gpu01 both swapping. <@U0RIGOPS> mem on a100", "mem", "a100"),
+    ("flash-attn on b200 never produced a wheel. <@U0RIGOPS> throw it away and rebuild", "rebuild", "b200"),
+])
+def test_a_request_after_a_remark_is_read_on_its_own(text: str, expected: str, where: str) -> None:
+    plan = said(text, addressed=True)
+    assert (steps(plan).replace("kill ", ""), plan.host, plan.error) == (expected, where, None), plan
+
+
+def test_a_refusal_of_the_whole_message_stands_when_the_request_names_nothing_itself() -> None:
+    plan = said("cc1plus killed during the llama-cpp build on gpu09 <@U0RIGOPS> retry at 2", addressed=True)
+    assert plan.error and "gpu09" in plan.error, plan
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("<@U0RIGOPS> kill n restart llama-cpp", "kill rebuild"),
+    ("<@U0RIGOPS> whr is sgl-kernel at", "status"),
+    ("free mem on gpu01 anyone", "mem"),
+    ("<@U0RIGOPS> cancel the active build on gpu01", "kill"),
+    ('<@U0RIGOPS> rebuild vllm -j "6"', "rebuild=6"),
+    ("<@U0RIGOPS> requeue vllm with 4 jobs", "rebuild=4"),
+    ("<@U0RIGOPS> vllm please, from the top", "kill rebuild"),
+    ("<@U0RIGOPS> let's go again on flash-attn", "rebuild"),
+    ("<@U0RIGOPS> give sgl-kernel another spin", "rebuild"),
+    ("<@U0RIGOPS> can I get a rerun of flash-attn", "rebuild"),
+    ("<@U0RIGOPS> please resume the vllm build", "rebuild"),
+    ("<@U0RIGOPS> plz stahp vllm", "kill"),
+    ("<@U0RIGOPS> sgl-kernel is hogging b200, make it stop", "kill"),
+    ("cancel the older vllm run, a new commit arrived", "kill"),
+    ("force pushed. cancel the in-progress sgl-kernel build job", "kill"),
+    ("I think sgl-kernel has become stuck, force-kill-and-retry it", "rebuild"),
+    # "just wait" two sentences later does not take the kill back
+    ("<@U0RIGOPS> abort vllm. if it doesn't die, normal computation is not an interruption point, just wait", "kill"),
+    ("<@U0RIGOPS> vllm needs to die", "kill"),
+    ("<@U0RIGOPS> I want vllm gone", "kill"),
+    ("<@U0RIGOPS> get rid of the flash-attn build", "kill"),
+    ("<@U0RIGOPS> shut down the llama-cpp compile", "kill"),
+    ("<@U0RIGOPS> can u chk mem on node-3", "mem"),
+    ("<@U0RIGOPS> first check the gpus on b200, then kill flash-attn", "gpu kill"),
+    ("<@U0RIGOPS> resubmit llama-cpp at -j2", "rebuild=2"),
+    ("<@U0RIGOPS> can you cycle the llama-cpp build", "rebuild"),
+    ("<@U0RIGOPS> hit retry on flash-attn", "rebuild"),
+    ("<@U0RIGOPS> vllm: one more go, -j 4", "rebuild=4"),
+    ("<@U0RIGOPS> -j8 is too much for vllm, make it 6", "rebuild=6"),
+    ("<@U0RIGOPS> one job fewer on llama-cpp", ""),  # a change by one, never -j1
+    ("<@U0RIGOPS> rebuild vllm, 4 jobs less", "rebuild"),
+    # a count in more words: the verb, the unit, what it replaces, a number said to be enough
+    ("<@U0RIGOPS> knock it down to -j12 and kick vllm again", "rebuild=12"),
+    ("<@U0RIGOPS> -j2 on a project this size is a pure joke. put vllm on node-3 back to 12 and restart it",
+     "kill rebuild=12"),
+    ("<@U0RIGOPS> limit the flash-attn build to 16 tasks", "rebuild=16"),
+    ("<@U0RIGOPS> restart vllm and turn it up to 4 rather than 1, 1 was way too slow", "kill rebuild=4"),
+    ("<@U0RIGOPS> restore sgl-kernel parallelism to 24", "rebuild=24"),
+    ("<@U0RIGOPS> reduce parallel jobs on llama-cpp, gpu01 keeps killing processes. 3 should do", "rebuild=3"),
+    ("<@U0RIGOPS> vllm: disable build parallelism and rebuild", "rebuild=1"),
+    ("<@U0RIGOPS> forcefully cancel vllm", "kill"),
+    ("<@U0RIGOPS> vllm at 6 please", "rebuild=6"),
+    ("<@U0RIGOPS> can we get flash-attn down to 8 concurrent compiles", "rebuild=8"),
+])
+def test_chat_shorthand_is_read(text: str, expected: str) -> None:
+    plan = said(text, addressed=text.startswith("<@"))
+    assert (steps(plan), plan.error) == (expected, None), plan
+
+
+@pytest.mark.parametrize("text", [
+    'run `pip install deepspeed --global-option="-j8"` on node-3 and it died, not ours though',
+    "for a machine with 32GB memory, try limiting it like `--parallel 4` to avoid OOM",
+    '<@U0RIGOPS> rebuild llama-cpp -j "$(nproc)"',
+])
+def test_what_happened_advice_and_a_quoted_expression_do_not_run(text: str) -> None:
+    plan = said(text, addressed=text.startswith("<@"))
+    assert not plan.steps or plan.error, plan
+
+
+def test_what_the_log_shows_is_not_the_number_asked() -> None:
+    plan = said("the vllm build log on node-3 only shows the last 300 lines. please show the last 1500")
+    assert (steps(plan), plan.error) == ("log=1500", None), plan
+
+
+def test_a_polite_lead_in_said_to_rigops_still_asks() -> None:
+    plan = said("<@U0RIGOPS> would you be so kind as to kill vllm on node-3?", addressed=True)
+    assert steps(plan) == "kill", plan
+    assert said("<@U0RIGOPS> vllm build on node-3 is running for hours, how far is it?", addressed=True).steps
+
+
+@pytest.mark.parametrize("text", [
+    "vllm on node-3 died of OOM. Re-running the command seems to wipe everything and start over.",
+    "with the new box I can use the 48 cores available on node-3 instead of 16, vllm took half the time",
+])
+def test_what_a_retry_does_and_the_cores_a_box_has_are_not_requests(text: str) -> None:
+    assert not {s.action for s in said(text).steps} & {"kill", "rebuild"}, said(text)
+
+
+@pytest.mark.parametrize("text", [
+    "&gt; how many cores does it have?\n32 cores on gpu01, shared with two runners",
+    "the vllm build still runs on 6 cpus on node-3",
+    "make is using 12 cores on gpu01 right now",
+    "perhaps we should give llama-cpp 2 threads on gpu01?",
+    "the nightly job on b200 is meant to limit sgl-kernel at 10, but it doesn't",
+])
+def test_what_a_box_has_a_build_does_and_a_musing_are_not_requests(text: str) -> None:
+    assert not {s.action for s in said(text).steps} & {"kill", "rebuild"}, said(text)
+
+
+@pytest.mark.parametrize(("text", "name"), [
+    ("<@U0RIGOPS> restart the compile for apex on gpu01", "apex"),
+    ("<@U0RIGOPS> deepspeed oomed on node-3 at -j8, retry it with 2 jobs", "deepspeed"),
+    # a model named with its size, tests, an extension build, a log, a build in trouble on a host
+    ("<@U0RIGOPS> qwen2.5-72b train.py ooms on node-3, kill it", "qwen2.5-72b"),
+    ("<@U0RIGOPS> stop the pyhf tests on gpu01, they spin forever", "pyhf"),
+    ("<@U0RIGOPS> rebuild the apex cuda extension build on node-3 at -j2", "apex"),
+    ("<@U0RIGOPS> tail the triton log on gpu01", "triton"),
+    ("<@U0RIGOPS> status of tensorrt-llm on node-3?", "tensorrt-llm"),
+    ("<@U0RIGOPS> is deepspeed still compiling on node-3?", "deepspeed"),
+    ("<@U0RIGOPS> progress on apex?", "apex"),
+    ("<@U0RIGOPS> last 50 lines of triton", "triton"),
+    ("<@U0RIGOPS> xformers on b200 keeps crashing, restart it", "xformers"),
+    ("<@U0RIGOPS> how is the apex prebuild on gpu01 doing?", "apex"),
+    ("<@U0RIGOPS> stop compiling tensorrt with 64 jobs, rebuild it on node-3 at -j4", "tensorrt"),
+    ("<@U0RIGOPS> onnxruntime keeps running out of memory. retry it with -j2 on gpu01", "onnxruntime"),
+])
+def test_an_unknown_build_named_in_a_new_shape_is_refused_not_substituted(text: str, name: str) -> None:
+    plan = said(text, addressed=True)
+    assert plan.error and name in plan.error, plan
+    assert plan.build is None, plan
+
+
+@pytest.mark.parametrize("text", [
+    "<@U0RIGOPS> tail the error log on gpu01",             # which log, not whose
+    "<@U0RIGOPS> llama is eating gpu01 alive, kill it",    # a model family alone may be the host's build
+    "<@U0RIGOPS> gpu01 keeps dying while compiling lol. kill the build",  # a word after a gerund, no name
+    "<@U0RIGOPS> there was a memory crash on gpu01, kill it",
+    "<@U0RIGOPS> tail output on gpu01",
+    "<@U0RIGOPS> is make still running on gpu01?",
+    "<@U0RIGOPS> last 50 lines of the log on gpu01",
+])
+def test_a_log_kind_or_a_bare_model_family_is_no_unknown_build(text: str) -> None:
+    assert "no build" not in (said(text, addressed=True).error or ""), said(text, addressed=True)
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("<@U0RIGOPS> job state node-3?", "status"),
+    ("<@U0RIGOPS> streaming logs for vllm please", "log"),
+    ("<@U0RIGOPS> 查看b200的显存", "gpu"),
+    ("<@U0RIGOPS> log VRAM usage on gpu01", "gpu"),
+])
+def test_said_to_rigops_a_look_no_rule_read_is_still_seen(text: str, expected: str) -> None:
+    assert steps(said(text, addressed=True)) == expected, said(text, addressed=True)
+
+
+def test_a_remark_said_to_rigops_is_not_read_as_a_look() -> None:
+    plan = said("<@U0RIGOPS> fyi since the last bump flash-attn needs far more RAM than it used to on b200",
+                addressed=True)
+    assert not plan.steps, plan
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("<@U0RIGOPS> pass -j3 on vllm", "rebuild=3"),
+    ("<@U0RIGOPS> let it use 5 parallel jobs for llama-cpp", "rebuild=5"),
+    ("<@U0RIGOPS> set the count of parallel jobs for vllm to 6", "rebuild=6"),
+    ("<@U0RIGOPS> rebuild llama-cpp sequentially, gpu01 keeps locking up", "rebuild=1"),
+    ("<@U0RIGOPS> show 120 last lines of the vllm log", "log=120"),
+])
+def test_jobs_and_lines_said_in_more_ways(text: str, expected: str) -> None:
+    plan = said(text, addressed=True)
+    assert steps(plan).replace("kill mem ", "").replace("kill ", "") == expected, plan
+
+
+@pytest.mark.parametrize("text", [
+    "<@U0RIGOPS> rebuild vllm with jobs=$(( ncores - 2 ))",
+    "<@U0RIGOPS> rebuild llama-cpp with n_cpus - 1 jobs",
+    "<@U0RIGOPS> rebuild vllm with cores divided by 4 jobs",
+])
+def test_a_count_given_as_arithmetic_is_refused(text: str) -> None:
+    plan = said(text, addressed=True)
+    assert plan.error and "cannot work that out" in plan.error, plan
+
+
+def test_a_build_that_ran_serially_is_not_a_request() -> None:
+    assert not said("llama-cpp on gpu01 ran sequentially last time and took hours").steps
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("<@U0RIGOPS> /kill vllm", "kill"),
+    ("<@U0RIGOPS> Build Rerun: llama-cpp", "rebuild"),
+    ("<@U0RIGOPS> vllm died of OOM again. lower the number of jobs a bit, 6, fingers crossed", "rebuild=6"),
+    ("<@U0RIGOPS> llama-cpp on gpu01 keeps dying. reduce parallel build number to 3", "rebuild=3"),
+])
+def test_slash_words_headers_and_a_number_after_a_comma_ask(text: str, expected: str) -> None:
+    plan = said(text, addressed=True)
+    assert (steps(plan).replace("kill mem ", "").replace("kill ", "") if expected != "kill" else steps(plan),
+            plan.error) == (expected, None), plan
+
+
+def test_a_build_described_by_a_gerund_is_not_an_unknown_build() -> None:
+    plan = said("<@U0RIGOPS> rebuild vllm at 4 so we finally get a passing build", addressed=True)
+    assert plan.error is None and plan.build == "vllm", plan
+
+
+@pytest.mark.parametrize("text", [
+    "<@U0RIGOPS> seems like vllm is not progressing on node-3, can you check?",
+    "<@U0RIGOPS> hmm, llama-cpp doesn't look like it's compiling?",
+])
+def test_a_worry_that_a_build_is_not_moving_asks_how_it_is_doing(text: str) -> None:
+    assert steps(said(text, addressed=True)) == "status", said(text, addressed=True)
+
+
+def test_a_negated_look_is_still_not_a_look() -> None:
+    assert not said("<@U0RIGOPS> don't post the vllm log here please", addressed=True).steps
+
+
+def test_a_look_named_by_its_noun_after_and_is_a_second_look() -> None:
+    plan = said("<@U0RIGOPS> post the last 40 lines of the llama-cpp log and the status", addressed=True)
+    assert steps(plan) == "log=40 status", plan
+
+
+@pytest.mark.parametrize("text", [
+    "<@U0RIGOPS> rebuild llama-cpp --pristine",
+    "<@U0RIGOPS> vllm: clear just the build dir and go again",
+])
+def test_a_clean_start_said_as_a_flag_or_with_only(text: str) -> None:
+    plan = said(text, addressed=True)
+    assert any(s.action == "rebuild" and s.clean for s in plan.steps), plan
+
+
+@pytest.mark.parametrize("text", [
+    "<@U0RIGOPS> wipe the entire vllm build dir on node-3 and redo it at 4",
+])
+def test_a_clean_start_said_with_more_words(text: str) -> None:
+    plan = said(text, addressed=True)
+    assert any(s.action == "rebuild" and s.clean for s in plan.steps), plan
+
+
+@pytest.mark.parametrize("text", [
+    "<@U0RIGOPS> rebuild llama-cpp with job count = nproc",
+    "<@U0RIGOPS> set vllm jobs to ncores - 4 please",
+    "<@U0RIGOPS> replace -j6 on vllm with the number of physical cores",
+    "<@U0RIGOPS> use -j by itself on llama-cpp",
+])
+def test_said_to_rigops_a_formula_for_the_jobs_is_refused(text: str) -> None:
+    plan = said(text, addressed=True)
+    assert plan.error and "cannot work that out" in plan.error, plan
+
+
+@pytest.mark.parametrize("text", [
+    "<@U0RIGOPS> rebuild vllm at 8, nproc says 64 there but memory is the limit",
+    "<@U0RIGOPS> is it possible to build vllm on a node without gpus?",
+])
+def test_a_number_beside_a_formula_and_a_how_to_question_are_read_as_they_are(text: str) -> None:
+    plan = said(text, addressed=True)
+    assert not plan.error and steps(plan) in ("kill mem rebuild=8", "rebuild=8", ""), plan
+
+
+def test_a_name_written_against_cjk_text_is_still_the_name() -> None:
+    plan = said("<@U0RIGOPS> 请看一下node-3的内存", addressed=True)
+    assert (plan.host, steps(plan)) == ("node-3", "mem"), plan
+
+
+@pytest.mark.parametrize("text", [
+    "mixing targets with -j confuses make, e.g. `make -j6 clean all` — don't do that on node-3",
+    "<@U0RIGOPS> llama-cpp link step crashes. Again. what's free on gpu01?",
+    "sgl-kernel on b200 fails with `bad object` now and then, build with 24 jobs (ninja -j 24)",
+    "<@U0RIGOPS> would you restart vllm on your own whenever it gets OOM killed?",
+    "the old limiter on gpu01 throttled more jobs than it had to. gone now",
+])
+def test_examples_taken_back_setups_of_a_failure_and_questions_about_rigops_do_not_act(text: str) -> None:
+    plan = said(text, addressed=text.startswith("<@"))
+    assert not {s.action for s in plan.steps} & {"kill", "rebuild"}, plan
+
+
+def test_again_said_alone_after_a_failure_still_asks() -> None:
+    assert "rebuild" in steps(said("<@U0RIGOPS> llama-cpp failed. again", addressed=True))
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("<@U0RIGOPS> could you kick off another vllm build on node-3? thx", "rebuild"),
+    ("<@U0RIGOPS> re-trigger llama-cpp", "rebuild"),
+    ("<@U0RIGOPS> lower vllm's parallel level from 16 to 10 in the hope it stops dying", "rebuild=10"),
+    ("<@U0RIGOPS> llama-cpp at -j 12 keeps dying. back to -j 4 please", "rebuild=4"),
+])
+def test_rebuilds_said_in_more_words(text: str, expected: str) -> None:
+    plan = said(text, addressed=True)
+    assert steps(plan).replace("kill mem ", "").replace("kill ", "") == expected, plan
+
+
+def test_back_to_told_is_not_asked() -> None:
+    assert not said("vllm is back to 16 jobs on node-3 since the upgrade").steps
+
+
+def test_as_many_parallel_jobs_as_cores_is_an_expression() -> None:
+    plan = said("<@U0RIGOPS> rebuild llama-cpp with as many build jobs as the logical cores", addressed=True)
+    assert plan.error and "cannot work that out" in plan.error, plan
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("<@U0RIGOPS> is there a way to see the tail of the flash-attn log? say 60?", "log=60"),
+    ("<@U0RIGOPS> it would be great if you could show the vllm log", "log"),
+    ("<@U0RIGOPS> the quickest fix is to just rebuild llama-cpp with -j 3", "rebuild=3"),
+    ("could you see whether it helps to set MAX_JOBS to 6 on the vllm build?", "rebuild=6"),
+    ("-j 5 worked for llama-cpp on my box. <@U0RIGOPS> restart it on gpu01 like that", "rebuild=5"),
+    ("<@U0RIGOPS> use nvidia-smi on node-3, something holds the cards", "gpu"),
+    ("<@U0RIGOPS> list the GPUs on gpu01 and what's on them", "gpu"),
+    ("<@U0RIGOPS> how close is llama-cpp to done?", "status"),
+    ("where is flash-attn at right now", "status"),
+    ("vllm keeps getting killed on node-3. how much RAM is there on it?", "mem"),
+])
+def test_wishes_ways_and_questions_put_to_rigops_ask(text: str, expected: str) -> None:
+    plan = said(text, addressed=text.startswith("<@") or "<@U0RIGOPS>" in text)
+    assert steps(plan).replace("kill mem ", "").replace("kill ", "") == expected, plan
+
+
+@pytest.mark.parametrize("text", [
+    "is there a way to kill the build without losing the cache?",
+    "<@U0RIGOPS> is there a way to kill a build from a DM?",
+    "Try running `nvidia-smi` on node-3 a couple times, the number jumps around",
+    "Use `tail -f build.log` to watch it in a shell.",
+    "how much RAM does flash-attn need per job?",
+    "the docs say -j4 is fine. rerun with that if you like",
+])
+def test_ways_advice_and_counts_told_elsewhere_do_not_act(text: str) -> None:
+    plan = said(text, addressed=text.startswith("<@"))
+    assert not {s.action for s in plan.steps} & {"kill", "rebuild"}, plan
+    assert "rebuild" not in steps(plan) and "kill" not in steps(plan)
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("<@U0RIGOPS> vllm on node-3 ran out of memory I think, show me the end of its log", "log"),
+    ("<@U0RIGOPS> flash-attn OOMed again, what does nvidia-smi say on b200?", "gpu"),
+    ("<@U0RIGOPS> add one more attempt on llama-cpp, it failed", "rebuild"),
+    ("<@U0RIGOPS> give it another try on vllm", "rebuild"),
+])
+def test_a_look_asked_beside_trouble_is_that_look_and_another_attempt_is_a_rebuild(text: str, expected: str) -> None:
+    plan = said(text, addressed=True)
+    assert steps(plan).replace("kill mem ", "").replace("kill ", "") == expected, plan
+
+
+def test_trouble_told_to_the_channel_still_gets_its_memory_look() -> None:
+    assert "mem" in steps(said("b200 is swapping hard"))
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("<@U0RIGOPS> to keep it from OOMing, drop vllm's build parallelism to 3", "rebuild=3"),
+    ("<@U0RIGOPS> rebuild llama-cpp so that no more than 2 jobs run at once", "rebuild=2"),
+    ("<@U0RIGOPS> flash-attn with one process please", "rebuild=1"),
+    ("vllm on node-3 died half way. <@U0RIGOPS> drop it and launch a replacement", "rebuild"),
+    ("<@U0RIGOPS> incremental didn't help on sgl-kernel, fall back to rebuilding it from scratch", "rebuild clean"),
+    ("<@U0RIGOPS> llama-cpp's build dir is half-written on gpu01, you need to make clean and start over",
+     "rebuild clean"),
+])
+def test_counts_in_a_purpose_a_replacement_and_a_fall_back_to_a_clean_build(text: str, expected: str) -> None:
+    plan = said(text, addressed=True)
+    got = steps(plan).replace("kill mem ", "").replace("kill ", "")
+    assert got == expected.replace(" clean", "") and plan.steps[-1].clean == expected.endswith("clean"), plan
+
+
+def test_a_count_that_ran_before_is_not_asked() -> None:
+    plan = said("<@U0RIGOPS> rebuild vllm, last time only 4 jobs ran at once", addressed=True)
+    assert [s.jobs for s in plan.steps if s.action == "rebuild"] == [None], plan
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("<@U0RIGOPS> force kill the llama-cpp build on gpu01, it won't stop", "kill"),
+    ("<@U0RIGOPS> logs flash-attn --last 120", "log=120"),
+    ("<@U0RIGOPS> log vllm --tail=30", "log=30"),
+    ("<@U0RIGOPS> show RAM and VRAM usage on gpu01 if possible", "mem gpu"),
+    ("<@U0RIGOPS> kill sgl-kernel if you can", "kill"),
+])
+def test_force_log_flags_a_second_looks_noun_and_a_polite_if(text: str, expected: str) -> None:
+    assert steps(said(text, addressed=True)) == expected
+
+
+def test_a_condition_still_makes_a_supposition() -> None:
+    assert not said("rebuild vllm at 4 if it fails again").steps
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("llama-cpp: cc1plus got killed, out of memory. restart it at 3 i guess", "rebuild=3"),
+    ("<@U0RIGOPS> sgl-kernel is wedged. best to just kill it", "kill"),
+    ("<@U0RIGOPS> flash-attn is hopeless now, might as well kill it", "kill"),
+])
+def test_a_hedged_count_and_a_best_to_still_ask(text: str, expected: str) -> None:
+    plan = said(text, addressed=text.startswith("<@"))
+    assert steps(plan).replace("kill mem ", "") == expected, plan
+
+
+def test_what_was_best_back_then_is_a_story() -> None:
+    assert not said("it was best to kill it back then").steps
+
+
+def test_a_count_that_completes_is_told_not_asked() -> None:
+    assert not said("heads up: llama-cpp on gpu01 can die in `ld` with signal 9; `-j 1` completes").steps
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("<@U0RIGOPS> cap the vllm compile on node-3 to 6 processes", "rebuild=6"),
+    ("<@U0RIGOPS> llama-cpp swaps like mad: drop make jobs to 2", "rebuild=2"),
+    ("restrict the number of parallel jobs of sgl-kernel to 12, b200 is shared", "rebuild=12"),
+    ("<@U0RIGOPS> try lowering vllm's thread count to 5 from 8", "rebuild=5"),
+    ("limit the number of threads llama-cpp builds with to 3", "rebuild=3"),
+])
+def test_a_change_of_the_count_said_in_any_words(text: str, expected: str) -> None:
+    plan = said(text, addressed=text.startswith("<@"))
+    assert steps(plan).replace("kill mem ", "").replace("kill ", "") == expected, plan
+
+
+@pytest.mark.parametrize("text", [
+    "limit the vllm build to 48 GB of memory on node-3",         # not the count
+    "set the llama-cpp timeout on gpu01 to 30 minutes",
+    "we limited sgl-kernel's jobs to 8 last month and it was fine",  # a report
+    "if it OOMs again, reduce the vllm jobs to 4",                  # a supposition
+])
+def test_a_change_to_something_else_or_told_is_no_count(text: str) -> None:
+    assert "rebuild" not in steps(said(text)), said(text)
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("after an hour vllm is still hung on node-3. stop it and start again", "kill rebuild"),
+    ("a fixed llama-cpp commit landed, cancel the running build and build the new one", "kill rebuild"),
+    ("wipe the build folder of sgl-kernel and have everything rebuilt", "kill rebuild"),
+    ("<@U0RIGOPS> the last flash-attn build hung, gonna need you to rerun it", "kill rebuild"),
+    ("it's not picking up my patch when I build vllm. trigger it by hand for now", "kill rebuild"),
+])
+def test_a_rebuild_said_after_a_kill_or_in_other_words(text: str, expected: str) -> None:
+    plan = said(text, addressed=text.startswith("<@"))
+    assert steps(plan).replace("kill mem ", "kill ") in (expected, expected.replace("kill ", "")), plan
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("<@U0RIGOPS> vllm、ビルドディレクトリを削除してから再ビルドお願いします", "rebuild=clean"),
+    ("<@U0RIGOPS> llama-cpp 重新编译一下，麻烦了", "rebuild"),
+    ("<@U0RIGOPS> 看下 gpu01 的显存", "gpu"),
+    ("vllm 日志，最后 40 行", "log=40"),
+    ("<@U0RIGOPS> sgl-kernel OOM 了，用 -j8", "rebuild=8"),
+    ("<@U0RIGOPS> vllm の並列数を 4 にして再ビルドお願いします", "rebuild=4"),
+    ("<@U0RIGOPS> 把 llama-cpp 的并行任务数量限制到 2,然后重新编译", "rebuild=2"),
+])
+def test_chinese_and_japanese_requests_are_read(text: str, expected: str) -> None:
+    plan = said(text, addressed=text.startswith("<@"))
+    got = steps(plan).replace("kill mem ", "").replace("kill ", "").replace("mem ", "")
+    clean = "=clean" if any(step.clean for step in plan.steps) else ""
+    assert got + clean == expected, plan
+
+
+@pytest.mark.parametrize("text", [
+    "昨天 vllm 在 node-3 上重新编译了三次",                  # a report of yesterday
+    "如果 gpu01 只有 16GB 内存，llama-cpp 就会 OOM",           # a supposition
+    "前回 sgl-kernel を再ビルドしたら直りました",               # last time, it was fixed
+    "昨天 vllm 限制到 4 就好了",                               # yesterday, 4 did it
+])
+def test_chinese_and_japanese_stories_never_act(text: str) -> None:
+    assert not said(text).steps, said(text)
+
+
+@pytest.mark.parametrize("text", [
+    "<@U0RIGOPS> rebuild vllm with the build folder removed",
+    "<@U0RIGOPS> llama-cpp: do a complete distclean and build it at -j2",
+    "<@U0RIGOPS> stale objects in sgl-kernel again. clean it and rebuild",
+    "<@U0RIGOPS> flash-attn: delete and recreate the build directory, then rebuild it",
+    "<@U0RIGOPS> force a rebuild of vllm, deleting the build dir is the only way",
+    "rebuild llama-cpp, and don't reuse anything from the failed run — clean",
+])
+def test_a_clean_start_said_in_more_ways(text: str) -> None:
+    plan = said(text, addressed=text.startswith("<@"))
+    assert [s.clean for s in plan.steps if s.action == "rebuild"] == [True], plan
+
+
+def test_a_rebuild_that_keeps_the_build_dir_is_not_clean() -> None:
+    plan = said("<@U0RIGOPS> rebuild vllm, no need to wipe the build dir", addressed=True)
+    assert [s.clean for s in plan.steps if s.action == "rebuild"] == [False], plan
+
+
+@pytest.mark.parametrize("text", [
+    "<@U0RIGOPS> rebuild sgl-kernel with two threads per core",
+    "<@U0RIGOPS> rebuild vllm with one job per 8 GB of RAM",
+    "<@U0RIGOPS> rebuild llama-cpp and set the jobs to two fewer than gpu01 has",
+])
+def test_a_count_given_per_core_per_memory_or_against_the_machine_is_refused(text: str) -> None:
+    plan = said(text, addressed=True)
+    assert plan.error and "cannot work that out" in plan.error, plan
+
+
+def test_a_count_far_out_of_range_said_as_a_change_is_refused() -> None:
+    plan = said("<@U0RIGOPS> set the vllm jobs number to 50000", addressed=True)
+    assert plan.error and "between 1 and 1024" in plan.error, plan
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("<@U0RIGOPS> sgl-kernel eats all the RAM. decrease number of threads for it to 6 to avoid the OOM killer",
+     "rebuild=6"),
+    ("<@U0RIGOPS> the box is crawling, we may be overloading it so let's reduce the amount of MAX_JOBS for vllm to 10",
+     "rebuild=10"),
+    ("<@U0RIGOPS> vllm fills node-3's memory. reduce the CPU number used by the build to 6 and restart it",
+     "rebuild=6"),
+    ("<@U0RIGOPS> llama-cpp is wedged and my shell can't kill it. force kill it", "kill"),
+    ("<@U0RIGOPS> is it possible to retrigger the vllm build on node-3?", "rebuild"),
+    ("<@U0RIGOPS> something broke in the templates, would you mind recompiling flash-attn?", "rebuild"),
+])
+def test_requests_after_a_remark_or_put_as_a_question(text: str, expected: str) -> None:
+    plan = said(text, addressed=True)
+    got = steps(plan).replace("kill mem ", "").replace("mem ", "")
+    assert got in (expected, expected.replace("rebuild", "kill rebuild")), plan
+
+
+@pytest.mark.parametrize("text", [
+    "<@U0RIGOPS> rebuild sgl-kernel with `make -j`",
+    "<@U0RIGOPS> rebuild vllm using make -j without a limit",
+    "<@U0RIGOPS> vllm: `ninja -j4` -&gt; `ninja -j$(nproc)`",
+    '<@U0RIGOPS> speed the llama-cpp build up by adding "-j `nproc`"',
+    "<@U0RIGOPS> add `--parallel $(nproc)` to the vllm build",
+    "<@U0RIGOPS> make flash-attn use as many cores as b200 has",
+    "<@U0RIGOPS> set the llama-cpp jobs from `os.cpu_count()`",
+])
+def test_a_count_left_to_the_machine_in_code_or_words_is_refused(text: str) -> None:
+    plan = said(text, addressed=True)
+    assert plan.error and "cannot work that out" in plan.error, plan
+
+
+@pytest.mark.parametrize("text", [
+    "<@U0RIGOPS> not much to do except build with a lower `-j`",
+    "<@U0RIGOPS> I usually stop vllm with `^C` on node-3 and it's fine",
+])
+def test_the_flag_named_or_a_key_in_code_is_no_count(text: str) -> None:
+    assert "cannot work that out" not in (said(text, addressed=True).error or ""), said(text, addressed=True)
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("<@U0RIGOPS> check the used memory across all the Nvidia GPUs on gpu01", "gpu"),
+    ("<@U0RIGOPS> run nvidia-smi on all the a100 boxes", "gpu"),
+    ("<@U0RIGOPS> fetch the vllm logs, `--tail=80`", "log=80"),
+])
+def test_the_gpus_of_one_host_a_group_and_lines_as_an_option(text: str, expected: str) -> None:
+    plan = said(text, addressed=True)
+    assert (steps(plan), plan.error) == (expected, None), plan
+
+
+@pytest.mark.parametrize("text", [
+    "free -h on node-3 says:\n```\nMem: 251Gi 249Gi 1.2Gi\n```",
+    "here's the tail of the vllm log on node-3:\n```\nc++: fatal error: Killed signal terminated program cc1plus\n```",
+    "when I run nvidia-smi on gpu01 it shows:\n```No running processes found```",
+])
+def test_the_words_that_introduce_pasted_output_ask_for_nothing(text: str) -> None:
+    plan, ignored = read(text, config=CFG, channel=OPS)
+    assert plan.steps == (), plan
+    assert "pasted-log" in {why for _, why in ignored}, ignored
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("<@U0RIGOPS> kill vllm, here's what node-3 printed:\n```\nOut of memory: Killed process 4242 (cc1plus)\n```",
+     "kill"),
+    ("tried these on llama-cpp:\n```\n-j2 ok\n-j8 oom\n```\n<@U0RIGOPS> rebuild it at -j2", "rebuild=2"),
+])
+def test_a_request_beside_pasted_output_still_asks(text: str, expected: str) -> None:
+    plan = said(text, addressed=True)
+    assert steps(plan).replace("kill mem ", "kill ").replace("kill rebuild", "rebuild") in (
+        expected, expected.replace("kill", "kill mem")), plan
+    assert plan.error is None, plan
+
+
+@pytest.mark.parametrize("text", [
+    "next time vllm OOMs, restart it with 8 jobs",
+    "whenever llama-cpp hangs like this, kill it",
+    "try rebuilding sgl-kernel with -j1 if the problem persists",
+    "rebuild flash-attn at -j4 if it dies again",
+    "how do I rebuild llama-cpp at -j2 myself?",
+    "why would anyone rebuild flash-attn at -j128?",
+])
+def test_a_request_for_later_or_about_doing_it_oneself_never_acts(text: str) -> None:
+    for addressed in (False, True):
+        plan = said(("<@U0RIGOPS> " if addressed else "") + text, addressed=addressed)
+        assert not plan.destructive, (text, addressed, plan)
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("can you stop whatever is building on gpu01", "kill"),
+    ("kick off a fresh flash-attn build", "rebuild"),
+])
+def test_a_kill_of_whatever_runs_and_a_fresh_build_named_first(text: str, expected: str) -> None:
+    assert steps(said(text)).replace("kill rebuild", "rebuild") == expected, said(text)
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("vllm kept locking node-3 up. `--jobs=3` worked for me, so do that", "rebuild=3"),
+    ("plain make froze gpu01, only make -j2 got through — do llama-cpp like that", "rebuild=2"),
+])
+def test_doing_what_was_just_told_takes_its_count(text: str, expected: str) -> None:
+    assert steps(said(text)).replace("kill ", "").replace("mem ", "") == expected, said(text)
+
+
+def test_doing_that_without_one_count_or_a_build_asks_nothing() -> None:
+    assert not said("-j2 and -j4 both worked for me, so do that on vllm").destructive
+    assert not said("the docs say -j4 for small boxes, so do that").destructive
+
+
+@pytest.mark.parametrize("text", [
+    "with -j32 sgl-kernel needs about 500GB",
+    "at -j16 flash-attn peaks around 200G",
+    "vllm at -j12: 35 min, at -j24: 20 min",
+    "-j16 vs -j32 makes no difference for sgl-kernel",
+    "sgl-kernel -j64 oom, -j32 ok",
+    "flash-attn: -j8 fine, -j16 OOM",
+    "rebuild at -j4 failed too for llama-cpp",
+])
+def test_what_a_count_did_is_told_not_asked(text: str) -> None:
+    for addressed in (False, True):
+        plan = said(("<@U0RIGOPS> " if addressed else "") + text, addressed=addressed)
+        assert not (plan.destructive and plan.error is None), (text, addressed, plan)
+
+
+@pytest.mark.parametrize(("text", "what"), [
+    ("stop the vllm server on node-3", "server"),
+    ("kill llama.cpp server on gpu01", "server"),
+    ("restart the llama-server on gpu01", "llama-server"),
+    ("kill the jupyter kernel on b200", "jupyter kernel"),
+    ("stop the training run on b200", "training run"),
+    ("kill the docker container on node-3", "docker container"),
+    ("kill python on gpu01", "python"),
+    ("restart the runner agent process on node-3", "runner agent process"),
+    ("kill the sgl-kernel tests on b200", "tests"),  # a build's tests are not the build
+])
+def test_a_thing_that_is_no_build_is_never_taken_for_one(text: str, what: str) -> None:
+    for addressed in (False, True):
+        plan = said(("<@U0RIGOPS> " if addressed else "") + text, addressed=addressed)
+        assert plan.build is None, (text, plan)
+        if plan.steps:
+            assert plan.error and f"{what!r} is not one" in plan.error, plan
+
+
+def test_a_container_restarted_with_its_build_asked_for_too_is_the_build() -> None:
+    plan = said("restart the flash-attn container and recreate the build, it stalled again")
+    assert (plan.build, plan.error, "rebuild" in steps(plan)) == ("flash-attn", None, True), plan
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("<@U0RIGOPS> vllm is choking node-3, show me RAM and VRAM both", "mem gpu"),
+    ("<@U0RIGOPS> show the status of vllm, then logs from the build as it runs", "status log"),
+    ("<@U0RIGOPS> could you try to reinstall vllm and post the install log here?", "rebuild log"),
+])
+def test_looks_and_a_rebuild_asked_together(text: str, expected: str) -> None:
+    assert steps(said(text, addressed=True)).replace("kill ", "") == expected, said(text, addressed=True)
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("<@U0RIGOPS> hola, quiero ver la memoria en gpu01 por favor", "mem"),
+    ("<@U0RIGOPS> o llama-cpp travou de novo, recompila ele com -j2 por favor", "rebuild=2"),
+])
+def test_spanish_and_portuguese_requests_are_read(text: str, expected: str) -> None:
+    assert steps(said(text, addressed=True)).replace("kill ", "").replace("mem rebuild", "rebuild") == expected
+
+
+def test_spanish_and_portuguese_stories_never_act() -> None:
+    assert not said("ontem eu recompilei o vllm com -j4 e deu certo").destructive
+    assert not said("ayer reiniciamos el llama-cpp y funcionó").destructive
+
+
+def test_a_thing_that_is_no_build_told_first_and_then_restarted_by_a_pronoun() -> None:
+    plan = said("<@U0RIGOPS> the inference server hangs on node-3 since the OOM. restart it", addressed=True)
+    assert plan.build is None and plan.error and "is not one" in plan.error, plan
+    # told of the build itself, the pronoun is the build
+    plan = said("<@U0RIGOPS> vllm hangs on node-3 since the OOM. restart it", addressed=True)
+    assert (plan.build, plan.error) == ("vllm", None), plan
+
+
+def test_slang_opening_a_sentence_keeps_its_space() -> None:
+    assert steps(said("<@U0RIGOPS> vllm never finishes on node-3. nuke it", addressed=True)) == "kill"
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("<@U0RIGOPS> vllm w/ 3 thrds pls", "rebuild=3"),
+    ("<@U0RIGOPS> llama-cpp less threads cause of oom. 2", "rebuild=2"),
+    ("<@U0RIGOPS> again lesser jobs for vllm pls, 5 this time", "rebuild=5"),
+])
+def test_shorthand_for_fewer_threads_and_the_number_after(text: str, expected: str) -> None:
+    got = steps(said(text, addressed=True)).replace("kill mem ", "").replace("kill ", "").replace("mem ", "")
+    assert got == expected, said(text, addressed=True)
+
+
+@pytest.mark.parametrize(("text", "jobs"), [
+    ("<@U0RIGOPS> try `make clean && make -j 4` for llama-cpp on gpu01", 4),
+    ("<@U0RIGOPS> llama-cpp: `cd build/ &amp;&amp; make clean &amp;&amp; make`", None),
+    ("<@U0RIGOPS> clean llama-cpp's build dir and force it to rebuild the object files", None),
+])
+def test_a_clean_start_asked_in_code_or_in_words(text: str, jobs: int | None) -> None:
+    plan = said(text, addressed=True)
+    assert [(s.action, s.jobs, s.clean) for s in plan.steps] == [("rebuild", jobs, True)], plan
+
+
+def test_a_clean_command_told_of_the_past_asks_nothing() -> None:
+    assert said("I ran `make clean && make -j4` on llama-cpp yesterday").steps == ()
+
+
+@pytest.mark.parametrize("text", [
+    "should vllm die overnight, restart it at -j4",             # an event to wait for
+    "after the tests pass, restart llama-cpp",
+    "when memory frees up, kick vllm again",
+    "kill the build if it hangs and rerun with -j4",
+    "rule of thumb: restart llama-cpp with -j2 when it ooms",   # advice, by its lead
+    "general advice for anyone: rebuild flash-attn at -j8",
+    "for the record: kill vllm and retry at -j2",
+    "someone on reddit said 'just rerun flash-attn with MAX_JOBS=4'",  # somebody else's words
+])
+def test_a_request_for_later_advice_and_quoted_words_never_run(text: str) -> None:
+    for addressed in (False, True):
+        plan = said(("<@U0RIGOPS> " if addressed else "") + text, addressed=addressed)
+        assert not plan.destructive, (text, addressed, plan)
+
+
+def test_a_state_now_keeps_a_conditional_request() -> None:
+    assert steps(said("<@U0RIGOPS> kill flash-attn if it's stuck", addressed=True)) == "kill"
+
+
+@pytest.mark.parametrize("text", ["<@U0RIGOPS> mem everywhere", "<@U0RIGOPS> disk usage across the fleet"])
+def test_everywhere_is_every_host(text: str) -> None:
+    plan = said(text, addressed=True)
+    assert plan.host == "all" and plan.error is None and len(plan.steps) == 1, plan
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("<@U0RIGOPS> reinicia el build de llama-cpp con 2 hilos", "rebuild=2"),
+    ("<@U0RIGOPS> recompila o vllm com 4 jobs", "rebuild=4"),
+    ("<@U0RIGOPS> baja los jobs de vllm a 6 y reinicia", "rebuild=6"),
+    ("<@U0RIGOPS> quanta memória livre tem no node-3?", "mem"),
+    ("<@U0RIGOPS> cuánta memoria queda en b200?", "mem"),
+    ("<@U0RIGOPS> muestra las últimas 50 líneas del log de vllm", "log=50"),
+    ("<@U0RIGOPS> ¿cómo va el build de vllm?", "status"),
+])
+def test_spanish_and_portuguese_requests_in_more_words(text: str, expected: str) -> None:
+    assert steps(said(text, addressed=True)).replace("kill ", "") == expected
+
+
+def test_a_spanish_report_still_asks_nothing() -> None:
+    assert said("ayer recompilé vllm con -j4 y funcionó").steps == ()
+
+
+@pytest.mark.parametrize("text", [
+    "GPU memory usage seems to be steadily increasing on gpu01",        # told of, not asked
+    "are you sure the GPU is free? nvidia-smi shows several processes on node-3",  # asked of a person
+    "When OOM Killer is triggered on b200, it can kill any process",   # how it goes, not news
+    "On a box like b200 the OOM killer is a realistic event",
+])
+def test_memory_and_gpus_told_of_ask_for_no_look(text: str) -> None:
+    assert said(text).steps == (), said(text)
+
+
+def test_an_unknown_build_is_refused_once_not_also_asked_for() -> None:
+    plan = said("<@U0RIGOPS> rebuild pytorch", addressed=True)
+    assert plan.error == "no build 'pytorch' on b200 (builds there: sgl-kernel, flash-attn)" and plan.question is None
