@@ -155,6 +155,7 @@ def _read_whole(
     whole = None if whole in taking else whole
     carried: str | None = None  # a supposition or a story that the next joined clause is still part of
     listing = False  # the clauses joined after "… was:" are what it told, up to the next sentence
+    negated: set[int] = set()  # the clauses that say what not to do ("don't restart X, rebuild Y instead")
     parts = list(w.clauses(masked))
     for at, clause in enumerate(parts):
         listing = listing and bool(clause.joined)
@@ -195,6 +196,9 @@ def _read_whole(
             hits.ignored.append((plain, "how-to"))  # "will you kill a build automatically if …?"
             continue
         one = _read_clause(clause.body, addressed, question=clause.question, taking=taking)
+        if (one.ignored and one.ignored[-1][1] == "negation") or NOT_THIS_BUILD_RE.fullmatch(plain) or (
+                clause.joined and at - 1 in negated and ONLY_A_BUILD_RE.fullmatch(plain)):  # "don't kill X or Y"
+            negated.add(at)
         hits.merge(one, at)
         carried = one.ignored[-1][1] if one.ignored and one.ignored[-1][1] in CARRIED - taking else None
     if normal.quoted and not hits.trouble and w.TROUBLE_RE.search(normal.quoted):
@@ -253,6 +257,7 @@ def _read_whole(
         errors.append(f"rigops stops and rebuilds builds, and {other.group('what')!r} is not one: name the build "
                       f"({_builds_there(names, config, context, channel)})")
     relative = hits.relative if "rebuild" in actions and not hits.jobs else None
+    names = _without_negated_builds(names, parts, negated)
     plan = _resolve(_steps(actions, jobs, lines, hits.order, clean=hits.clean), names, config, context, errors, (),
                     channel=channel)
     if unknown:  # never a plan for another build than the one named, even a refused one
@@ -304,6 +309,26 @@ def shown_clause(clause: str, limit: int = 80) -> str:
     """A clause as ``rigops explain`` shows it: the names back as placeholders, cut to ``limit``."""
     text = clause.removeprefix(w.LEAD_MARK).replace("HOST", "‹host›").replace("BUILD", "‹build›")
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+ONLY_A_BUILD_RE = re.compile(r"(?:the )?BUILD(?: build)?(?: on HOST)?")
+NOT_THIS_BUILD_RE = re.compile(r"(?:not|no|never mind|nvm|forget|leave|skip) (?:the )?BUILD(?: build| alone| one)?")
+
+
+def _without_negated_builds(names: w.Names, parts: list[w.Clause], negated: set[int]) -> w.Names:
+    """ "don't restart X, rebuild Y instead", "not X — kill Y", "never mind X, kill Y": the build a clause says not
+    to touch is not the one asked for, when the rest of the message names exactly one other."""
+    if len(names.builds) < 2 or not negated or names.unknown_builds:
+        return names
+    counts = [len(re.findall(r"\bBUILD\b", part.body)) for part in parts]
+    if sum(counts) != len(names.build_mentions):
+        return names  # the clauses do not hold every mention as found: keep the refusal
+    mentions, asked = iter(names.build_mentions), set()
+    for at, count in enumerate(counts):
+        said = [next(mentions) for _ in range(count)]
+        if at not in negated:
+            asked.update(said)
+    return replace(names, builds=tuple(asked)) if len(asked) == 1 else names
 
 
 CARRIED = frozenset(("hypothetical", "story", "report", "advice", "other-team", "statement"))

@@ -814,6 +814,7 @@ class Names:
     unknown: tuple[str, ...] = ()  # host-like words in a clear position that the config does not know
     masked: str = ""
     unknown_builds: tuple[str, ...] = ()  # build-like names in a clear position that the config does not know
+    build_mentions: tuple[str, ...] = ()  # each BUILD of ``masked``, in order (a name said twice is here twice)
 
 
 ALL_HOSTS_RE = re.compile(
@@ -884,7 +885,8 @@ def find_names(text: str, config: Config) -> Names:
         found_hosts.append(ALL_HOSTS)
         masked = ALL_HOSTS_RE.sub(_mask_all, masked)
     masked, unknown = _mask_unknown_hosts(masked, _host_stems(tuple(config.hosts)))
-    return Names(unique(found_hosts), unique(found_builds), unique(unknown), masked)
+    return Names(unique(found_hosts), unique(found_builds), unique(unknown), masked,
+                 build_mentions=tuple(found_builds))
 
 
 @lru_cache(maxsize=64)

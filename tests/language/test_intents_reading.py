@@ -1143,3 +1143,21 @@ def test_memory_and_gpus_told_of_ask_for_no_look(text: str) -> None:
 def test_an_unknown_build_is_refused_once_not_also_asked_for() -> None:
     plan = said("<@U0RIGOPS> rebuild pytorch", addressed=True)
     assert plan.error == "no build 'pytorch' on b200 (builds there: sgl-kernel, flash-attn)" and plan.question is None
+
+
+@pytest.mark.parametrize(("text", "build", "expected"), [
+    ("<@U0RIGOPS> don't restart vllm, rebuild llama-cpp instead", "llama-cpp", "rebuild"),
+    ("<@U0RIGOPS> not vllm — kill flash-attn", "flash-attn", "kill"),
+    ("<@U0RIGOPS> leave vllm alone, kill llama-cpp", "llama-cpp", "kill"),
+    ("<@U0RIGOPS> no, kill vllm, not llama-cpp", "vllm", "kill"),
+])
+def test_the_build_a_clause_says_not_to_touch_is_not_the_one_asked_for(text: str, build: str, expected: str) -> None:
+    plan = said(text, addressed=True)
+    assert (plan.build, steps(plan), plan.error) == (build, expected, None), plan
+
+
+@pytest.mark.parametrize("text", ["<@U0RIGOPS> kill vllm and llama-cpp",
+                                  "<@U0RIGOPS> don't kill vllm or llama-cpp, just check mem"])
+def test_two_builds_asked_for_or_spared_together_are_never_narrowed_to_one_to_kill(text: str) -> None:
+    plan = said(text, addressed=True)
+    assert not (plan.destructive and plan.error is None), plan
