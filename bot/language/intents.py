@@ -238,6 +238,8 @@ def _read_whole(
         hits.strong.update(looks)  # said to rigops and read as nothing else: "job status gpu01", "tailable logs?"
         hits.order.update({a: i for i, a in enumerate(looks) if a not in hits.order})
         actions = set(looks)
+    if "help" in actions and (len(actions) > 1 or hits.trouble):
+        actions.discard("help")  # "help, node-3 is dying": a cry, not a request for the command list
     if not actions:
         return Plan(), hits.ignored
     if "log" in actions and "rebuild" not in actions and not hits.lines and (

@@ -364,4 +364,5 @@ RELATIVE_JOBS_RE = re.compile(
     r"(?: the| down| back| our| its)?(?: (?:number of|no\.? of|amount of))?"
     r" (?:jobs|parallelism|parallel jobs|-j|threads|cores|workers|procs|max_jobs|j)(?![\w])(?! than\b)"
     r"(?: (?:to|down to) ([0-9]+)(?![\w]))?"
+    r"|^(?:go|try|run it|do it) (?:lower|smaller|down a notch|with less|with fewer)\b(?! than\b)"
 )

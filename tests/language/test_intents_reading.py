@@ -1161,3 +1161,13 @@ def test_the_build_a_clause_says_not_to_touch_is_not_the_one_asked_for(text: str
 def test_two_builds_asked_for_or_spared_together_are_never_narrowed_to_one_to_kill(text: str) -> None:
     plan = said(text, addressed=True)
     assert not (plan.destructive and plan.error is None), plan
+
+
+def test_help_cried_beside_trouble_is_no_request_for_the_command_list() -> None:
+    assert steps(said("<@U0RIGOPS> help, node-3 is dying", addressed=True)) == "mem"
+    assert steps(said("<@U0RIGOPS> help", addressed=True)) == "help"
+
+
+def test_go_lower_after_an_oom_asks_for_fewer_jobs() -> None:
+    plan = said("<@U0RIGOPS> vllm oom'd, go lower", addressed=True)
+    assert plan.build == "vllm" and "rebuild" in steps(plan), plan
