@@ -74,12 +74,12 @@ _PREFIX = re.compile(r"""(?:              # each eats one separating space: the 
 _NOT_AN_ERROR = re.compile(r"^(?::\s*)?(?:[WI]\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+\s+|[WI]\s+)[\w./+-]+\.\w+:\d+\]\s")
 # The tag a program's log record opens with: "earlyoom[800]: ", "kernel: ", "ld.lld: ".
 _RECORD_TAG = re.compile(r"[\w.+-]+(?:\[\d+\])?: ")
-# A level tag among the prefixes (Maven's "[WARNING] ", "[INFO] ", a logger's "[warn]"): the line is no error.
-_LEVEL_NOT_ERROR = re.compile(r"\[(?:WARNING|WARN|INFO|DEBUG|TRACE|NOTICE|warning|warn|info|debug|notice)\]"
-                              # a journal record of a daemon that is no build: "… sshd[45727]: error: kex_…"
-                              r"|\s(?:sshd|sudo|su|cron|CRON|crond|dbus-daemon|dbus-broker|NetworkManager|polkitd"
-                              r"|systemd-logind|systemd-resolved|chronyd|avahi-daemon|gdm-\w+|pulseaudio|snapd"
-                              r"|rsyslogd|auditd?)(?:\[\d+\])?:\s*$")
+# A level tag among the prefixes (Maven's "[WARNING] ", "[INFO] ", a logger's "[warn]"), or a journal record of a
+# daemon that is no build ("… sshd[45727]: error: kex_…"): the line is no error.
+_PREFIX_NOT_AN_ERROR = re.compile(r"\[(?:WARNING|WARN|INFO|DEBUG|TRACE|NOTICE|warning|warn|info|debug|notice)\]"
+                                  r"|\s(?:sshd|sudo|su|cron|CRON|crond|dbus-daemon|dbus-broker|NetworkManager|polkitd"
+                                  r"|systemd-logind|systemd-resolved|chronyd|avahi-daemon|gdm-\w+|pulseaudio|snapd"
+                                  r"|rsyslogd|auditd?)(?:\[\d+\])?:\s*$")
 # The header of a CMake warning block ("CMake Warning at x.txt:12 (find_package):", "CMake Warning (dev) in ...:",
 # "CMake Deprecation Warning at ...:", "CMake Warning:"): the more-indented lines below it are a warning's message,
 # even when they say "Could not find a package configuration file" the way an error block's message does.
@@ -198,7 +198,7 @@ class _Log:
     def _match(self, line: str, start: int, rules: Sequence[Rule]) -> _Hit | None:
         body = _strip_prefix(line).lstrip()
         if (_QUOTED_SOURCE.match(body) or _NOT_AN_ERROR.match(body) or _QUOTED_IN_PROSE.match(body)
-                or _LEVEL_NOT_ERROR.search(line[:len(line) - len(body)]) or self._after_traceback_frame(start)):
+                or _PREFIX_NOT_AN_ERROR.search(line[:len(line) - len(body)]) or self._after_traceback_frame(start)):
             return None
         for rule in rules:
             for pattern in rule.patterns:
@@ -308,7 +308,7 @@ class _Log:
                  _strip_prefix(self._line_at(following)[0]) if following < len(self.text) else ""]
         body = parts[1].lstrip()
         if (_QUOTED_SOURCE.match(body) or _NOT_AN_ERROR.match(body) or _QUOTED_IN_PROSE.match(body)
-                or _LEVEL_NOT_ERROR.search(line[:len(line) - len(body)])):
+                or _PREFIX_NOT_AN_ERROR.search(line[:len(line) - len(body)])):
             return None
         # A console cuts at a column, in a word; a tool that wraps its own text (uv, CMake, textwrap) cuts at a
         # space and drops it, and the next line's indent is not the space either.

@@ -515,6 +515,8 @@ MEM_RE = re.compile(
     r"|^what is (?:using|eating|hogging) (?:all )?(?:the )?(?:mem|memory|ram)\b"
 )
 _BUILDISH = r"(?:build|compile|BUILD)"
+# "is X running out of memory?" asks the memory, not whether X runs
+_NOT_RUNNING_OUT = r"(?! (?:out of|low on) (?:mem|memory|ram|swap|disk|space)\b)"
 STATUS_RE = re.compile(
     r"^(?:sitrep|status report|state of play)(?: (?:on|for|from) (?:HOST|BUILD|the build|everything))?$|"
     r"(?<!gpu )(?<!gpus )\bstatus (?:of|on|for) (?:the |my |our )?"
@@ -529,7 +531,7 @@ STATUS_RE = re.compile(
     r"(?: (?:on|@) HOST)?$"
     r"|^is (?:the |my |our )?(?:build|compile|BUILD|ninja|it)(?: (?:on|@) HOST)? (?:still )?"
     r"(?:running|going|building|compiling|done|finished|alive|stuck|hung|progressing|complete|over)\b"
-    r"(?! (?:out of|low on) (?:mem|memory|ram|swap|disk|space)\b)"
+    rf"{_NOT_RUNNING_OUT}"
     rf"|^(?:did|has) (?:the |my |our )?{_BUILDISH}(?: (?:on|@) HOST)? (?:finish|finished|complete|completed"
     r"|succeed|succeeded|pass|passed|fail|failed|die|died|crash|crashed|break|broke|end|ended|work)\b"
     r"|^what is (?:running|going on|happening) (?:on|@|with) (?:HOST|the build|BUILD)\b|^what is running$"
@@ -567,7 +569,7 @@ _STATE = (r"(?:alive|dead|running|going|building|compiling|linking|progressing|m
 STATUS_QUESTION_RE = re.compile(
     rf"^(?:is|are|has|have|was|did|does|do you see|any idea if|is there) (?:{_SUBJECT} )?"
     rf"(?:[^?]{{0,30}} )?(?:still |actually |even |really |just |already |now |yet )*{_STATE}\b"
-    r"(?! (?:out of|low on) (?:mem|memory|ram|swap|disk|space)\b)"  # "is X running out of memory?" asks the memory
+    rf"{_NOT_RUNNING_OUT}"
     rf"|^(?:{_SUBJECT} )?(?:still )?(?:alive|running|going|compiling|building|progressing|moving)"
     r"(?: or (?:dead|not|hung|stuck|what))?$"
     r"|^(?:still )?alive(?: or dead)?$"
@@ -619,14 +621,16 @@ MEM_QUESTION_RE = re.compile(
     r"|^how much (?:free |available |spare |usable )?(?:ram|memory|mem|swap|headroom)(?: space)?\b"
     r"(?![^?]{0,40}\b(?:need|needs|needed|take|takes|took|require|required|requires|use|uses|used|per|should)\b)"
 )
+# "gpu", "gpus", one by its index ("gpu0", "gpu 3"), the cards by their model ("the h100s", "the l40s")
+_GPU = r"(?:gpus?|gpu ?\d{1,2}|(?:h100|h200|a100|a10|v100|l40|l4|b200|b100|mi300|rtx ?\d{4})s)(?![\w-])"
 GPU_QUESTION_RE = re.compile(
     r"\b(?:output|result|numbers) of nvidia-smi\b|^how much (?:vram|gpu memory|gpu mem|video memory)\b|"
-    r"\b(?:gpus?|gpu ?\d{1,2}|nvidia-smi|vram|cards?|(?:h100|h200|a100|v100|l40|b200)s)\b[^?]{0,30}"
+    rf"\b(?:{_GPU}|nvidia-smi|vram|cards?)[^?]{{0,30}}"
     r"\b(?:free|busy|idle|in use|used|util|utilization|doing"
     r"|available|occupied|say|says|show|shows|look|looking|loaded|hot|running|on)\b"
     r"|^(?:what is|who is|anything|anyone|what's|who's|whats|whos)"
     r" (?:running |using |on |hogging |eating |holding |occupying |sitting on )(?:the |all the )?(?:HOST's )?gpus?\b"
-    r"|^is (?:there )?anything (?:running )?on (?:the )?(?:gpus?|cards|(?:h100|h200|a100|v100|l40|b200)s)\b"
+    rf"|^is (?:there )?anything (?:running )?on (?:the )?(?:{_GPU}|cards\b)"
 )
 LOG_QUESTION_RE = re.compile(
     r"^what (?:does|did|do) (?:the )?(?:BUILD |build )?(?:log|logs|output|it) (?:say|show|print|end with)\b"
@@ -681,8 +685,6 @@ LOG_LINES_RE = re.compile(
     r"|(?<![\w-])--(?:last|tail)[= ](-?\d+)\b",
     re.ASCII,
 )
-# "gpu", "gpus", one by its index ("gpu0", "gpu 3"), the cards by their model ("the h100s", "the l40s")
-_GPU = r"(?:gpus?|gpu ?\d{1,2}|(?:h100|h200|a100|a10|v100|l40|l4|b200|b100|mi300|rtx ?\d{4})s)(?![\w-])"
 GPU_RE = re.compile(
     r"\b(?:run|show|post|get|give me|check|paste)(?: me)? nvidia-smi\b"
     r"|^nvidia-smi(?: (?:on |@|for )?HOST| please| now| again| output)*$"
