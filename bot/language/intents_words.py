@@ -612,6 +612,10 @@ MEM_QUESTION_RE = re.compile(
     r"|running (?:out of|low on) (?:mem|memory|ram))\b"
     r"|^any (?:free |available )?(?:mem|memory|ram|swap|headroom) (?:left|free|available)\b"
     r"|^what(?: is|'s|s) free(?: (?:on|@) HOST)?(?: now| right now)?$"
+    # "what does free -h say on HOST", "how much does HOST have free"
+    r"|^what(?: does| did| is|'s|s) free(?: -[hmgb])? (?:say|show|print|output)\b"
+    r"|^how much (?:(?:ram|memory|mem|swap) )?(?:does|do) (?:HOST|it|the box|the machine) (?:have|got)"
+    r" (?:free|left|available|spare)\b"
     # "how much ram is X using", "… does X take right now", "is there room on HOST for another
     # build"
     r"|^how much (?:ram|memory|mem|rss) (?:is|does) (?:BUILD|it|the build|the BUILD build)(?: on HOST)?"

@@ -1171,3 +1171,22 @@ def test_help_cried_beside_trouble_is_no_request_for_the_command_list() -> None:
 def test_go_lower_after_an_oom_asks_for_fewer_jobs() -> None:
     plan = said("<@U0RIGOPS> vllm oom'd, go lower", addressed=True)
     assert plan.build == "vllm" and "rebuild" in steps(plan), plan
+
+
+@pytest.mark.parametrize(("text", "host"), [
+    ("<@U0RIGOPS> whats free -h say on b200", "b200"),
+    ("what does free -m show on node-3?", "node-3"),
+    ("<@U0RIGOPS> how much does gpu01 have free", "gpu01"),
+    ("how much swap does node-3 have left?", "node-3"),
+])
+def test_a_question_about_free_memory_in_more_words_is_a_look(text: str, host: str) -> None:
+    plan = said(text, addressed=text.startswith("<@"))
+    assert (plan.host, steps(plan)) == (host, "mem"), plan
+
+
+@pytest.mark.parametrize("text", [
+    "how much does the flash-attn build need?",
+    "what does free mean in htop",
+])
+def test_how_much_a_build_needs_and_what_free_means_are_no_look(text: str) -> None:
+    assert not said(text).steps
