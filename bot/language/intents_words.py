@@ -955,6 +955,9 @@ UNKNOWN_BUILD_RE = re.compile(  # groups 1, 2, 3 and 6: a build's own slot; 4, 5
     rf"|(?:tail|(?:the )?last \d+(?: lines)? (?:of|from))) (?:the )?{_NAME}"
     r"(?=(?: build)?(?: (?:on|@) HOST)?(?: please| pls| now)?[?!.]*$)"
     rf"|{_CLAUSE_START}(?:is|are) (?:the )?{_NAME}(?: build)? still (?:compiling|building|running|going|installing)\b"
+    # the name after the word "build": "stop build foo on HOST", "restart the build foo-full on HOST"
+    rf"|{_CLAUSE_START}(?:kill|stop|abort|cancel|halt|terminate|rebuild|restart|retry|rerun|relaunch)"
+    rf"(?: (?:when|the|that|this))? (?:build|compile|job) {_NAME}(?= (?:on|@) HOST\b)"
 )
 # What a kill or a restart may be asked for that is no build: a server (also one named after the build it serves:
 # "the vllm server", "llama-server"), a service, a notebook's kernel, a training run, a container, a python process.

@@ -1190,3 +1190,17 @@ def test_a_question_about_free_memory_in_more_words_is_a_look(text: str, host: s
 ])
 def test_how_much_a_build_needs_and_what_free_means_are_no_look(text: str) -> None:
     assert not said(text).steps
+
+
+@pytest.mark.parametrize(("text", "name"), [
+    ("<@U0RIGOPS> stop when build mvcc-full on gpu01", "mvcc-full"),
+    ("<@U0RIGOPS> kill build xformers on b200", "xformers"),
+])
+def test_an_unknown_name_after_the_word_build_is_refused_not_replaced(text: str, name: str) -> None:
+    plan = said(text, addressed=True)
+    assert plan.error and f"no build {name!r}" in plan.error and plan.build is None, plan
+
+
+def test_a_known_name_after_the_word_build_is_that_build() -> None:
+    plan = said("<@U0RIGOPS> restart the build vllm on node-3", addressed=True)
+    assert (plan.build, plan.error) == ("vllm", None) and "rebuild" in steps(plan), plan
