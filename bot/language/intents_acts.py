@@ -146,7 +146,9 @@ NEGATED_RE = re.compile(
 
 # "not b200", "not sure", "not just": the negation is of a name or a hedge, not of what is asked.
 NOT_AN_ACTION_RE = re.compile(r"\b(?:not|no) (?:HOST|BUILD|sure|just|only|yet sure|that one|this one|ours|mine)\b"
-                              r"|\b(?:if|or|whether) not\b")
+                              r"|\b(?:if|or|whether) not\b"
+                              # a purpose said after the request: "rebuild X at 2 to make sure it doesn't oom"
+                              r"|\bto (?:be sure|make sure|ensure|check|confirm|verify)\b.*")
 
 # --- somebody else's build -----------------------------------------------------------------------------
 

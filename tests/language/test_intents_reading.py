@@ -1204,3 +1204,15 @@ def test_an_unknown_name_after_the_word_build_is_refused_not_replaced(text: str,
 def test_a_known_name_after_the_word_build_is_that_build() -> None:
     plan = said("<@U0RIGOPS> restart the build vllm on node-3", addressed=True)
     assert (plan.build, plan.error) == ("vllm", None) and "rebuild" in steps(plan), plan
+
+
+@pytest.mark.parametrize("text", [
+    "<@U0RIGOPS> rebuild llama-cpp with -j2 to make sure it doesn't oom again",
+    "<@U0RIGOPS> rebuild llama-cpp at 2, to be sure it isn't the parallelism",
+])
+def test_a_purpose_after_a_request_is_no_negation_of_it(text: str) -> None:
+    assert steps(said(text, addressed=True)).endswith("rebuild=2")
+
+
+def test_a_negated_request_with_a_purpose_stays_negated() -> None:
+    assert not said("<@U0RIGOPS> don't restart llama-cpp to make sure it isn't the cache", addressed=True).steps
