@@ -23,7 +23,8 @@ from typing import Any
 
 import psutil
 
-from bench.common import ROOT, fake_bin, ms, percentile
+from bench.common import fake_bin, ms, percentile
+from bot.hosts.base import agent_bootstrap
 from tests.fakes.tools import read_stat_fields, session_members
 from tests.waiting import wait_until
 
@@ -32,11 +33,11 @@ EXTRA_PROCESSES = tuple(int(n) for n in os.environ.get("RIGOPS_BENCH_AGENT_PROCE
 SPAWN_TIMEOUT = 120.0  # seconds for the extra processes to exist (5,000 forks take a few on two cores)
 LONG_COMPILERS = 16  # under a fake ninja, 8 MiB each, for the whole run
 CHURN_EVERY = 0.1  # a short-lived 4 MiB compiler joins the build this often (a build's real turnover)
-AGENT_SOURCE = (ROOT / "bot" / "hosts" / "agent.py").read_text()
+AGENT_SOURCE = agent_bootstrap()
 
 
 class Agent:
-    """The agent as the bot runs it locally (``python -u -c <source>``), one request at a time."""
+    """The agent as the bot runs it locally (``python -u -c <bootstrap>``), one request at a time."""
 
     def __init__(self) -> None:
         self.proc = subprocess.Popen([sys.executable, "-u", "-c", AGENT_SOURCE], stdin=subprocess.PIPE,

@@ -18,7 +18,7 @@ from typing import Literal
 
 from bot.actions import ActionContext
 from bot.actions.registry import ActionSpec, Reading
-from bot.hosts.agent import BUILD_TOOL_NAMES
+from bot.hosts.agent.protocol import BUILD_TOOL_NAMES
 from bot.hosts.models import KillResult, Proc, ProcId
 from bot.language.commands import Command
 from bot.language.plan import Step

@@ -18,7 +18,8 @@ from bot.core.execute import post_thread
 from bot.core.services import Services
 from bot.core.talk import Conversation, Reply
 from bot.language.schedule_text import parse_when, zone
-from bot.scheduler import Posted, Schedule, ScheduleRunner
+from bot.scheduler import ScheduleRunner
+from bot.store.schedules import Posted, Schedule
 from bot.text import messages
 from bot.text import schedules as text
 from bot.text.digest_layout import digest_posts

@@ -18,7 +18,8 @@ from typing import TextIO
 from bot.config import Config
 from bot.core.app import Core
 from bot.core.requests import Said, SlashCommand
-from bot.core.talk import Message, Place, Pressed
+from bot.core.talk import Place, Pressed
+from bot.text.message import Message
 
 CONSOLE_CHANNEL = "C0CONSOLE"
 FILES_DIR = "files"  # under the state dir: what rigops attached (charts, long logs)

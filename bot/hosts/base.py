@@ -51,18 +51,48 @@ STDERR_WAIT = 2.0  # how long a dying agent gets to finish what it says on stder
 CLOSE_WAIT = 10.0  # how long close() waits for broken channels to be let go
 
 
+# The bootstrap: the agent's modules as one JSON object {module name: source}, compressed, and an importer that
+# serves them as the package rigops_agent (sources kept for tracebacks); then the protocol loop, given the
+# build supervisor's source. Python >= 3.8, stdlib only, like the agent.
+_BOOTSTRAP = """import base64,json,linecache,sys,zlib
+from importlib.util import spec_from_loader
+M=json.loads(zlib.decompress(base64.b64decode('{packed}')))
+class L:
+ @classmethod
+ def find_spec(c,n,p=None,t=None):return spec_from_loader(n,c,is_package=n=='rigops_agent') if n in M else None
+ @staticmethod
+ def create_module(s):return None
+ @staticmethod
+ def exec_module(m):
+  f='<'+m.__name__+'>';linecache.cache[f]=(len(M[m.__name__]),None,M[m.__name__].splitlines(True),f)
+  exec(compile(M[m.__name__],f,'exec'),m.__dict__)
+sys.meta_path.insert(0,L)
+import rigops_agent.server
+rigops_agent.server.main(M['rigops_agent.supervisor'])"""
+AGENT_PACKAGE = "rigops_agent"  # the name the agent's modules run under on a host
+
+
 @cache
 def agent_bootstrap() -> str:
-    """A python -c program that unpacks the agent and the build supervisor it runs, and starts the agent;
-    built from our own files, never from chat."""
-    agent, supervisor = (_packed(name) for name in ("agent.py", "supervisor.py"))
-    return ("import base64,zlib;u=lambda s:zlib.decompress(base64.b64decode(s)).decode();"
-            f"g={{'__name__':'rigops_agent'}};exec(u('{agent}'),g);g['main'](u('{supervisor}'))")
+    """A ``python -c`` program that carries the agent package (``bot/hosts/agent/``) and the build supervisor it
+    writes to a file and runs, and starts the agent; built from our own files, never from chat."""
+    return _BOOTSTRAP.replace("{packed}", _packed(agent_sources()))
 
 
-def _packed(name: str) -> str:
-    source = resources.files("bot.hosts").joinpath(name).read_bytes()
-    return base64.b64encode(zlib.compress(source, 9)).decode("ascii")
+def agent_sources() -> dict[str, str]:
+    """The agent package's modules by the names they run under on a host: ``rigops_agent``,
+    ``rigops_agent.server``, ..."""
+    sources = {}
+    for entry in sorted(resources.files("bot.hosts.agent").iterdir(), key=lambda e: e.name):
+        if entry.name.endswith(".py"):
+            module = entry.name.removesuffix(".py")
+            name = AGENT_PACKAGE if module == "__init__" else f"{AGENT_PACKAGE}.{module}"
+            sources[name] = entry.read_text(encoding="utf-8")
+    return sources
+
+
+def _packed(sources: dict[str, str]) -> str:
+    return base64.b64encode(zlib.compress(json.dumps(sources, sort_keys=True).encode("utf-8"), 9)).decode("ascii")
 
 
 STDERR_KEEP = 16 * 1024  # the end of what the agent said on stderr, for error messages

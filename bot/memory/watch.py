@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from bot.config import DEFAULT_MEMORY_ALERT_PCT, DEFAULT_MEMORY_RESERVE
-from bot.hosts.agent import COMPILER_NAMES
+from bot.hosts.agent.protocol import COMPILER_NAMES
 from bot.hosts.models import OomEvent, Proc, ProcId, Sample
 from bot.memory.fit import jobs_fitting, usable
 from bot.memory.frame import Scope, headroom

@@ -12,8 +12,8 @@ from bot.builds.progress import Progress
 from bot.core.digest import Digest, HostDigest, OomKillSeen
 from bot.hosts.models import Gpu, GpuReport, Snapshot
 from bot.memory.meminfo import Memory, human
-from bot.scheduler import Schedule
 from bot.store import BuildRun
+from bot.store.schedules import Schedule
 from bot.text.render import RESULT_ICON, duration, progress_parts, tool_counts
 
 BAR_WIDTH = 20

@@ -14,12 +14,12 @@ from zoneinfo import ZoneInfo
 
 from bot.core.digest import Digest, HostDigest, gpu_busy
 from bot.core.fleet import HostResult
-from bot.core.talk import MESSAGE_SECTIONS, MESSAGE_TEXT, Message
 from bot.language.plan import Step
 from bot.memory.meminfo import human
-from bot.scheduler import Schedule
+from bot.store.schedules import Schedule
 from bot.text import render
 from bot.text.digest import SECTION_TEXT, SHOWN_PROCESSES, clock, host_text, when
+from bot.text.message import MESSAGE_SECTIONS, MESSAGE_TEXT, Message
 
 DETAIL_POSTS = 3  # thread messages for every host in detail, or a fleet's rows; more than that go in one file
 NAMED_IN_SUMMARY = 5  # hosts the notification text names

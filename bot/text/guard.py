@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from bot.core.talk import Message
 from bot.memory.advisor import size_text
 from bot.memory.policy import MAX_PAUSE, OnPressure, ResumeWhy
 from bot.memory.watch import Alert, OomKill
 from bot.store import BuildRun
+from bot.text.message import Message
 from bot.text.render import choice, oom_victims
 
 NO_COMPILERS = ":information_source: No compilers of this build are running to pause."

@@ -13,8 +13,7 @@ from bot.builds.diagnose import Diagnosis
 from bot.builds.progress import BuildStart, CacheStats, Progress
 from bot.config import Config
 from bot.core.fleet import HostResult
-from bot.core.talk import Choice, ChoiceKind, Message
-from bot.hosts.agent import COMPILER_NAMES
+from bot.hosts.agent.protocol import COMPILER_NAMES
 from bot.hosts.models import GpuReport, Proc, Snapshot
 from bot.language.commands import describe_step as describe
 from bot.language.plan import Plan, Question, Step
@@ -22,6 +21,7 @@ from bot.memory.meminfo import free_table, human
 from bot.memory.policy import Levels
 from bot.memory.watch import BuildUsage, OomKill
 from bot.store import BuildRun
+from bot.text.message import Choice, ChoiceKind, Message
 from bot.util.redact import redact
 
 if TYPE_CHECKING:  # the actions' modules import this one for their words

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from bot.language.commands import SCHEDULE
 from bot.language.schedule_text import zone
-from bot.scheduler import Schedule
+from bot.store.schedules import Schedule
 from bot.text.digest import schedule_line, when
 
 USAGE = f"""*Scheduled status posts*: {SCHEDULE.help}.

@@ -31,7 +31,8 @@ from __future__ import annotations
 
 from typing import Literal, get_args
 
-# What the agent says went wrong (the "type" of its error answers); bot/hosts/agent.py keeps the same list.
+# What the agent says went wrong (the "type" of its error answers): bot/hosts/agent/protocol.py's ERROR_CODES, which
+# runs on hosts and cannot import this (tests/hosts/test_agent.py checks that the two lists agree).
 AgentErrorCode = Literal["bad_json", "bad_request", "unknown_op", "unknown_user", "forbidden", "bad_workdir",
                          "bad_path", "spawn_failed", "not_found", "not_a_file", "unreadable", "internal"]
 AGENT_ERROR_CODES: frozenset[str] = frozenset(get_args(AgentErrorCode))

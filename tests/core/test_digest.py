@@ -26,8 +26,8 @@ from bot.hosts.gpu import parse_gpu_report
 from bot.hosts.models import GpuReport, Snapshot
 from bot.memory.meminfo import Memory
 from bot.memory.policy import host_levels
-from bot.scheduler import Schedule
 from bot.store import BuildRun
+from bot.store.schedules import Schedule
 from bot.text.digest import memory_bar
 from bot.text.digest_layout import DigestPosts, digest_posts
 from slackemu import SlackEmulator

@@ -19,7 +19,6 @@ from bot.actions.mem import MemoryReport
 from bot.actions.status import RunView, StatusReport
 from bot.config import Config, HostConfig
 from bot.core.fleet import HostResult
-from bot.core.talk import MESSAGE_SECTIONS, MESSAGE_TEXT, Message
 from bot.frontends.slack.blocks import message_text, to_blocks
 from bot.hosts.models import Gpu, GpuReport, Snapshot
 from bot.language.plan import Step
@@ -29,6 +28,7 @@ from bot.store import BuildRun
 from bot.text import render
 from bot.text.digest import SECTION_TEXT
 from bot.text.digest_layout import DETAIL_POSTS, DigestPosts, fleet_posts
+from bot.text.message import MESSAGE_SECTIONS, MESSAGE_TEXT, Message
 from slackemu import SlackEmulator
 from slackemu.limits import message_refusal
 from tests.fakes.nvidia_smi import install_nvidia_smi, path_with

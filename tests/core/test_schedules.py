@@ -23,7 +23,8 @@ from bot.config import Config, ScheduleConfig, parse
 from bot.core.schedules import parse_add
 from bot.frontends.slack.app import RigopsApp
 from bot.language.schedule_text import parse_when
-from bot.scheduler import DB_NAME, LOCK_NAME, ScheduleRunner
+from bot.scheduler import LOCK_NAME, ScheduleRunner
+from bot.store.schedules import DB_NAME
 from bot.util.errors import ConfigError, PlanError
 from slackemu import Message, SlackEmulator
 from tests.fakes.nvidia_smi import install_nvidia_smi, path_with

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.hosts.agent import COMPILER_NAMES
+from bot.hosts.agent.protocol import COMPILER_NAMES
 from bot.memory.advisor import PER_ARCH_STEPS, nvcc_job
 from tests.cuda.test_real_nvcc import ENV, NVCC, cuda_user, needs_nvcc
 from tests.fakes.users import switch_to

@@ -15,8 +15,10 @@ import json
 import os
 import pwd
 import queue
+import re
 import resource
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
@@ -31,13 +33,14 @@ from typing import Any
 
 import pytest
 
-from bot.hosts.base import agent_bootstrap
+from bot.hosts.agent import procs, protocol
+from bot.hosts.base import agent_bootstrap, agent_sources
 from bot.util.errors import AgentErrorCode
 from tests.waiting import wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
-AGENT_PATH = ROOT / "bot" / "hosts" / "agent.py"
-SUPERVISOR_PATH = ROOT / "bot" / "hosts" / "supervisor.py"
+AGENT_DIR = ROOT / "bot" / "hosts" / "agent"  # the package shipped to hosts
+AGENT_FILES = sorted(AGENT_DIR.glob("*.py"))
 BOOTSTRAP = agent_bootstrap()  # what `python3 -u -c` gets
 MIB = 1 << 20
 PAGE = os.sysconf("SC_PAGE_SIZE")
@@ -52,7 +55,6 @@ def _load(name: str, path: Path) -> ModuleType:
 
 
 fake = _load("rigops_tests_fakes_tools", ROOT / "tests" / "fakes" / "tools.py")
-agent_module = _load("rigops_agent_under_test", AGENT_PATH)
 
 IS_ROOT = os.geteuid() == 0
 try:
@@ -291,7 +293,7 @@ def read_meminfo() -> dict[str, int]:
     ],
 )
 def test_normalise_tool_name(base: str, expected: str) -> None:
-    assert agent_module.normalise_tool_name(base) == expected
+    assert procs.normalise_tool_name(base) == expected
 
 
 @pytest.mark.parametrize(
@@ -307,25 +309,38 @@ def test_normalise_tool_name(base: str, expected: str) -> None:
     ],
 )
 def test_tool_name_uses_argv0_only_for_truncated_comm(comm: str, argv0: str | None, expected: str) -> None:
-    assert agent_module.tool_name(comm, argv0) == expected
+    assert procs.tool_name(comm, argv0) == expected
 
 
 def test_build_tool_names_are_the_documented_list() -> None:
-    assert agent_module.BUILD_TOOL_NAMES == (
+    assert protocol.BUILD_TOOL_NAMES == (
         "cmake", "ninja", "make", "gmake", "cc1", "cc1plus", "c++", "g++", "gcc", "cc", "clang", "clang++",
         "nvcc", "cicc", "ptxas", "cudafe++", "fatbinary", "nvlink", "ld", "ld.gold", "ld.lld", "collect2", "as",
     )  # fmt: skip
 
 
-@pytest.mark.parametrize("path", [AGENT_PATH, SUPERVISOR_PATH], ids=["agent", "supervisor"])
+@pytest.mark.parametrize("path", AGENT_FILES, ids=[p.stem for p in AGENT_FILES])
 def test_source_is_stdlib_only(path: Path) -> None:
+    # On a host there is no bot package and nothing installed: each module imports the standard library and its
+    # siblings, these only relatively (the package runs there as rigops_agent).
     imported: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.Import):
             imported.update(alias.name.split(".")[0] for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module:
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
             imported.add(node.module.split(".")[0])
+        elif isinstance(node, ast.ImportFrom):
+            assert path.stem != "supervisor", "the supervisor runs as a file of its own: it imports no sibling"
+            siblings = [node.module] if node.module else [alias.name for alias in node.names]
+            assert node.level == 1 and all((AGENT_DIR / f"{m}.py").exists() for m in siblings), ast.unparse(node)
     assert imported <= set(sys.stdlib_module_names) | {"__future__"}, imported - set(sys.stdlib_module_names)
+
+
+def test_the_package_ships_whole() -> None:
+    # Every module of bot/hosts/agent travels in the bootstrap, under the name it runs as.
+    assert set(agent_sources()) == {"rigops_agent"} | {f"rigops_agent.{p.stem}" for p in AGENT_FILES} - {
+        "rigops_agent.__init__"}
+    assert agent_sources()["rigops_agent.protocol"] == (AGENT_DIR / "protocol.py").read_text()
 
 
 def test_bootstrap_fits_one_ssh_argument() -> None:
@@ -334,9 +349,10 @@ def test_bootstrap_fits_one_ssh_argument() -> None:
 
 
 def test_every_error_the_agent_sends_has_a_code_the_bot_knows() -> None:
-    assert set(agent_module.ERROR_CODES) == set(typing.get_args(AgentErrorCode))
+    assert set(protocol.ERROR_CODES) == set(typing.get_args(AgentErrorCode))
     codes = []
-    for node in ast.walk(ast.parse(AGENT_PATH.read_text())):
+    nodes = [node for path in AGENT_FILES for node in ast.walk(ast.parse(path.read_text()))]
+    for node in nodes:
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "AgentError":
             codes.append(node.args[0])
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "error":
@@ -347,17 +363,63 @@ def test_every_error_the_agent_sends_has_a_code_the_bot_knows() -> None:
                 codes.append(node.values[0])
     assert len(codes) > 20
     literal = [c.value for c in codes if isinstance(c, ast.Constant)]
-    assert set(literal) <= set(agent_module.ERROR_CODES)
+    assert set(literal) <= set(protocol.ERROR_CODES)
     # The rest pass a code along: AgentError.code (Server.handle) or Server.error's parameter.
     assert {ast.unparse(c) for c in codes if not isinstance(c, ast.Constant)} == {"e.code", "code"}
 
 
 def test_spawn_needs_the_supervisor_from_the_bootstrap(start_agent: Callable[..., Agent], tmp_path: Path) -> None:
-    agent = start_agent(argv=[sys.executable, "-u", "-c", AGENT_PATH.read_text()])  # no bootstrap: no supervisor
+    without = BOOTSTRAP.replace("main(M['rigops_agent.supervisor'])", "main()")
+    assert without != BOOTSTRAP
+    agent = start_agent(argv=[sys.executable, "-u", "-c", without])  # the agent given no supervisor
     assert agent.call("ping")["time"] > 0
     error = agent.call_error("spawn", workdir=str(tmp_path), command="true", log="b.log", exit_file="b.exit")
     assert error["type"] == "spawn_failed" and "supervisor" in error["message"]
     assert list(tmp_path.iterdir()) == []
+
+
+def test_spawn_runs_the_supervisor_from_a_file(start_agent: Callable[..., Agent], tmp_path: Path,
+                                               cleanup: Cleanup) -> None:
+    # A `ps` on the build host shows the supervisor's path, not its source; the file is the user's alone, named by
+    # its content, written again when it is gone or changed.
+    cache = tmp_path / "cache"
+    for name in ("w1", "w2", "w3"):
+        (tmp_path / name).mkdir()
+    agent = start_agent(env={**os.environ, "XDG_CACHE_HOME": str(cache)})
+    run = spawn(agent, cleanup, tmp_path / "w1", "echo one")
+    argv = Path(f"/proc/{run['supervisor_pid']}/cmdline").read_bytes().rstrip(b"\0").decode().split("\0")
+    assert argv[1:3] == ["-I", "-S"] and argv[4] == "echo one", argv
+    script = Path(argv[3])
+    assert script.parent == cache / "rigops" and re.fullmatch(r"supervisor-[0-9a-f]{16}\.py", script.name)
+    assert script.read_text() == (AGENT_DIR / "supervisor.py").read_text()
+    assert len(Path(f"/proc/{run['supervisor_pid']}/cmdline").read_bytes()) < 300 + len(str(tmp_path)) * 2
+    assert stat.S_IMODE(script.stat().st_mode) == 0o600 and stat.S_IMODE(script.parent.stat().st_mode) == 0o700
+    assert wait_exit(agent, run)["exit"]["exit_status"] == 0
+    script.write_text("raise SystemExit(7)\n")  # changed under it: the agent writes it again
+    run2 = spawn(agent, cleanup, tmp_path / "w2", "echo two")
+    assert wait_exit(agent, run2)["exit"]["exit_status"] == 0 and script.read_text().startswith('"""')
+    script.unlink()
+    run3 = spawn(agent, cleanup, tmp_path / "w3", "echo three")
+    assert wait_exit(agent, run3)["exit"]["exit_status"] == 0 and script.exists()
+    assert Path(run3["log"]).read_text() == "three\n"
+
+
+def test_spawn_leaves_a_cache_dir_others_can_write(start_agent: Callable[..., Agent], tmp_path: Path,
+                                                    cleanup: Cleanup) -> None:
+    # A cache directory another user could write is not used: the supervisor goes to the private one under
+    # the temp directory instead.
+    cache = tmp_path / "cache"
+    (cache / "rigops").mkdir(parents=True)
+    (cache / "rigops").chmod(0o777)
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    (tmp_path / "w").mkdir()
+    agent = start_agent(env={**os.environ, "XDG_CACHE_HOME": str(cache), "TMPDIR": str(temp)})
+    run = spawn(agent, cleanup, tmp_path / "w", "echo ok")
+    script = Path(Path(f"/proc/{run['supervisor_pid']}/cmdline").read_bytes().split(b"\0")[3].decode())
+    assert script.parent == temp / f"rigops-{os.geteuid()}"
+    assert list((cache / "rigops").iterdir()) == []
+    assert wait_exit(agent, run)["exit"]["exit_status"] == 0
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -547,7 +609,7 @@ def test_kill_by_names_stops_the_build_and_spares_the_decoys(agent: Agent, fake_
     stubborn = next(p for p in procs if p["comm"] == "cc1plus")
 
     result = agent.call(
-        "kill", names=list(agent_module.BUILD_TOOL_NAMES), user="nobody", grace=0.5, timeout=20, settle=2
+        "kill", names=list(protocol.BUILD_TOOL_NAMES), user="nobody", grace=0.5, timeout=20, settle=2
     )
 
     targets = {t["pid"]: t for t in result["targets"]}

@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 
 from bot.hosts import Host
+from bot.hosts.agent import cgroups, procs, sample
 from bot.hosts.models import ProcId
 from tests.fakes.users import fake_user, popen_as
 from tests.hosts.test_agent import (
@@ -28,7 +29,6 @@ from tests.hosts.test_agent import (
     MIB,
     Agent,
     Cleanup,
-    agent_module,
     alive,
     fake,
     needs_nobody,
@@ -194,13 +194,13 @@ def test_cgroup_memory_reads_v2_files(tmp_path: Path) -> None:
     (base / "memory.max").write_text("max\n")
     (base / "memory.events").write_text("low 0\nhigh 0\nmax 12\noom 2\noom_kill 1\noom_group_kill 0\n")
     (base / "cgroup.procs").write_text("101\n102\n")
-    cg = agent_module.cgroup_memory(2, "/build.slice/job", str(tmp_path), {100, 101, 102})
+    cg = cgroups.cgroup_memory(2, "/build.slice/job", str(tmp_path), {100, 101, 102})
     assert cg == {"version": 2, "path": "/build.slice/job", "current": 100 * MIB, "working_set": 100 * MIB,
                   "peak": None, "limit": None, "oom": 2, "oom_kill": 1, "exclusive": True}
     (base / "memory.max").write_text("536870912\n")
-    cg = agent_module.cgroup_memory(2, "/build.slice/job", str(tmp_path), {101})
+    cg = cgroups.cgroup_memory(2, "/build.slice/job", str(tmp_path), {101})
     assert cg is not None and cg["limit"] == 512 * MIB and cg["exclusive"] is False
-    assert agent_module.cgroup_memory(2, "/gone", str(tmp_path), set()) is None
+    assert cgroups.cgroup_memory(2, "/gone", str(tmp_path), set()) is None
 
 
 def test_a_cgroup_counts_its_ancestors_limits_and_leaves_out_the_file_cache(tmp_path: Path) -> None:
@@ -216,7 +216,7 @@ def test_a_cgroup_counts_its_ancestors_limits_and_leaves_out_the_file_cache(tmp_
     (step / "memory.peak").write_text(f"{450 * MIB}\n")
     (step / "memory.stat").write_text(f"anon {250 * MIB}\nfile {150 * MIB}\nactive_file {60 * MIB}\n"
                                       f"inactive_file {90 * MIB}\nfile_mapped {20 * MIB}\n")
-    cg = agent_module.cgroup_memory(2, "/slurm/job_7/step_0", str(tmp_path), set())
+    cg = cgroups.cgroup_memory(2, "/slurm/job_7/step_0", str(tmp_path), set())
     assert cg is not None and cg["limit"] == 900 * MIB and cg["peak"] == 450 * MIB
     assert cg["working_set"] == 400 * MIB - (150 - 20) * MIB  # the mapped executables stay
 
@@ -228,7 +228,7 @@ def test_a_cgroup_counts_its_ancestors_limits_and_leaves_out_the_file_cache(tmp_
     (v1 / "memory.stat").write_text(f"cache {100 * MIB}\nhierarchical_memory_limit {512 * MIB}\n"
                                     f"total_active_file {30 * MIB}\ntotal_inactive_file {70 * MIB}\n"
                                     f"total_mapped_file {10 * MIB}\n")
-    cg = agent_module.cgroup_memory(1, "/job", str(tmp_path / "v1"), set())
+    cg = cgroups.cgroup_memory(1, "/job", str(tmp_path / "v1"), set())
     assert cg is not None and cg["limit"] == 512 * MIB and cg["peak"] == 310 * MIB
     assert cg["working_set"] == 210 * MIB
 
@@ -263,7 +263,7 @@ KMSG_LINES = [
 
 
 def test_kernel_log_parses_oom_lines_from_several_kernels() -> None:
-    log = agent_module.KernelLog(kmsg_path="/nonexistent", dmesg=None)
+    log = sample.KernelLog(kmsg_path="/nonexistent", dmesg=None)
     for line in KMSG_LINES:
         log.take(line)
     events = [{k: v for k, v in e.items() if k != "line"} for e in log.after(0)]
@@ -294,7 +294,7 @@ def test_kernel_log_falls_back_to_dmesg_and_runs_it_only_after_a_kill(tmp_path: 
     exe, text, runs = fake_dmesg(tmp_path)
     old = f"[  100.000000] {KMSG_LINES[3]}\n"
     text.write_text(text.read_text() + old)
-    log = agent_module.KernelLog(kmsg_path=str(tmp_path / "no-kmsg"), dmesg=str(exe))
+    log = sample.KernelLog(kmsg_path=str(tmp_path / "no-kmsg"), dmesg=str(exe))
     assert log.poll(5) == 0 and log.source == "dmesg"  # what was logged before is history
     assert log.poll(5) == 0 and len(runs.read_text().split()) == 1  # the counter did not move: no run
     with text.open("a") as f:
@@ -309,7 +309,7 @@ def test_kernel_log_falls_back_to_dmesg_and_runs_it_only_after_a_kill(tmp_path: 
 @pytest.mark.parametrize("dmesg", ["missing", "restricted"])
 def test_kernel_log_is_null_where_unreadable(tmp_path: Path, dmesg: str) -> None:
     exe = tmp_path / "no-dmesg" if dmesg == "missing" else fake_dmesg(tmp_path, exit_status=1)[0]
-    log = agent_module.KernelLog(kmsg_path=str(tmp_path / "no-kmsg"), dmesg=str(exe))
+    log = sample.KernelLog(kmsg_path=str(tmp_path / "no-kmsg"), dmesg=str(exe))
     assert log.poll(3) is None and log.poll(4) is None and log.source == "none"
 
 
@@ -318,7 +318,7 @@ def test_kernel_log_is_null_where_unreadable(tmp_path: Path, dmesg: str) -> None
 def test_kernel_log_reads_new_kmsg_records_only() -> None:
     if not os.access("/dev/kmsg", os.R_OK | os.W_OK):
         pytest.skip("no /dev/kmsg to write and read here")
-    log = agent_module.KernelLog()
+    log = sample.KernelLog()
     assert log.poll(None) == 0
     marker = f"rigops-test-{os.getpid()}"
     with open("/dev/kmsg", "w") as kmsg:
@@ -447,10 +447,10 @@ async def test_host_sample_pause_resume(host: Host, fake_bin: Path, build_user: 
 def test_a_compiler_is_named_for_the_program_it_became() -> None:
     """g++ forks, and its child is seen once before it execs cc1plus (same pid and start): its peak is
     cc1plus's, never the driver's (the advisor and the guard learn per name)."""
-    watch = agent_module._Watch()
-    child = agent_module.Stat(4242, b"g++", b"R", 4241, 777, 2 * MIB)
-    assert agent_module._follow_peaks(watch, [child]) == []
-    grown = agent_module.Stat(4242, b"cc1plus", b"R", 4241, 777, 190 * MIB)
-    assert agent_module._follow_peaks(watch, [grown]) == []
-    assert agent_module._follow_peaks(watch, []) == [{"pid": 4242, "start": 777, "name": "cc1plus",
+    watch = sample._Watch()
+    child = procs.Stat(4242, b"g++", b"R", 4241, 777, 2 * MIB)
+    assert sample._follow_peaks(watch, [child]) == []
+    grown = procs.Stat(4242, b"cc1plus", b"R", 4241, 777, 190 * MIB)
+    assert sample._follow_peaks(watch, [grown]) == []
+    assert sample._follow_peaks(watch, []) == [{"pid": 4242, "start": 777, "name": "cc1plus",
                                                       "peak_rss": 190 * MIB}]

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from bot.hosts.agent import protocol
 from tests.fakes.cgroups import Cgroups, in_cgroup
 from tests.fakes.users import several_builds_user
 from tests.hosts.test_agent import (
@@ -24,7 +25,6 @@ from tests.hosts.test_agent import (
     UNIQUE,
     Agent,
     Cleanup,
-    agent_module,
     alive,
     fake,
     proc_info,
@@ -34,7 +34,7 @@ from tests.hosts.test_agent import (
 )
 from tests.waiting import wait_until
 
-TOOLS = list(agent_module.BUILD_TOOL_NAMES)
+TOOLS = list(protocol.BUILD_TOOL_NAMES)
 needs_root = pytest.mark.skipif(not IS_ROOT, reason="needs root: stops build tools by name, which must be those of a "
                                 "user of these tests alone")
 

@@ -23,9 +23,10 @@ from typing import Any
 
 import pytest
 
+from bot.hosts.agent import sample as agent_sample
 from tests.fakes.cgroups import Cgroups, in_cgroup
 from tests.fakes.users import needs_own_build_user, own_user, switch_to
-from tests.hosts.test_agent import MIB, Agent, Cleanup, agent_module, fake, proc_info, start_of, wait_rss
+from tests.hosts.test_agent import MIB, Agent, Cleanup, fake, proc_info, start_of, wait_rss
 from tests.hosts.test_agent_sample import ME, root_of
 from tests.waiting import wait_until
 
@@ -85,11 +86,11 @@ def spawner(cleanup: Cleanup) -> Iterator[Callable[[], Spawner]]:
 @pytest.fixture
 def no_full_scan(monkeypatch: pytest.MonkeyPatch) -> None:
     """Only a build's first sample scans /proc in full; the others walk the trees."""
-    monkeypatch.setattr(agent_module, "FULL_SCAN_EVERY", 3600.0)
+    monkeypatch.setattr(agent_sample, "FULL_SCAN_EVERY", 3600.0)
 
 
 def sample(roots: list[list[int]], **args: Any) -> dict[str, Any]:
-    result: dict[str, Any] = agent_module.op_sample({"roots": roots, "user": walk_user() or ME, "cgroup": False,
+    result: dict[str, Any] = agent_sample.op_sample({"roots": roots, "user": walk_user() or ME, "cgroup": False,
                                                      "top": 50, **args})
     return result
 
@@ -102,7 +103,7 @@ def children_file(pid: int) -> set[int]:
     return {int(p) for p in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()}
 
 
-needs_children_files = pytest.mark.skipif(not agent_module.HAVE_CHILDREN_FILES,
+needs_children_files = pytest.mark.skipif(not agent_sample.HAVE_CHILDREN_FILES,
                                           reason="needs /proc/<pid>/task/<tid>/children (CONFIG_PROC_CHILDREN)")
 
 
@@ -220,7 +221,7 @@ def test_the_tree_walk_and_the_full_scan_agree(spawner: Callable[[], Spawner], f
 
     def full() -> dict[str, Any]:
         with monkeypatch.context() as m:
-            m.setattr(agent_module, "HAVE_CHILDREN_FILES", False)
+            m.setattr(agent_sample, "HAVE_CHILDREN_FILES", False)
             return sample([build.root], spare=spare)
 
     def ready() -> dict[str, Any] | None:
@@ -232,7 +233,7 @@ def test_the_tree_walk_and_the_full_scan_agree(spawner: Callable[[], Spawner], f
     scanned = wait_until(ready, timeout=20, what="the build, the other build and the stray to allocate")
     assert scanned["scan_age"] == 0.0
     walked = sample([build.root], spare=spare)  # not a first sample: the trees walked, the stray from that scan
-    assert walked["scan_age"] > 0 or not agent_module.HAVE_CHILDREN_FILES
+    assert walked["scan_age"] > 0 or not agent_sample.HAVE_CHILDREN_FILES
 
     def summary(s: dict[str, Any]) -> Any:
         return (s["tree"], s["stale_roots"], {k: v["count"] for k, v in s["classes"].items()},
@@ -259,18 +260,18 @@ def test_a_stray_compiler_of_the_build_user_is_counted_within_the_full_scan_peri
     assert agent.call("sample", **args)["scan_age"] == 0.0  # the build's first sample
     stray = cleanup.popen(fake.start_tool(fake_bin, "cc1plus", "3", user=user))
     wait_rss(stray.pid, 3, "cc1plus")
-    due = time.monotonic() + agent_module.FULL_SCAN_EVERY  # the agent's clock too (CLOCK_MONOTONIC)
+    due = time.monotonic() + agent_sample.FULL_SCAN_EVERY  # the agent's clock too (CLOCK_MONOTONIC)
 
     def counted() -> dict[str, Any] | None:
         sent = time.monotonic()
         s = agent.call("sample", **args)
-        assert 0 <= s["scan_age"] < agent_module.FULL_SCAN_EVERY
+        assert 0 <= s["scan_age"] < agent_sample.FULL_SCAN_EVERY
         if stray.pid in compilers(s):
             return s
-        assert sent < due, f"not counted by a sample sent {sent - due + agent_module.FULL_SCAN_EVERY:.1f} s later"
+        assert sent < due, f"not counted by a sample sent {sent - due + agent_sample.FULL_SCAN_EVERY:.1f} s later"
         return None
 
-    s = wait_until(counted, timeout=agent_module.FULL_SCAN_EVERY + 30, what="the stray compiler to be counted",
+    s = wait_until(counted, timeout=agent_sample.FULL_SCAN_EVERY + 30, what="the stray compiler to be counted",
                    interval=0.2)
     entry = next(c for c in s["top_compilers"] if c["pid"] == stray.pid)
     assert (entry["start"], entry["name"], entry["job"]) == (start_of(stray.pid), "cc1plus", stray.pid)

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from bot.hosts import Host
-from bot.hosts.agent import BUILD_TOOL_NAMES
+from bot.hosts.agent.protocol import BUILD_TOOL_NAMES
 from bot.hosts.models import ProcId, RunRef
 from bot.memory.meminfo import parse_meminfo
 from bot.util.errors import ActionFailed, AgentUnavailable

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from bot.hosts import Host, make_host
-from bot.hosts.agent import BUILD_TOOL_NAMES
+from bot.hosts.agent.protocol import BUILD_TOOL_NAMES
 from bot.hosts.models import Spawned
 from tests.fakes.hosts import local_config, ssh_config
 from tests.fakes.sshd import SshServer

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from bot.hosts import Host
-from bot.hosts.agent import KernelLog
+from bot.hosts.agent.sample import KernelLog
 from bot.hosts.models import CgroupMemory, ClassUsage, JobPeak, OomEvent, Pressure, Proc, Sample
 from bot.memory.watch import Findings, OomKill, OomWatch, Thresholds
 from tests.fakes.cgroups import Cgroups, in_cgroup, vmstat_oom_kill

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from bot.scheduler import DB_NAME, Posted, Schedule, ScheduleRunner
+from bot.scheduler import ScheduleRunner
+from bot.store.schedules import DB_NAME, Posted, Schedule
 from tests.waiting import eventually
 
 

@@ -10,10 +10,11 @@ from pathlib import Path
 import pytest
 
 from bot.language.plan import Plan, Step, ThreadContext
-from bot.scheduler import DB_NAME as SCHEDULES_DB
-from bot.scheduler import Posted, Schedule, ScheduleRunner
+from bot.scheduler import ScheduleRunner
 from bot.store import DB_NAME, Store
 from bot.store.migrations import SCHEDULE_MIGRATIONS, STATE_MIGRATIONS
+from bot.store.schedules import DB_NAME as SCHEDULES_DB
+from bot.store.schedules import Posted, Schedule
 from bot.store.sqlite import Database, Migration
 from bot.util.errors import StateError
 from tests.store.files import dump, rows, set_user_version, user_version

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from bot.core.talk import Choice, Message
+from bot.text.message import Choice, Message
 
 MESSAGE_BLOCKS = 50  # Slack's limits: blocks in a message, in a Home tab, characters in a section, a header
 HOME_BLOCKS = 100

@@ -16,8 +16,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from bot.core.requests import Said, SlashCommand
-from bot.core.talk import CHOICE_KINDS, ChoiceKind, Place, Pressed
+from bot.core.talk import Place, Pressed
 from bot.frontends.slack.blocks import ACTION_PREFIX
+from bot.text.message import CHOICE_KINDS, ChoiceKind
 
 ID_RE = re.compile(r"[A-Z0-9][A-Z0-9_-]{1,39}", re.ASCII)  # U…, W…, C…, G…, D…, T…, E…, B…, A…
 TS_RE = re.compile(r"[0-9]{1,12}\.[0-9]{1,9}", re.ASCII)

@@ -13,10 +13,11 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 from slack_sdk.webhook.async_client import AsyncWebhookClient
 
-from bot.core.talk import Message, Place
+from bot.core.talk import Place
 from bot.frontends.slack.blocks import message_text, to_blocks
 from bot.frontends.slack.tiers import SLACK_TIERS, Budget, Edits, Tier
 from bot.text import messages
+from bot.text.message import Message
 
 log = logging.getLogger(__name__)
 MEMBERSHIP_SECONDS = 60.0  # how long rigops believes it is in a channel without asking again

@@ -19,7 +19,8 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass, replace
 
-from bot.core.talk import Message, Place
+from bot.core.talk import Place
+from bot.text.message import Message
 from bot.util.aio import cancel
 
 log = logging.getLogger(__name__)

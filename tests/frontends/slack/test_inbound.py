@@ -15,10 +15,11 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from bot.core.talk import CHOICE_KINDS, VALUE_TAILS, parse_value
+from bot.core.talk import VALUE_TAILS, parse_value
 from bot.frontends.slack import inbound
 from bot.frontends.slack.app import RigopsApp
 from bot.text import messages
+from bot.text.message import CHOICE_KINDS
 from slackemu import SlackEmulator
 from tests.harness import HUMAN, OPS, make_config, running_http_app
 

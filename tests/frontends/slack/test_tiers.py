@@ -12,9 +12,10 @@ import pytest
 from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetryHandler
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.core.talk import Message, Place
+from bot.core.talk import Place
 from bot.frontends.slack.reply import SlackReply
 from bot.frontends.slack.tiers import Budget, Edits, Tier, Window
+from bot.text.message import Message
 from slackemu import SlackEmulator
 from slackemu import Tier as SlackTier
 

@@ -1,6 +1,6 @@
 """The build supervisor: the agent's spawn starts it, detached, to run one build and record how it ended.
 
-Started as ``python3 -I -S -c <this source> COMMAND EXIT_FILE REPORT_FD NOFILE`` in a session of its own
+Started as ``python3 -I -S <this file> COMMAND EXIT_FILE REPORT_FD NOFILE`` in a session of its own
 (the agent's Popen(start_new_session=True)), with the build's workdir, environment and log as cwd, env and
 stdout/stderr. It runs COMMAND with ``/bin/sh -c`` as its child in a process group of its own, writes the
 start record ``<EXIT_FILE>.start`` ({pid, start, supervisor_pid}), reports ``"<pid> <start>"`` (or
@@ -9,7 +9,9 @@ EXIT_FILE atomically: {exit_status, signal, ended, pid}. NOFILE (-1: leave it) i
 to give the build back: the agent raised its own.
 
 Like the agent, stdlib only and Python >= 3.8: it runs on build hosts, which have no ``bot`` package. The bot
-ships this file's text to the agent with the agent itself (``bot.hosts.base.agent_bootstrap``).
+ships this file's text in the agent's bootstrap (``bot.hosts.base.agent_bootstrap``); the agent's spawn writes it
+to a file of the host (``spawn.supervisor_file``) and runs that, so a ``ps`` there shows a path, not 5 KB of
+Python. It imports none of the agent's modules: it runs alone.
 """
 
 from __future__ import annotations
