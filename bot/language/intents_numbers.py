@@ -231,6 +231,9 @@ _COUNT_END = (
     r"|rather than|instead of|concurrent|parallel|compiles|compile jobs|tasks|nvcc"
     r"|i guess|i think|i'd say|perhaps|probably"
     r"|(?:on|for|in) the BUILD build"
+    # the reason or purpose said after the count: "at 2 so that it can't oom", "with 4 because we swap"
+    r"|so(?: that)?|because|since|cause|cuz|coz|bc|until|till"
+    r"|to (?:avoid|prevent|stop|keep|save|be safe|be sure|make sure|ensure|see)|and see"
     r"|procs?|processes|cpus?|parallel|in parallel|at a time|at once)\b)"
 )
 JOBS_WITH_RE = re.compile(  # "rebuild with 16", "retry using 8", "go with 12", "try 16", "rebuild 16"

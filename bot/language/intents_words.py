@@ -341,7 +341,8 @@ ASKED_LEAD_RE = re.compile(r"^(?:should (?:we|i|you)|shall (?:we|i)|do you want 
 REASON_RE = re.compile(
     r"\s(?:so that|so it|so we|so the|because|'cause|cause it|since it|since the|as it|as they|as the|as we"
     r"|which|otherwise|or else|before it|before the|to avoid|to prevent|to stop it|in (?:the )?hopes?|hoping"
-    r"|in order to|to see if)\b"
+    r"|in order to|to see if|to (?:be sure|make sure|ensure|check|confirm|verify) (?:that |it|the|we|there|no)"
+    r"|so (?:there|nothing|no)\b)\b"
 )
 # A choice put to the channel, not a request: "stop and try again or let it continue?"
 ALTERNATIVES_RE = re.compile(r"\bor (?:let it|leave it|wait|keep it|just wait|not|should (?:i|we))\b")

@@ -1216,3 +1216,18 @@ def test_a_purpose_after_a_request_is_no_negation_of_it(text: str) -> None:
 
 def test_a_negated_request_with_a_purpose_stays_negated() -> None:
     assert not said("<@U0RIGOPS> don't restart llama-cpp to make sure it isn't the cache", addressed=True).steps
+
+
+@pytest.mark.parametrize(("text", "jobs"), [
+    ("<@U0RIGOPS> rebuild llama-cpp at 2 so that it can't oom", 2),
+    ("<@U0RIGOPS> retry llama-cpp with 4 because gpu01 swaps", 4),
+    ("<@U0RIGOPS> restart llama-cpp at 3 so nothing else gets killed", 3),
+    ("<@U0RIGOPS> pass -j1 to llama-cpp to be sure it's not parallelising", 1),
+    ("<@U0RIGOPS> rebuild llama-cpp with -j1 to make sure it isn't the parallelism", 1),
+])
+def test_a_bare_count_keeps_its_number_before_a_reason(text: str, jobs: int) -> None:
+    assert steps(said(text, addressed=True)).endswith(f"rebuild={jobs}")
+
+
+def test_a_reason_after_a_count_in_a_story_does_not_act() -> None:
+    assert not said("we rebuilt llama-cpp at 4 so that it would fit").steps
