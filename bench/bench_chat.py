@@ -61,12 +61,12 @@ def _same_work(steps: Steps) -> Steps:
     """Steps that do the same work compare the same:
     - a kill right before a rebuild is the rebuild's own first step (a rebuild stops the running build first):
       "restart it at -j2" read as kill + rebuild or as rebuild does the same;
-    - a memory look right after a kill is the kill's own report (a kill waits for the memory to come back and
-      posts it): "oom-ing, kill it" read as kill or as kill + mem does the same."""
-    kept = [step for i, step in enumerate(steps)
-            if not (step[0] == "kill" and any(a == "rebuild" for a, _, _ in steps[i + 1:]))]
-    kills = any(a == "kill" for a, _, _ in steps)
-    return [step for step in kept if not (kills and step[0] == "mem")]
+    - a memory look right before or after a kill is the kill's own report (a kill posts the memory before it and,
+      once it has come back, after): "oom-ing, kill it" read as kill, as kill + mem or as mem + kill does the same;
+      a memory look after a rebuild is not ("restart X, and how much swap is there?")."""
+    return [step for i, step in enumerate(steps)
+            if not (step[0] == "kill" and any(a == "rebuild" for a, _, _ in steps[i + 1:]))
+            and not (step[0] == "mem" and "kill" in {a for a, _, _ in steps[max(i - 1, 0):i + 2]})]
 
 
 def judge(item: dict[str, Any], plan: Plan, config: Config | None = None) -> tuple[bool, bool]:

@@ -57,3 +57,16 @@ def test_the_judge_takes_the_same_work_as_the_same() -> None:
     assert judge(rebuild_only, retry, config) == (True, False)
     wrong_jobs = {**kill_only, "expect": {**kill_only["expect"], "steps": [{"action": "rebuild", "jobs": 8}]}}
     assert judge(wrong_jobs, retry, config) == (False, False)
+
+
+def test_a_memory_look_after_a_rebuild_is_work_of_its_own() -> None:
+    """ "restart X, and how much swap is there?" asks two things: the look is not the kill's report."""
+    config = config_mod.load(CHAT / "rigops.toml")
+    plan = intents.parse("<@U0RIGOPS> restart vllm on node-3 and try again? how much swap is there on node-3?",
+                         config=config, channel="C0OPS", addressed=True)
+    assert [s.action for s in plan.steps] == ["kill", "rebuild", "mem"]
+    both = {"id": "z", "addressed": True, "expect": {"host": "node-3", "build": "vllm", "refuse": False,
+                                                    "steps": [{"action": "rebuild"}, {"action": "mem"}]}}
+    assert judge(both, plan, config) == (True, False)
+    rebuild_only = {**both, "expect": {**both["expect"], "steps": [{"action": "rebuild"}]}}
+    assert judge(rebuild_only, plan, config) == (False, False)
