@@ -171,7 +171,10 @@ def _read_whole(
             carried = "report"  # ... and "it died" is the report's own end
             continue
         listing = listing or bool(carried and clause.joined and COMPLEMENT_NEXT_RE.search(parts[at - 1].body))
-        if carried and clause.joined and (carried == "hypothetical" or clause.joined == "and" or listing or not (
+        asked_after = addressed and carried != "hypothetical" and clause.body.startswith(w.LEAD_MARK)  # "… and
+        # I'd like you to show its progress": said to rigops, a lead-in after a report asks
+        if carried and clause.joined and not asked_after and (
+                carried == "hypothetical" or clause.joined == "and" or listing or not (
                 acts.IMPERATIVE_RE.match(clause.body) or clause.body.startswith(w.LEAD_MARK)
                 or (addressed and w.ASKED_LEAD_RE.match(clause.body)))):
             hits.ignored.append((clause.body.removeprefix(w.LEAD_MARK), carried))
@@ -489,6 +492,8 @@ def _read_clause(body: str, addressed: bool, *, question: bool = False,
                 hits.strong.add(action)
     if not w.NEGATION_RE.search(main) and (addressed or not w.DELIBERATION_RE.search(main)):
         _read_kill(body, addressed, hits, lead=lead)
+        if "kill" not in hits.strong | hits.weak and main != body:  # "kill it before the box freezes"
+            _read_kill(main.strip(), addressed, hits, lead=lead)
         _read_rebuild(body, addressed, hits)
         # "wipe the build dir, then rebuild", "BUILD: remove the build directory then …": with the rebuild only
         lead_names = NAMES_LEAD_RE.match(body)

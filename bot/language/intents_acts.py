@@ -87,7 +87,8 @@ AUDIENCE_RE = re.compile(
     # somebody else's words quoted: "someone on reddit said 'just rerun X with MAX_JOBS=4'"
     r"|\b(?:said|says|suggested|suggests|wrote|writes|recommended|recommends|told (?:me|us)|posted)[:,]?"
     r" [\"'\u201c\u2018]"
-    r"|^(?:on|for) (?:a|an|any) (?:machine|box|host|system|node|laptop|server|workstation)s? with \d"
+    r"|^(?:on|for) (?:(?:a|an|any|small|smaller|weaker) )?(?:machine|box|host|system|node|laptop|server"
+    r"|workstation|vm)s? with (?:\d|only|less|under|just)"
     r"|\b(?:anyone|anybody|whoever|someone|people) who (?:builds|rebuilds|restarts|runs|kills|compiles)\b"
     r"|^(?:commands|steps|instructions|how|ways|options) to [a-z ]{2,30}:"
 )
@@ -191,6 +192,10 @@ STATEMENT_RE = re.compile(
 EXAMPLE_RE = re.compile(
     r"\b(?:for instance|for example|e\.g\.|i\.e\.|say,|in your (?:environment|env|shell|config|setup|case)"
     r"|on your (?:end|side|machine|box|laptop)|your (?:build|machine|box|laptop|environment))\b"
+    # a kind of machine, not one of ours: "when building on a laptop", "on machines with 16GB", "for a small VM"
+    r"|\b(?:on|for|with) (?:a |an |any |small |smaller |weaker |low-end )*"
+    r"(?:laptops?|desktops?|notebooks?|workstations?"
+    r"|(?:small |tiny )?vms?|machines? with|boxes with|systems? with|hosts? with|computers? with)\b"
 )
 # A name followed by these is another party's: "llama.cpp CI", "the vllm folks", "flash-attn upstream".
 THEIRS_AFTER_NAME_RE = re.compile(

@@ -241,7 +241,7 @@ LEAD_RE = re.compile(
     r"|ok let's|how about we|why don't we|why don't you|perhaps|can we|could we|can i|could i|may i|mind"
     r"|(?:try|see) (?:if|whether) it helps (?:to|if you|if we)|(?:it's |it is |probably )?(?:best|better) to"
     r"|might as well|may as well"
-    r"|would you mind|do you mind|i'd like to|i want to|i wanna)\b[\s,]*)*+"
+    r"|would you mind|do you mind|i'd like to|i want to|i wanna|make sure to|be sure to|remember to)\b[\s,]*)*+"
 )
 _CLAUSE_EDGES = " '\"()[]{}<>"
 # Lead-ins that are only noise: the clause they open is not made a request by them.
@@ -323,10 +323,16 @@ NEGATION_RE = re.compile(rf"\b(?:{NEGATIONS}|avoid|without|stop (?:killing|rebui
 # Said to the bot, "should we kill it?" asks it to: this lead-in is dropped when the bot is addressed.
 ASKED_LEAD_RE = re.compile(r"^(?:should (?:we|i|you)|shall (?:we|i)|do you want to|wanna|want to"
                            r"|(?:(?:would|could|can|will) you )?(?:be so kind as to|be kind enough to|kindly)"
-                           # a wish or a way put to rigops asks it: "is there a way to get the log?",
+                           # a wish or a way put to rigops asks it: "is there a way to get the log?", "any way to kill
+                           # this?",
                            # "would be nice if you could show the tail", "the easy way would be to rebuild …"
-                           r"|(?:is there|there is|any) (?:a |some )?way (?:for you )?to(?= (?:get|see|show|view|check"
-                           r"|print|display|pull|fetch|tail|read|look|post|dump|grab|share)\b)"
+                           r"|(?:is there|there is|any) (?:a |some )?way (?:for you )?to"
+                           r"(?![^?.]*\b(?:myself|ourselves|by hand|manually"
+                           r"|from the (?:terminal|shell|command line|cli)))"
+                           r"(?= (?:get|see|show|view|check"
+                           r"|print|display|pull|fetch|tail|read|look|post|dump|grab|share"
+                           r"|(?:kill|stop|cancel|abort|terminate|restart|rebuild|rerun|retry)"
+                           r" (?:it|this|that|them|BUILD|the BUILD build|the build on HOST))\b)"
                            r"|(?:can|could) you (?:find a way|manage) to"
                            r"|(?:is it|would it be|will it be|is that) possible (?:for you )?to"
                            r"|(?:it )?(?:would|'d) be (?:really |very |so )?(?:nice|great|good|awesome|helpful|cool"
@@ -480,7 +486,7 @@ CLEAN_RE = re.compile(r"\b(?:clean(?:ly)?|from (?:scratch|zero|nothing|the groun
 # A clause of its own that asks for the kept work gone: "wipe the build dir", "make clean", "rm -rf build/".
 CLEAN_ASK_RE = re.compile(
     r"^(?:(?:please|pls|just|and|then|first|also|ok|so|directly|simply|completely|fully|entirely|you need to"
-    r"|we need to|need to|you should|you have to|you must) )*"
+    r"|we need to|need to|you should|you have to|you must|make sure to|be sure to|remember to) )*"
     # a clause that is only the word, after a rebuild: "rebuild X, and don't reuse the cache — clean"
     r"(?:(?:clean|cleanly|from scratch|start clean|clean start|clean please)$"
     r"|clean (?:it|that|BUILD|everything|the build)(?: up| out)?(?= and |$)"
@@ -986,7 +992,8 @@ BUILD_TARGET_TOO_RE = re.compile(
     r"|test run|pytest|ctest|agent|runners?)\b)"
 )
 _OWN_SLOTS = (1, 2, 3, 6, 11, 12)  # the groups of UNKNOWN_BUILD_RE that stand in a build's own slot
-_DESCRIBING_RE = re.compile(r"[a-z]{3,}ing")  # "a working build", "the passing build": what it is like
+# "a working build", "the passing build", "the unbounded jobs", "the uncapped build": what it is like
+_DESCRIBING_RE = re.compile(r"[a-z]{3,}ing|un[a-z]{3,}(?:ed|able)")
 # A model named with its version or size ("llama2-13b", "mistral-small-24b") is something a build's place can hold;
 # a model family alone ("llama") is no host and may be a loose word for a build of the config, so it is no name.
 _MODEL_NAME_RE = re.compile(r"(?:llama|qwen|mistral|mixtral|deepseek|gpt|glm|gemma|phi|kimi)[a-z.-]*\d[\w.-]*")
@@ -1012,6 +1019,8 @@ free ptxas cicc nvcc gcc clang g++ cc1plus ld lld mold everything nothing somebo
 output stdout stderr error errors end lines console trace traceback backtrace progress
 please pls plz thanks thx now again asap
 smoke unit integration regression e2e functional perf performance benchmark benchmarks
+unlimited excessive concurrent simultaneous extra heavy huge massive many multiple several few more less fewer
+spawned background foreground remaining remote parallelised parallelized
 """)
 
 

@@ -1231,3 +1231,47 @@ def test_a_bare_count_keeps_its_number_before_a_reason(text: str, jobs: int) -> 
 
 def test_a_reason_after_a_count_in_a_story_does_not_act() -> None:
     assert not said("we rebuilt llama-cpp at 4 so that it would fit").steps
+
+
+@pytest.mark.parametrize("text", [
+    "llama-cpp on gpu01 is eating memory. someone kill it before the whole system stands still",
+    "llama-cpp on gpu01 is eating memory. kill it before it freezes",
+])
+def test_a_kill_with_its_reason_after_it_is_a_kill(text: str) -> None:
+    assert steps(said(text)).startswith("kill")
+
+
+def test_we_had_to_kill_it_before_is_a_report() -> None:
+    assert not said("we had to kill it before it froze the box, llama-cpp on gpu01").steps
+
+
+def test_a_way_to_stop_this_asked_of_rigops_asks_it() -> None:
+    plan = said("<@U0RIGOPS> the llama-cpp build on gpu01 appears to be stuck, and there's no obvious way to kill it "
+                "from the terminal. Any way to kill this?", addressed=True)
+    assert steps(plan) == "kill" and plan.build == "llama-cpp"
+    assert not said("<@U0RIGOPS> is there a way to kill a build from the terminal myself?", addressed=True).steps
+
+
+def test_a_describing_word_before_jobs_is_no_build() -> None:
+    plan = said("<@U0RIGOPS> could you try llama-cpp on gpu01 using `-j 2`? it's the unbounded jobs", addressed=True)
+    assert (plan.error, plan.build, steps(plan)) == (None, "llama-cpp", "rebuild=2"), plan
+
+
+def test_a_request_after_a_report_said_to_rigops_asks() -> None:
+    plan = said("<@U0RIGOPS> I triggered llama-cpp and I'd like to see the build progress in this channel too",
+                addressed=True)
+    assert steps(plan) == "status" and plan.build == "llama-cpp"
+
+
+def test_make_sure_to_clean_first_asks_a_clean_rebuild() -> None:
+    plan = said("<@U0RIGOPS> rebuild llama-cpp with 8 jobs — make sure to run `make distclean` first", addressed=True)
+    assert [(s.action, s.jobs, s.clean) for s in plan.steps][-1] == ("rebuild", 8, True)
+
+
+@pytest.mark.parametrize("text", [
+    "make sure to use -j4 when you build llama-cpp on a laptop",
+    "set MAX_JOBS=4 when building on a laptop",
+    "for machines with 16GB, rebuild llama-cpp at -j2",
+])
+def test_advice_for_a_kind_of_machine_does_not_act(text: str) -> None:
+    assert not said(text).steps
