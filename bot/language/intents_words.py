@@ -225,7 +225,7 @@ def _unwrap_quotes(s: str) -> str:
 # --- clauses -------------------------------------------------------------------------------------------
 
 CLAUSE_SPLIT_RE = re.compile(
-    r"[\n;!]+|[.,:](?=\s|$)|\s(?:and then|then|and|but|also|plus|&&|&|or|\+|/)\s|\s-+\s|\s\|\s|\s\.\.\.+"
+    r":[ \t]*\n|[\n;!]+|[.,:](?=\s|$)|\s(?:and then|then|and|but|also|plus|&&|&|or|\+|/)\s|\s-+\s|\s\|\s|\s\.\.\.+"
     # "we may be overloading the CPU so let's reduce …": the request after the remark is a clause of its own
     r"|\sso (?=(?:let's|lets|let us|please|pls|can you|could you|would you|i need you to|we need to|just)\b)"
 )

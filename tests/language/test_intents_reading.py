@@ -1275,3 +1275,17 @@ def test_make_sure_to_clean_first_asks_a_clean_rebuild() -> None:
 ])
 def test_advice_for_a_kind_of_machine_does_not_act(text: str) -> None:
     assert not said(text).steps
+
+
+@pytest.mark.parametrize("text", [
+    "Okay, the solution is just:\n`MAX_JOBS=1 pip install . --no-build-isolation`",
+    "the fix was:\n`MAX_JOBS=2 cmake --build build`",
+])
+def test_what_a_fix_announced_on_the_line_before_holds_is_advice(text: str) -> None:
+    assert not said(text).steps
+
+
+def test_a_request_after_a_code_block_is_read_on_its_own() -> None:
+    plan = said("llama-cpp on gpu01 failed with:\n```\nmake[1]: *** wait: No child processes.  Stop.\n```\n"
+                "Probably best bet is to just rebuild it on `-j8`")
+    assert steps(plan).endswith("rebuild=8")
