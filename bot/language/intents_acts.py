@@ -41,7 +41,7 @@ IMPERATIVE_RE = re.compile(
     r"|grab|dump|tail|check|look at|print|pull|fetch|share|tell me|let me know|graph|plot|chart|draw|return"
     r"|display|list|monitor|watch|indicate|report|pull up|bring up|redo|yank|force-kill|force-stop|force"
     r"|decrease|increase|pin|restrict|bound|switch|change|scale|dial|recompile|reinstall|recreate|wipe|clean"
-    r"|pass|feed|hand|apply|export"
+    r"|pass|feed|hand|apply|export|output|view|open|read|keep an eye on|keep watching|track"
     r"|status|mem|memory|gpu|gpus|nvidia-smi|log|logs|free -h|progress|eta)\b"
 )
 

@@ -85,6 +85,11 @@ CODE_COMMAND_RE = re.compile(
 )
 
 
+# A button or menu item named in code, words only: "press `Start new build` for X", "`Re-run all jobs`".
+CODE_BUTTON_RE = re.compile(r"\s*(?:start|run|re-?run|re-?start|re-?build|retry|re-?try|cancel|stop|abort)"
+                            r"(?: [a-z]{1,12}){0,4}\s*", re.I)
+
+
 # A jobs setting inside a longer command: "`--build-arg max_jobs=8`", "`export MAX_JOBS=4`", "`ninja -j 2`".
 CODE_JOBS_IN_RE = re.compile(
     r"(?<![\w-])(?:-{1,2}j(?:obs)?\s*=?\s*(?:\d{1,6}|\$\(+ ?nproc\)?[)/*+ 0-9-]{0,12})"
@@ -128,7 +133,8 @@ def _inline_code_jobs(m: re.Match[str]) -> str:
     inner = m.group(1)
     if CODE_BARE_J_RE.fullmatch(inner):  # "a lower `-j`": the flag named, not given
         return " jobs " if _FLAG_NAMED_RE.search(m.string[max(0, m.start() - 16): m.start()]) else " -j (no number) "
-    if CODE_JOBS_RE.fullmatch(inner) or CODE_COMMAND_RE.fullmatch(inner) or CODE_LINES_RE.fullmatch(inner):
+    if (CODE_JOBS_RE.fullmatch(inner) or CODE_COMMAND_RE.fullmatch(inner) or CODE_LINES_RE.fullmatch(inner)
+            or CODE_BUTTON_RE.fullmatch(inner)):
         return f" {inner} "
     if found := CODE_JOBS_IN_RE.search(inner):
         return f" {found.group(0)} "
@@ -550,7 +556,8 @@ STATUS_RE = re.compile(
 LOOK_VERB_RE = re.compile(
     r"^(?:show|post|pull(?: up)?|bring up|get|give|see|output|print|dump|check|paste|share|send|fetch|grab|display"
     r"|provide|run|return|list|indicate|describe|summarize|summarise|count|report on|monitor|watch"
-    r"|view|open|read|look at|tell me|let me see|take a look at|have a look at|report)(?: me| us)?\b"
+    r"|view|open|read|look at|tell me|let me see|take a look at|have a look at|report|keep an eye on|keep watching"
+    r"|track)(?: me| us)?\b"
 )
 # Said to rigops, a tool named to use is a look with it: "use nvidia-smi on gpu01" (to a person, advice).
 ADDRESSED_LOOK_TOOL_RE = re.compile(r"^(?:use|try|try running|try using|run|just run) (?P<tool>nvidia-smi"

@@ -1289,3 +1289,16 @@ def test_a_request_after_a_code_block_is_read_on_its_own() -> None:
     plan = said("llama-cpp on gpu01 failed with:\n```\nmake[1]: *** wait: No child processes.  Stop.\n```\n"
                 "Probably best bet is to just rebuild it on `-j8`")
     assert steps(plan).endswith("rebuild=8")
+
+
+def test_a_button_named_in_code_is_read_as_its_words() -> None:
+    assert steps(said("<@U0RIGOPS> `Start new build` for llama-cpp", addressed=True)) == "rebuild"
+    assert not said("the `Start new build` button is greyed out").steps
+
+
+@pytest.mark.parametrize(("text", "look"), [
+    ("<@U0RIGOPS> output status for llama-cpp so it won't seem like it froze or got stuck", "status"),
+    ("<@U0RIGOPS> keep an eye on gpu01 memory during the llama-cpp run", "mem"),
+])
+def test_more_verbs_that_ask_to_look(text: str, look: str) -> None:
+    assert steps(said(text, addressed=True)) == look
