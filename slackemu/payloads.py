@@ -28,6 +28,49 @@ _MARKUP_RE = re.compile(r"<([@#!]?)([^>|]+)(?:\|([^>]*))?>")
 # what a person types that Slack turns into markup: #channel, @person, @group, @here, a link
 _TYPED_RE = re.compile(r"(?<![\w/#@&])([#@])([\w-]+(?:\.[\w-]+)*)|\bhttps?://[^\s<>]+")
 _SPECIALS = frozenset({"here", "channel", "everyone"})
+_ENTITY_RE = re.compile(r"&(amp|lt|gt);")
+_ENTITIES = {"amp": "&", "lt": "<", "gt": ">"}
+_SCHEME_RE = re.compile(r"[a-zA-Z][a-zA-Z0-9+.-]*:")
+
+
+def read_mrkdwn(text: str) -> str:
+    """What a person reads of a mrkdwn text: people, channels, broadcasts and links as written (``<@U1>``), a bare
+    ``<x>`` as Slack shows it (a link to x, its brackets gone), ``&amp;``, ``&lt;``, ``&gt;`` as the characters
+    they stand for."""
+
+    def bare(m: re.Match[str]) -> str:
+        sigil, target, label = m.groups()
+        return m.group(0) if sigil or _SCHEME_RE.match(target) else (label or target)
+
+    return _ENTITY_RE.sub(lambda m: _ENTITIES[m.group(1)], _MARKUP_RE.sub(bare, text))
+
+
+def unescaped(text: str) -> str | None:
+    """Where a mrkdwn text holds an ``&``, ``<`` or ``>`` that is neither markup nor an escape, or None. Slack's
+    formatting docs: a message "must" escape these three as ``&amp;``, ``&lt;``, ``&gt;``; unescaped, a ``<x>``
+    becomes a link, ``<!channel>`` notifies everyone and a stray ``&`` may read as an entity."""
+    rest = _ENTITY_RE.sub(" ", text)
+    rest = _MARKUP_RE.sub(lambda m: " " if m.group(1) or _SCHEME_RE.match(m.group(2)) else m.group(0), rest)
+    found = re.search(r"[&<>]", rest)
+    return None if found is None else rest[max(0, found.start() - 40): found.end() + 40]
+
+
+def mrkdwn_texts(text: str, blocks: Any) -> list[str]:
+    """The texts of a message that Slack reads as mrkdwn: its ``text``, and its blocks' mrkdwn text objects."""
+    out = [text] if text else []
+
+    def walk(node: Any) -> None:
+        if isinstance(node, Mapping):
+            if node.get("type") == "mrkdwn" and isinstance(node.get("text"), str):
+                out.append(node["text"])
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    walk(blocks)
+    return out
 
 
 def new_block_id() -> str:
@@ -453,7 +496,8 @@ def disconnect(*, reason: str, host: str) -> JSON:
 
 def _text_obj(obj: Any) -> str:
     if isinstance(obj, Mapping):
-        return str(obj.get("text", ""))
+        text = str(obj.get("text", ""))
+        return read_mrkdwn(text) if obj.get("type") == "mrkdwn" else text
     return "" if obj is None else str(obj)
 
 

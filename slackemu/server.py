@@ -209,7 +209,7 @@ class Message:
 
 def text_of(message: Message) -> str:
     """What a person would read: the blocks rendered (or the text), then any files."""
-    body = render_blocks(message.blocks) if message.blocks else message.text
+    body = render_blocks(message.blocks) if message.blocks else P.read_mrkdwn(message.text)
     lines = [body] if body else []
     lines += [f"[file: {f.title or f.name} ({f.name})]" for f in message.files]
     return "\n".join(lines)
@@ -364,6 +364,8 @@ class SlackEmulator:
         self.home_views: dict[str, dict[str, Any]] = {}  # user id -> published App Home
         self.files: dict[str, UploadedFile] = {}
         self.refused: list[str] = []  # the error of every message or view refused for its content or thread
+        # every mrkdwn text sent with an &, < or > unescaped (Slack takes it, and shows something else)
+        self.unescaped: list[str] = []
         self.redeliver_unacked = True
         self.ack_timeout = ack_timeout
         self.connections_opened = 0
@@ -731,6 +733,13 @@ class SlackEmulator:
             self._refuse("invalid_thread_ts")
         return parent.ts
 
+    def _check_text(self, text: str, blocks: Any) -> None:
+        """Slack posts a text with an unescaped ``<``, ``>`` or ``&`` but shows something else: noted."""
+        for part in P.mrkdwn_texts(text, blocks):
+            if (where := P.unescaped(part)) is not None:
+                self.unescaped.append(where)
+                TALLY["unescaped"] += 1
+
     def _refuse(self, error: str | None) -> None:
         if error is not None:
             self.refused.append(error)
@@ -802,6 +811,7 @@ class SlackEmulator:
         if not text and not blocks and not params.get("attachments") and not extra.get("files"):
             raise _ApiError("no_text")
         self._refuse(message_refusal(text, blocks))
+        self._check_text(text, blocks)
         message = _Stored(
             channel=channel,
             ts=self._next_ts(),
@@ -940,6 +950,7 @@ class SlackEmulator:
         if "text" not in params and "blocks" not in params and "attachments" not in params:
             raise _ApiError("no_text")
         self._refuse(message_refusal(str(params.get("text") or ""), _json_field(params.get("blocks"))))
+        self._check_text(str(params.get("text") or ""), _json_field(params.get("blocks")))
         message.edits.append(Edit(message.text, copy.deepcopy(message.blocks), time.monotonic()))
         if "text" in params:
             message.text = str(params["text"] or "")
@@ -1176,6 +1187,7 @@ class SlackEmulator:
         if message_ts and _truthy(body.get("replace_original")):
             message = self._find(channel, str(message_ts))
             self._refuse(message_refusal(str(body.get("text") or ""), _json_field(body.get("blocks"))))
+            self._check_text(str(body.get("text") or ""), _json_field(body.get("blocks")))
             message.edits.append(Edit(message.text, copy.deepcopy(message.blocks), time.monotonic()))
             message.text = str(body.get("text") or "")
             message.blocks = list(_json_field(body.get("blocks")) or [])

@@ -102,6 +102,7 @@ async def emulator() -> AsyncIterator[Any]:
 
     async with SlackEmulator() as emu:
         yield emu
+    assert not emu.unescaped, f"rigops sent mrkdwn with &, < or > unescaped (Slack shows it otherwise): {emu.unescaped}"
 
 
 @pytest.fixture(scope="session")
@@ -176,6 +177,7 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
     from slackemu.limits import TALLY
 
     if TALLY["checked"]:
-        refused = {k: v for k, v in sorted(TALLY.items()) if k not in ("checked", "with blocks")}
+        refused = {k: v for k, v in sorted(TALLY.items()) if k not in ("checked", "with blocks", "unescaped")}
         terminalreporter.write_line(f"Slack emulator: {TALLY['checked']} messages and views checked "
-                                    f"({TALLY['with blocks']} with Block Kit), refused: {refused or 'none'}")
+                                    f"({TALLY['with blocks']} with Block Kit), refused: {refused or 'none'}, "
+                                    f"texts with &, < or > unescaped: {TALLY['unescaped']}")

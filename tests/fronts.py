@@ -140,6 +140,7 @@ async def running_front(kind: str, config: Config, state_dir: Path) -> AsyncIter
     if kind == "slack":
         async with SlackEmulator() as emu, running_bot(emu, config, state_dir) as core:
             yield SlackFront(emu, core)
+        assert not emu.unescaped, f"mrkdwn with &, < or > unescaped: {emu.unescaped}"
         return
     reply = MemoryReply()
     core = Core.open(config, state_dir, reply, poll=0.2, card_interval=0.5, sample_interval=0.2)

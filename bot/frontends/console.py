@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import itertools
+import os
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -19,6 +20,7 @@ from bot.config import Config
 from bot.core.app import Core
 from bot.core.requests import Said, SlashCommand
 from bot.core.talk import Place, Pressed
+from bot.text.markup import to_plain
 from bot.text.message import Message
 
 CONSOLE_CHANNEL = "C0CONSOLE"
@@ -32,13 +34,12 @@ PICK_HINT = "rigops: (type one of them to answer)"
 WELCOME = "rigops console — type a message as in the ops channel, or /rigops help. Ctrl-D quits."
 
 
-def _plain(text: str) -> str:
-    for code, glyph in EMOJI.items():
-        text = text.replace(code, glyph)
-    return text
+def _plain(text: str, *, color: bool = False) -> str:
+    """rigops' markup (bot/text/markup.py) on a terminal: people as @U…, styles in ANSI when ``color``."""
+    return to_plain(text, emoji=EMOJI, color=color, channels={CONSOLE_CHANNEL: "console"})
 
 
-def lines_of(message: Message) -> list[str]:
+def lines_of(message: Message, *, color: bool = False) -> list[str]:
     """A message as terminal lines: its title, its sections (or text), its choices as ``[Run] [Cancel]``, its
     footnote."""
     rows = [message.title] if message.title else []
@@ -47,7 +48,14 @@ def lines_of(message: Message) -> list[str]:
         rows.append(" ".join(f"[{c.label}]" for c in message.choices))
     if message.footnote:
         rows.append(message.footnote)
-    return _plain("\n".join(rows)).splitlines()
+    return _plain("\n".join(rows), color=color).splitlines()
+
+
+def _is_terminal(out: TextIO) -> bool:
+    try:
+        return out.isatty()
+    except (AttributeError, ValueError):
+        return False
 
 
 class ConsoleReply:
@@ -56,6 +64,7 @@ class ConsoleReply:
     def __init__(self, out: TextIO, *, files: Path) -> None:
         self.out = out
         self.files = files  # where attached files are saved
+        self.color = _is_terminal(out) and "NO_COLOR" not in os.environ  # https://no-color.org
         self._ids = itertools.count(1)
         self.shown: dict[str, list[str]] = {}
         self.waiting: dict[str, Message] = {}  # message id -> a message with choices not yet answered
@@ -66,14 +75,14 @@ class ConsoleReply:
 
     async def post(self, place: Place, message: Message) -> str | None:
         message_id = f"{next(self._ids)}.000000"
-        self.shown[message_id] = lines_of(message)
+        self.shown[message_id] = lines_of(message, color=self.color)
         self._print("rigops: ", self.shown[message_id])
         self._track(message_id, message)
         return message_id
 
     async def update(self, place: Place, message_id: str, message: Message) -> bool:
         self._track(message_id, message)
-        lines, old = lines_of(message), self.shown.get(message_id, [])
+        lines, old = lines_of(message, color=self.color), self.shown.get(message_id, [])
         self.shown[message_id] = lines
         self._print("rigops (edit): ", [ln for ln in lines if ln not in old])
         return True
@@ -93,7 +102,7 @@ class ConsoleReply:
         print(f"rigops: {title}: saved to {path}", file=self.out, flush=True)
 
     async def private(self, place: Place, user: str, text: str) -> None:
-        self._print("rigops (only you see this): ", _plain(text).splitlines())
+        self._print("rigops (only you see this): ", _plain(text, color=self.color).splitlines())
 
     async def can_post(self, channel: str) -> bool:
         return True

@@ -432,6 +432,6 @@ def test_the_console_takes_schedule_lines(tmp_path: Path) -> None:
                                            "/rigops schedule remove 1\n", capture_output=True, text=True,
                          timeout=120, cwd=Path(__file__).parents[2])
     assert out.returncode == 0, out.stderr
-    assert "Schedule `1`: a status digest of all hosts in <#C0CONSOLE>, *every 2h*" in out.stdout
-    assert "• `1` *every 2h* (UTC) — all hosts → <#C0CONSOLE>" in out.stdout
+    assert "Schedule `1`: a status digest of all hosts in #console, every 2h" in out.stdout  # the console's plain text
+    assert "• `1` every 2h (UTC) — all hosts → #console" in out.stdout
     assert "Removed schedule `1`" in out.stdout

@@ -1,12 +1,14 @@
 """A core Message as Block Kit, within Slack's limits: blocks per message, characters per header and section, and
 the text of a message's blocks together. The core keeps its messages within these (bot/core/talk.py); cutting here
-is the last resort that keeps Slack from refusing a message whole."""
+is the last resort that keeps Slack from refusing a message whole. rigops' markup (bot/text/markup.py) becomes
+mrkdwn here: its text escaped (``&lt;`` for a log's ``<``), plain text in headers; lengths are the escaped ones."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any
 
+from bot.text.markup import fit_mrkdwn, to_mrkdwn, to_plain
 from bot.text.message import Choice, Message
 
 MESSAGE_BLOCKS = 50  # Slack's limits: blocks in a message, in a Home tab, characters in a section, a header
@@ -26,15 +28,15 @@ def action_id(choice: Choice) -> str:
 
 
 def section(text: str) -> Block:
-    return {"type": "section", "text": {"type": "mrkdwn", "text": _clip(text, SECTION_TEXT)}}
+    return {"type": "section", "text": {"type": "mrkdwn", "text": fit_mrkdwn(text, SECTION_TEXT)}}
 
 
 def context(text: str) -> Block:
-    return {"type": "context", "elements": [{"type": "mrkdwn", "text": _clip(text, SECTION_TEXT)}]}
+    return {"type": "context", "elements": [{"type": "mrkdwn", "text": fit_mrkdwn(text, SECTION_TEXT)}]}
 
 
 def header(text: str) -> Block:
-    return {"type": "header", "text": {"type": "plain_text", "text": _clip(text, HEADER_TEXT)}}
+    return {"type": "header", "text": {"type": "plain_text", "text": _clip(to_plain(text), HEADER_TEXT)}}
 
 
 def button(choice: Choice) -> Block:
@@ -59,7 +61,7 @@ def _fitting(texts: Sequence[str], *, room: int, chars: int | None) -> int:
     """How many of the first texts fit in ``room`` sections and ``chars`` characters."""
     used = 0
     for i, text in enumerate(texts[:room]):
-        used += min(len(text), SECTION_TEXT)
+        used += min(len(to_mrkdwn(text)), SECTION_TEXT)
         if chars is not None and used > chars:
             return i
     return min(len(texts), room)
@@ -78,14 +80,14 @@ def to_blocks(message: Message, *, limit: int = MESSAGE_BLOCKS) -> list[Block]:
         tail.append(context(message.footnote))
     body = list(message.sections) or [message.text]
     room = limit - len(head) - len(tail)
-    chars = BLOCKS_TEXT - len(message.title or "") - len(message.footnote or "") - sum(
+    chars = BLOCKS_TEXT - len(message.title or "") - len(to_mrkdwn(message.footnote or "")) - sum(
         len(c.label) for c in message.choices)
     return [*head, *sections(body, room=room, chars=chars), *tail]
 
 
 def message_text(text: str) -> str:
-    """A message's ``text`` within what Slack takes."""
-    return _clip(text, MESSAGE_TEXT)
+    """A message's ``text`` as mrkdwn within what Slack takes."""
+    return fit_mrkdwn(text, MESSAGE_TEXT)
 
 
 def _clip(text: str, limit: int) -> str:

@@ -21,6 +21,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.core.app import Core
 from bot.frontends.slack import inbound
+from bot.frontends.slack.blocks import message_text
 from bot.text import messages
 from bot.util.errors import StateError
 
@@ -86,7 +87,7 @@ class Listeners:
     async def on_command(self, ack: AsyncAck, command: dict[str, Any]) -> None:
         cmd = inbound.command(command)
         if cmd is None:
-            await ack(text=messages.UNREADABLE_COMMAND)
+            await ack(text=message_text(messages.UNREADABLE_COMMAND))
             return
         try:  # claimed before the ack: Slack never sends it again, so a rigops that dies now leaves it to another
             fresh = self.core.claim_command(cmd)
@@ -135,7 +136,7 @@ async def _safely(work: Awaitable[None], what: str) -> None:
 
 async def _tell(client: AsyncWebClient, click: inbound.Click, text: str) -> None:
     try:
-        await client.chat_postEphemeral(channel=click.place.channel, user=click.user, text=text,
+        await client.chat_postEphemeral(channel=click.place.channel, user=click.user, text=message_text(text),
                                         thread_ts=click.place.thread)
     except SlackApiError as exc:
         log.warning("chat.postEphemeral failed: %s", exc.response.get("error"))

@@ -39,6 +39,7 @@ async def slack() -> AsyncIterator[SlackEmulator]:
     async with SlackEmulator(ack_timeout=SLACK_ACK_TIMEOUT) as emu:  # Slack's 3 s: a slow ack is retried
         emu.add_channel(ELSEWHERE, "random")
         yield emu
+    assert not emu.unescaped, f"mrkdwn with &, < or > unescaped: {emu.unescaped}"
 
 
 def tracebacks(caplog: pytest.LogCaptureFixture) -> list[str]:
@@ -266,3 +267,31 @@ async def test_every_payload_shape_is_answered_2xx_and_logs_no_traceback(
     assert len(slack.envelopes) >= len(CATALOGUE)
     assert tracebacks(caplog) == []
     delivered_cleanly(slack)
+
+
+LOG_LINES = ["x.cu:1:10: fatal error: <cuda_runtime.h>: No such file or directory",
+             "make: *** [all] Error 1 && <!channel> & <https://example.invalid|click me> a -> b"]
+
+
+async def test_a_log_with_angle_brackets_and_ampersands_reads_as_it_is(slack: SlackEmulator, running: Running,
+                                                                       tmp_path: Path) -> None:
+    """A build's own text (a log's `#include <x.h>`, `&&`, a `<!channel>` or a link in its output) is escaped for
+    Slack: a person reads it as the build wrote it, nobody is notified, nothing becomes a link."""
+    script = tmp_path / "build.sh"
+    script.write_text("#!/bin/sh\n" + "".join(f"echo '{line}'\n" for line in LOG_LINES) + "exit 2\n")
+    script.chmod(0o755)
+    conf = make_config({"rig": {"address": "local", "builds": {"app": {
+        "workdir": str(tmp_path), "command": str(script), "log_dir": str(tmp_path / "logs")}}}}, confirm=False)
+    async with running(slack, conf, tmp_path / "state") as app:
+        event = await slack.send_message("rebuild app on rig -j2", channel=OPS, user=HUMAN)
+        await wait_done(slack, OPS, str(event["ts"]))
+        await slack.wait_for(lambda: app.core.store.runs() and app.core.store.runs()[0].ended_at, timeout=30)
+        before = app.core.activity.finished
+        look = await slack.send_message("last 5 lines of the app log on rig", channel=OPS, user=HUMAN)
+        await app.core.activity.wait_finished(before + 1)
+        shown = await slack.wait_for(lambda: "<cuda_runtime.h>" in (t := thread_text(slack, OPS, str(look["ts"])))
+                                     and t, timeout=20)
+    for line in LOG_LINES:
+        assert line in shown, shown
+    raw = "\n".join(m.text for m in slack.thread(OPS, str(look["ts"])))
+    assert "<!channel>" not in raw and "&lt;!channel&gt;" in raw and "&amp;&amp;" in raw
