@@ -1302,3 +1302,10 @@ def test_a_button_named_in_code_is_read_as_its_words() -> None:
 ])
 def test_more_verbs_that_ask_to_look(text: str, look: str) -> None:
     assert steps(said(text, addressed=True)) == look
+
+
+def test_a_proposal_put_to_rigops_asks_it() -> None:
+    plan = said("<@U0RIGOPS> What if you will run llama-cpp in single thread (`-j1`)?", addressed=True)
+    assert steps(plan) == "rebuild=1" and plan.build == "llama-cpp"
+    assert not said("<@U0RIGOPS> what if you run out of memory?", addressed=True).steps
+    assert not said("what if you run llama-cpp at -j1?").steps  # to the channel: a supposition
