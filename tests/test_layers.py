@@ -17,7 +17,6 @@ LAYERS = ("util", "policy_config", "config", "language", "builds", "hosts", "sto
 UPWARD = {
     ("bot.config", "bot.language.schedule_text"),  # the config's schedules are checked when it loads
     ("bot.language.commands", "bot.actions.registry"),  # the command table is the registry's (read on first use)
-    ("bot.hosts.models", "bot.memory.meminfo"),  # a snapshot's meminfo is read as memory reads it
     # every sentence rigops says about an action's result, a digest or the fleet reads those results' types
     ("bot.text.disk", "bot.actions.disk"),
     ("bot.text.render", "bot.actions.chart"),

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from bot.memory.meminfo import Memory, UsedFormula, memory_from_meminfo
+from bot.hosts.meminfo import Memory, UsedFormula, memory_from_meminfo
 
 
 class ProcId(NamedTuple):

@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from typing import Literal
 
 from bot.config import HostConfig, PressureAction
+from bot.hosts.meminfo import Memory
 from bot.hosts.models import Proc, ProcId, Sample
 from bot.language.plan import half_jobs
-from bot.memory.meminfo import Memory
 from bot.memory.watch import LEAVE_FACTOR, Alert, Thresholds
 
 MAX_PAUSE = 300.0  # seconds: paused compilers go on after this long even if memory never calmed

@@ -14,8 +14,8 @@ from zoneinfo import ZoneInfo
 
 from bot.core.digest import Digest, HostDigest, gpu_busy
 from bot.core.fleet import HostResult
+from bot.hosts.meminfo import human
 from bot.language.plan import Step
-from bot.memory.meminfo import human
 from bot.store.schedules import Schedule
 from bot.text import render
 from bot.text.digest import SECTION_TEXT, SHOWN_PROCESSES, clock, host_text, when

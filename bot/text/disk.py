@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from bot.memory.meminfo import human
+from bot.hosts.meminfo import human
 
 if TYPE_CHECKING:  # bot.actions.disk imports this module for its words
     from bot.actions.disk import DiskReport, Measured, Place, Space

@@ -14,10 +14,10 @@ from bot.builds.progress import BuildStart, CacheStats, Progress
 from bot.config import Config
 from bot.core.fleet import HostResult
 from bot.hosts.agent.protocol import COMPILER_NAMES
+from bot.hosts.meminfo import free_table, human
 from bot.hosts.models import GpuReport, Proc, Snapshot
 from bot.language.commands import describe_step as describe
 from bot.language.plan import Plan, Question, Step
-from bot.memory.meminfo import free_table, human
 from bot.memory.policy import Levels
 from bot.memory.watch import BuildUsage, OomKill
 from bot.store import BuildRun

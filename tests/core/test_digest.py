@@ -23,8 +23,8 @@ from bot.core.services import Services
 from bot.frontends.slack.blocks import HEADER_TEXT, HOME_BLOCKS, MESSAGE_BLOCKS, SECTION_TEXT, to_blocks
 from bot.frontends.slack.home import home_view
 from bot.hosts.gpu import parse_gpu_report
+from bot.hosts.meminfo import Memory
 from bot.hosts.models import GpuReport, Snapshot
-from bot.memory.meminfo import Memory
 from bot.memory.policy import host_levels
 from bot.store import BuildRun
 from bot.store.schedules import Schedule

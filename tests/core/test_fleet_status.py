@@ -20,9 +20,9 @@ from bot.actions.status import RunView, StatusReport
 from bot.config import Config, HostConfig
 from bot.core.fleet import HostResult
 from bot.frontends.slack.blocks import message_text, to_blocks
+from bot.hosts.meminfo import Memory
 from bot.hosts.models import Gpu, GpuReport, Snapshot
 from bot.language.plan import Step
-from bot.memory.meminfo import Memory
 from bot.memory.policy import host_levels
 from bot.store import BuildRun
 from bot.text import render

@@ -16,8 +16,8 @@ import pytest
 
 from bot.hosts import Host
 from bot.hosts.agent.protocol import BUILD_TOOL_NAMES
+from bot.hosts.meminfo import parse_meminfo
 from bot.hosts.models import ProcId, RunRef
-from bot.memory.meminfo import parse_meminfo
 from bot.util.errors import ActionFailed, AgentUnavailable
 from tests.fakes.tools import (
     kill_session,

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.memory.meminfo import free_table, human, memory_from_meminfo, parse_meminfo
+from bot.hosts.meminfo import free_table, human, memory_from_meminfo, parse_meminfo
 
 DATA = Path(__file__).parent.parent / "data" / "mem"
 

@@ -8,7 +8,7 @@ import dataclasses
 import pytest
 
 from bot.config import HostConfig, PressureAction
-from bot.memory.meminfo import Memory
+from bot.hosts.meminfo import Memory
 from bot.memory.policy import (
     DEFAULT_LEVELS,
     MAX_PAUSE,
