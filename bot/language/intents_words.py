@@ -231,7 +231,11 @@ def _unwrap_quotes(s: str) -> str:
 # --- clauses -------------------------------------------------------------------------------------------
 
 CLAUSE_SPLIT_RE = re.compile(
-    r":[ \t]*\n|[\n;!]+|[.,:](?=\s|$)|\s(?:and then|then|and|but|also|plus|&&|&|or|\+|/)\s|\s-+\s|\s\|\s|\s\.\.\.+"
+    r":[ \t]*\n|[\n;!]+|[.,:](?=\s|$)|\s(?:and then|then|and|but|plus|&&|&|or|\+|/)\s|\s-+\s|\s\|\s|\s\.\.\.+"
+    r"|(?<!\bi)(?<!\bwe)(?<!\byou)(?<!\bit)(?<!\bthey)(?<!\bhe)(?<!\bshe)\salso\s"  # not "I also see …"
+    # a request after a remark, its quote gone: "it endlessly displays "[29/30] …" can you end the process?"
+    r"|(?<!\bif)(?<!\bwhether)(?<!\bhow)(?<!\bwhat)(?<!\bwhy)(?<!\bwhen)(?<!\bwhere)(?<!\bwho)(?<!\band)(?<!\bso)"
+    r"(?<!\bbut)(?<!\bthen)\s(?=(?:can|could|would|will) (?:you|u|someone|somebody|anyone)\b)"
     # "we may be overloading the CPU so let's reduce …": the request after the remark is a clause of its own
     r"|\sso (?=(?:let's|lets|let us|please|pls|can you|could you|would you|i need you to|we need to|just)\b)"
 )
@@ -340,6 +344,10 @@ ASKED_LEAD_RE = re.compile(r"^(?:should (?:we|i|you)|shall (?:we|i)|do you want 
                            r"|(?:kill|stop|cancel|abort|terminate|restart|rebuild|rerun|retry)"
                            r" (?:it|this|that|them|BUILD|the BUILD build|the build on HOST))\b)"
                            r"|(?:can|could) you (?:find a way|manage) to"
+                           # a wish said to rigops: "we actually want to rebuild X", "I need to see the log"
+                           r"|(?:we|i) (?:actually |really |just |now |also )?(?:want|need|would like|'d like)"
+                           r" (?:you )?to(?= (?:rebuild|restart|rerun|retry|kill|stop|cancel|see|get|check|view"
+                           r"|know|look|show)\b)"
                            # a proposal put to rigops: "what if you run X single-threaded (-j1)?"
                            r"|(?:what if|how about(?: if)?) you(?: will| would| could| just| try to| tried to)?"
                            r"(?! run out)(?= (?:run|rebuild|restart|retry|kill|stop|build|try|use|drop|lower)\b)"
@@ -466,7 +474,8 @@ REBUILD_NOUN_RE = re.compile(
     rf"|(?:a |an )?(?:clean|fresh|full|from-scratch|scratch) (?:re)?build{_NOUN_OF}{_NOUN_END})"
 )
 # When the bot is addressed, a clause that opens with the verb is a request whatever follows.
-ADDRESSED_KILL_RE = re.compile(rf"^/?{_FORCE}(?:kill|stop|abort|cancel|halt|terminate|nuke)\b")  # "/kill BUILD" too
+ADDRESSED_KILL_RE = re.compile(rf"^/?{_FORCE}(?:kill|stop|abort|cancel|halt|terminate|nuke)\b"  # "/kill BUILD" too
+                               r"|^end (?:the|this|that) (?:process|build|job|run)$")  # "can you end the process?"
 ADDRESSED_REBUILD_RE = re.compile(r"^/?(?:build )?(?:rebuild|retry|rerun|restart|relaunch|re-?trigger)\b"
                                   r"|^(?:run|start|launch|kick off) (?:the )?BUILD(?: build)?(?: on HOST)?"
                                   r"(?: (?:now|please|pls|plz|again))?$")

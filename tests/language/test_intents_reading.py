@@ -1309,3 +1309,23 @@ def test_a_proposal_put_to_rigops_asks_it() -> None:
     assert steps(plan) == "rebuild=1" and plan.build == "llama-cpp"
     assert not said("<@U0RIGOPS> what if you run out of memory?", addressed=True).steps
     assert not said("what if you run llama-cpp at -j1?").steps  # to the channel: a supposition
+
+
+def test_a_request_after_a_quote_is_a_clause_of_its_own() -> None:
+    plan = said('<@U0RIGOPS> ninja appears to be stuck on the llama-cpp build on gpu01. It endlessly displays '
+                '"[29/30] Running tests..." can you end the process?', addressed=True)
+    assert steps(plan) == "kill" and plan.build == "llama-cpp"
+    assert not said("I wonder how can you tell").steps
+
+
+def test_a_wish_said_to_rigops_asks_it() -> None:
+    plan = said("<@U0RIGOPS> we actually want to rebuild llama-cpp on gpu01, because the previous rebuild for some "
+                "reason did not work...", addressed=True)
+    assert steps(plan) == "rebuild"
+    assert not said("we want to rebuild llama-cpp on gpu01 tomorrow").steps
+
+
+def test_i_also_see_is_a_report_not_a_look() -> None:
+    plan = said("<@U0RIGOPS> I also see `make -j 24` in the llama-cpp logs. perhaps try to limit parallelism, "
+                "rebuild at -j 8", addressed=True)
+    assert steps(plan) == "rebuild=8"
