@@ -202,6 +202,9 @@ def _read_whole(
         if (one.ignored and one.ignored[-1][1] == "negation") or NOT_THIS_BUILD_RE.fullmatch(plain) or (
                 clause.joined and at - 1 in negated and ONLY_A_BUILD_RE.fullmatch(plain)):  # "don't kill X or Y"
             negated.add(at)
+        if ("mem" in one.strong and "gpu" in hits.strong and clause.joined == "," and not one.ignored
+                and GPU_LIST_MEMORY_RE.fullmatch(plain)):
+            one.strong = (one.strong - {"mem"}) | {"gpu"}  # "gpu temperature, utilization, memory usage": the GPUs'
         hits.merge(one, at)
         carried = one.ignored[-1][1] if one.ignored and one.ignored[-1][1] in CARRIED - taking else None
     if normal.quoted and not hits.trouble and w.TROUBLE_RE.search(normal.quoted):
@@ -339,6 +342,9 @@ def _without_negated_builds(names: w.Names, parts: list[w.Clause], negated: set[
 CARRIED = frozenset(("hypothetical", "story", "report", "advice", "other-team", "statement"))
 # A clause that ends where what it tells is said next: "the quick fix is usually: bump the timeout and lower the
 # jobs" — what follows the colon is the story's or the advice's own, even when it reads as a request.
+# A memory item in a list that began with the GPUs: "gpu temperature, utilization, memory usage and processes".
+GPU_LIST_MEMORY_RE = re.compile(r"(?:and )?(?:the |their |its )?(?:memory|mem|vram) (?:usage|utili[sz]ation|used"
+                                r"|use|in use|allocated|allocation)(?: (?:on|of) HOST)?")
 COMPLEMENT_NEXT_RE = re.compile(r"\b(?:is|are|was|were|be|usually|typically|generally|normally|always|often)$")
 TO_SOMEONE_RE = re.compile(r"^\s*<@[UW][A-Z0-9]{2,20}(?:\|[^>]{0,80})?>")
 
@@ -842,6 +848,9 @@ def _resolve_host(
     *, mapped: tuple[str, ...] = (),
 ) -> str | None:
     known = ", ".join(mapped or config.hosts)
+    groups = [h for h in names.hosts if h in config.groups]
+    if len(groups) == 1 and set(names.hosts) - {groups[0]} <= set(config.groups[groups[0]]):
+        names = replace(names, hosts=(groups[0],))  # "both a100 nodes, node-3 and gpu01": the group, by its hosts
     if len(names.hosts) > 1:
         errors.append(f"the message names several hosts ({', '.join(names.hosts)}): name one")
         return None

@@ -603,6 +603,7 @@ STATUS_QUESTION_RE = re.compile(
     r"|^(?:what|which) (?:step|stage|file|target|phase|object|percent|percentage|point|part|line) (?:is|'s|are|has)\b"
     r"|^what (?:is|'s) (?:BUILD|it|the build)(?: on HOST)? (?:on|at|doing|up to)\b"
     r"|^where(?: is|'s|s) (?:BUILD|it|the build)(?: on HOST)?(?: at)?(?: now| right now| currently| so far)?$"
+    r"|^(?:any idea|do you know|can you tell|could you tell|tell me) where (?:it|BUILD|the build)(?: is|'s|s) at\b"
     r"|^(?:any )?(?:update|updates|progress|news|eta)(?: (?:on|for|with|of) [^?]{1,30})?$"
     # "how's it going?", "what's its status", "how are things looking on HOST"
     r"|^how(?: is|'s|s| are) (?:BUILD|the build|the BUILD build)(?: (?:on|@) HOST)?"
@@ -686,7 +687,8 @@ LOG_RE = re.compile(
     r"^(?:show|tell|give) (?:me |us )?what (?:BUILD|it|the build)(?: on HOST)?"
     r" (?:printed|said|spat out|logged|output)(?: last| at the end| before it died)?$|"
     r"^(?:tail|cat|show|post|paste|send|give|get|dump|grab|check|see|look at|print|pull|fetch|share|return)\b"
-    r"[^?]{0,40}?\b(?:logs?|output|lines)\b"
+    r"[^?]{0,40}?\b(?:logs?|(?<!nvidia-smi )(?<!free -h )(?<!df -h )(?<!htop )output(?! of (?:nvidia-smi|free|df|htop))"
+    r"|lines)\b"
     r"|^tail(?: -[nf]| --lines=?)?(?: ?-?\d+)?(?: (?:it|the log|the logs|BUILD|on HOST))*$"
     # "…, then logs from the job as it runs": the log asked after another look
     r"|^(?:the )?(?:build )?logs? (?:from|of|for) (?:the job|the build|it|BUILD)(?: on HOST)?(?: as it runs| live)?$"

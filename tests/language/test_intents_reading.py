@@ -1329,3 +1329,25 @@ def test_i_also_see_is_a_report_not_a_look() -> None:
     plan = said("<@U0RIGOPS> I also see `make -j 24` in the llama-cpp logs. perhaps try to limit parallelism, "
                 "rebuild at -j 8", addressed=True)
     assert steps(plan) == "rebuild=8"
+
+
+def test_a_group_named_with_its_hosts_is_the_group() -> None:
+    plan = said("<@U0RIGOPS> show the GPU usage on both a100 nodes, node-3 and gpu01", addressed=True)
+    assert (plan.host, plan.error, steps(plan)) == ("a100", None, "gpu"), plan
+
+
+def test_memory_in_a_list_of_gpu_figures_is_the_gpus() -> None:
+    assert steps(said("<@U0RIGOPS> gpu temperature, utilization, memory usage, and running processes on gpu01?",
+                      addressed=True)) == "gpu"
+    assert steps(said("<@U0RIGOPS> gpu + mem on gpu01", addressed=True)) == "gpu mem"
+
+
+def test_a_tools_output_is_that_look_not_the_log() -> None:
+    assert steps(said("get me proper nvidia-smi output from gpu01")) == "gpu"
+    assert steps(said("post the output of llama-cpp")) == "log"
+
+
+def test_where_it_is_at_asks_its_status() -> None:
+    plan = said("<@U0RIGOPS> llama-cpp build on gpu01 hangs around 40-60%, no output. any idea where it's at?",
+                addressed=True)
+    assert steps(plan) == "status"
