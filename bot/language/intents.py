@@ -207,6 +207,8 @@ def _read_whole(
             one.strong = (one.strong - {"mem"}) | {"gpu"}  # "gpu temperature, utilization, memory usage": the GPUs'
         hits.merge(one, at)
         carried = one.ignored[-1][1] if one.ignored and one.ignored[-1][1] in CARRIED - taking else None
+    if hits.trouble and not (hits.strong | hits.weak) and TROUBLE_RESOLVED_RE.search(masked):
+        hits.trouble = hits.trouble_alone = False  # "… OOM-killed, retried it by hand at -j16 and it went through"
     if normal.quoted and not hits.trouble and w.TROUBLE_RE.search(normal.quoted):
         hits.trouble = True  # "> node-3 is swapping" above "confirmed, stop it": the quote is the trouble
     if hits.relative == "down" and not hits.jobs and (
@@ -342,6 +344,11 @@ def _without_negated_builds(names: w.Names, parts: list[w.Clause], negated: set[
 CARRIED = frozenset(("hypothetical", "story", "report", "advice", "other-team", "statement"))
 # A clause that ends where what it tells is said next: "the quick fix is usually: bump the timeout and lower the
 # jobs" — what follows the colon is the story's or the advice's own, even when it reads as a request.
+# The trouble told is over: "retried it by hand and it went through", "doubling the RAM fixed it".
+TROUBLE_RESOLVED_RE = re.compile(
+    r"\b(?:it|that|this|which|and) (?:went through|fixed it|did the trick|solved it|succeeded)\b"
+    r"|\b(?:fixed|solved|resolved) (?:it|the (?:issue|problem))\b(?! (?:yesterday|before|last|earlier|once))"
+    r"|\b(?:works|builds) (?:fine )?now\b")
 # A memory item in a list that began with the GPUs: "gpu temperature, utilization, memory usage and processes".
 GPU_LIST_MEMORY_RE = re.compile(r"(?:and )?(?:the |their |its )?(?:memory|mem|vram) (?:usage|utili[sz]ation|used"
                                 r"|use|in use|allocated|allocation)(?: (?:on|of) HOST)?")

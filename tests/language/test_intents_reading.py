@@ -1351,3 +1351,15 @@ def test_where_it_is_at_asks_its_status() -> None:
     plan = said("<@U0RIGOPS> llama-cpp build on gpu01 hangs around 40-60%, no output. any idea where it's at?",
                 addressed=True)
     assert steps(plan) == "status"
+
+
+@pytest.mark.parametrize("text", [
+    'llama-cpp OOM-killed by `ninja` — detected as "Killed" in the log, retried it by hand at -j16 and it went through',
+    "perhaps it is out of memory...\nyup doubling the RAM on gpu01 fixed it",
+])
+def test_trouble_told_as_solved_asks_for_no_look(text: str) -> None:
+    assert not said(text).steps
+
+
+def test_trouble_that_was_solved_before_is_news() -> None:
+    assert steps(said("llama-cpp on gpu01 oomed again, doubling the RAM fixed it last time")) == "mem"
