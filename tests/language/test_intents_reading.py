@@ -1363,3 +1363,10 @@ def test_trouble_told_as_solved_asks_for_no_look(text: str) -> None:
 
 def test_trouble_that_was_solved_before_is_news() -> None:
     assert steps(said("llama-cpp on gpu01 oomed again, doubling the RAM fixed it last time")) == "mem"
+
+
+def test_an_apology_about_the_docs_does_not_make_the_message_advice() -> None:
+    plan = said("I would like to only run 4 of these jobs concurrently on gpu01. <@U0RIGOPS> restart llama-cpp that "
+                "way\nSorry if this is already in the docs, but I can’t seem to find guidance on this.", addressed=True)
+    assert steps(plan).endswith("rebuild=4")
+    assert not said("in the docs: rebuild llama-cpp with -j2 on gpu01").steps
