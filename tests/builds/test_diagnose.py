@@ -1128,3 +1128,26 @@ def test_a_cmake_block_pasted_flat_reads_its_message_below() -> None:
                                             "CMake 3.28 or higher is required.  You are running version 3.22.1")
     plain = diagnose("CMake Error at CMakeLists.txt:4 (find_package):\n-- Configuring incomplete, errors occurred!\n")
     assert plain.line == "CMake Error at CMakeLists.txt:4 (find_package):"
+
+
+@pytest.mark.parametrize("line", [
+    "main.c:(.text+0x1c): undefinierter Verweis auf „pthread_create“",
+    "main.c:(.text+0x1c): referencia a `pthread_create' sin definir",
+    "main.c:(.text+0x1c): referência indefinida para `pthread_create'",
+    "main.c:(.text+0x1c): неопределённая ссылка на «pthread_create»",
+    "main.c:(.text+0x1c): 对‘pthread_create’未定义的引用",
+    "main.c:(.text+0x1c): référence indéfinie vers « pthread_create »",
+])
+def test_an_undefined_reference_in_another_language_is_a_linker_error(line: str) -> None:
+    found = diagnose(f"gcc main.c\n{line}\ncollect2: error: ld returned 1 exit status\n")
+    assert (found.category, found.line) == ("linker_error", line)
+    assert "pthread_create" in found.fix
+
+
+def test_old_pips_headers_are_not_the_error() -> None:
+    found = diagnose("    ERROR: Complete output from command python setup.py egg_info:\n"
+                     "    ERROR: Traceback (most recent call last):\n"
+                     "        import numpy\n"
+                     "    ModuleNotFoundError: No module named 'numpy'\n"
+                     'ERROR: Command "python setup.py egg_info" failed with error code 1 in /tmp/pip-x/\n')
+    assert (found.category, found.line) == ("missing_pymodule", "    ModuleNotFoundError: No module named 'numpy'")
