@@ -406,12 +406,12 @@ def parse_command(text: str, *, config: Config, context: ThreadContext | None = 
     words = CMD_JOIN_RE.sub(r"\1", w.normalise(text)).split()
     if words and words[0] in ("/rigops", "rigops"):
         words = words[1:]
-    if not words or words[0] in ("help", "-h", "--help", "?"):
+    if (not words and not text.strip()) or (words and words[0] in ("help", "-h", "--help", "?")):
         return Plan(steps=(Step("help"),))
-    row = by_word(words[0])
-    if row is None or not row.is_action:
+    row = by_word(words[0]) if words else None
+    if row is None or not row.is_action:  # an emoji alone reads as no words: "/rigops 💥" is unknown too
         known = ", ".join(step_names())
-        return Plan(error=f"unknown subcommand {_show(words[0])} (subcommands: {known})")
+        return Plan(error=f"unknown subcommand {_show(words[0] if words else text.strip())} (subcommands: {known})")
     action: Action = row.name
     args = words[1:]
     clean = "clean" in row.params and any(a in CLEAN_ARGS for a in args)
@@ -464,6 +464,10 @@ def _read_clause(body: str, addressed: bool, *, question: bool = False,
     starts_imperative = body.startswith(w.LEAD_MARK) or bool(acts.IMPERATIVE_RE.match(opens))
     # A request's reason does not make it a story: "kill the stuck job so that it doesn't come back later"
     main = w.REASON_RE.split(body, maxsplit=1)[0] if starts_imperative else body
+    if addressed and (said := _PLAN_LEAD_RE.match(opens)) and n.JOBS_TO_RE.match(rest := opens[said.end():]) and not (
+            w.NARRATIVE_RE.search(rest) or _BY_ONESELF_RE.search(rest)):
+        body = main = opens = rest  # said to rigops, "… gonna scale it up to 100 jobs to do so": how to do what it asks
+        starts_imperative = True
     if acts.LATER_CONDITION_RE.search(opens):  # "next time X OOMs, …", "… if it dies again": not now, even asked
         hits.ignored.append((body, "hypothetical"))
         return hits
@@ -486,6 +490,7 @@ def _read_clause(body: str, addressed: bool, *, question: bool = False,
     main = main.removeprefix(w.LEAD_MARK)
     if addressed and lead:  # "would you | be so kind as to kill it": the lead-in after the one the split took
         body, main = w.ASKED_LEAD_RE.sub("", body), w.ASKED_LEAD_RE.sub("", main)
+    imperative |= addressed and _is_bare(n.JOBS_SERIAL_RE, main)  # "… run it again, one command at a time"
     act = acts.act_of(main, addressed=addressed, imperative=imperative, has_names=acts.names_ours(body),
                       trouble=bool(w.TROUBLE_RE.search(body) or w.GPU_OOM_RE.search(body)))
     if act is not None and act not in taking:
@@ -616,8 +621,11 @@ def _read_jobs(body: str, addressed: bool) -> list[w.Number]:
             if _asks_for_jobs(body, m, asked_from, alone_is_enough, addressed=addressed):
                 found.setdefault(m.start(1 + _group_index(m)), w.Number.of(_first_group(m), template))
     for m in n.JOBS_SERIAL_RE.finditer(body):
+        if m.group(0).endswith(" at a time") and not addressed:
+            continue  # "… then the computer freezes. Build one file at a time": advice, unless said to rigops
         just_before = body[max(0, m.start() - n.JOBS_LOOKBACK): m.start()]
-        if (m.start() >= asked_from or (addressed and NAMES_LEAD_RE.fullmatch(body[:m.start()]))) and not (
+        if (m.start() >= asked_from or (addressed and (NAMES_LEAD_RE.fullmatch(body[:m.start()])
+                                                       or _is_bare(n.JOBS_SERIAL_RE, body)))) and not (
                 n.JOBS_NOT_NEW_RE.search(just_before)):
             found.setdefault(m.start(), w.Number(1, "-j1"))
     if n.CHANGE_START_RE.match(body) or addressed:
@@ -634,6 +642,14 @@ def _read_jobs(body: str, addressed: bool) -> list[w.Number]:
     if change is not None and not n.JOBS_STORY_AFTER_RE.match(body, change.end()):
         found[change.start(1 + _group_index(change))] = w.Number.of(_first_group(change), "-j{}")
     return list(found.values())
+
+
+# A plan said to rigops, which it is asked to carry out: "gonna scale it up to 100 jobs", "we need to drop it to 4".
+_PLAN_LEAD_RE = re.compile(r"^(?:(?:i|we)(?:'m|'re| am| are)? )?(?:gonna|going to|gotta|got to|need to|have to|wanna"
+                           r"|want to|will|'ll|let's|lets) ")
+
+
+_BY_ONESELF_RE = re.compile(r"\b(?:myself|ourselves|by hand|manually|locally|on my (?:laptop|machine|box))\b")
 
 
 # A rebuild that takes its count from what was said before it: "rebuild with that", "restart it that way".
@@ -676,6 +692,11 @@ def _one_count(before: str) -> w.Number | None:
     if len(values) != 1:
         return None
     return w.Number.of(str(values.pop()), "-j{}")
+
+
+def _is_bare(rx: re.Pattern[str], body: str) -> bool:
+    """The clause is nothing but what ``rx`` reads (plus fillers): "…, one command at a time"."""
+    return any(rx.fullmatch(text) for text in (body.strip(" .!,;"), " ".join(w.FILLER_RE.sub(" ", body).split())))
 
 
 def _is_bare_jobs(body: str) -> bool:

@@ -255,7 +255,10 @@ JOBS_RETRY_AT_RE = re.compile(rf"\b(?:retry|rerun|redo|try again|go again|restar
 JOBS_SERIAL_RE = re.compile(
     r"\b(?:serially|sequentially|in serial|single[- ]threaded|non-?parallel"
     r"|(?:(?<=disable )|(?<=turn off )|(?<=switch off )|(?<=\bno ))(?:the )?(?:build |make |compile )?parallelism"
-    r"|(?:with|using|on) (?:just |only )?(?:one|a single) (?:parallel )?(?:process|job|thread|core|cpu|worker))\b"
+    r"|(?:with|using|on) (?:just |only )?(?:one|a single) (?:parallel )?(?:process|job|thread|core|cpu|worker)"
+    # "run it again, one command at a time", "one file at a time"
+    r"|(?:just |only )?(?:one|a single|1) (?:command|file|job|compile|process|target|unit|task|step|thing)"
+    r" at a time)\b"
 )
 JOBS_TO_RE = re.compile(  # imperative "drop to 32", "cap it at 16", "set jobs to 16"
     r"(?:^|\bto )(?:(?:drop|lower|reduce|cut|go down|bump|raise|limit|cap|throttle|bound|restrict|constrain|pin)"

@@ -45,7 +45,8 @@ ENTITIES = (("&gt;", ">"), ("&lt;", "<"), ("&quot;", '"'), ("&#39;", "'"), ("&am
 QUOTED_LINE_RE = re.compile(r"^ *>[^\n]*", re.M)
 QUOTED_SPAN_RE = re.compile(r'"[^"\n]{0,300}"')
 URL_RE = re.compile(r"\b(?:https?|ftp|ssh|file)://\S*|\bwww\.\S*")
-EMOJI_RE = re.compile(r":[a-z0-9_+'-]{1,40}:")
+EMOJI_RE = re.compile(r":[a-z0-9_+'-]{1,40}:|"  # Slack's :name: and the emoji characters themselves ("now😤")
+                      "[\U0001f000-\U0001faff\u2600-\u27bf\u2b00-\u2bff][\ufe0f\u200d\U0001f3fb-\U0001f3ff]*")
 REPEATED_RE = re.compile(r"\b([a-z]+(?: [a-z]+){0,2})(?:[ ,!]+\1\b)+")
 EMPHASIS_RE = re.compile(r"[*]+|(?<![\w])_+|_+(?![\w])")
 SPACES_RE = re.compile(r"[ ]{2,}")
@@ -446,7 +447,9 @@ REBUILD_WEAK_RE = re.compile(
     r"(?: (?:everything|it|BUILD))?(?: from scratch)?"
     # "kill it and start again", "abort the current build and build the new one", "have everything rebuilt"
     r"|start (?:it |BUILD )?(?:again|over|anew)|(?:build|start|launch) the (?:new|next|latest) one"
-    r"|re-?trigger|recreate(?: the build)?|(?:have|get) (?:it|everything|BUILD|the build|the whole thing) rebuilt"
+    r"|re-?trigger|recreate(?: the build)?|(?:have|get) (?:it|everything|BUILD|the build|the whole thing)"
+    r" (?:rebuilt|re-?compiled|re-?built|compiled|built|(?:to )?(?:re-?)?(?:compile|build)"
+    r"|(?:re-?)?(?:compiling|building))"
     r"|(?:force-)?(?:kill|stop|abort)-(?:and|n|&amp;)-(?:retry|restart|rerun|rebuild)"
     r"|(?:going to |gonna |will )?need (?:you )?to (?:retry|rerun|rebuild|restart)"
     r"|trigger (?:it|BUILD|the build)(?: manually| by hand| again)?(?: for now)?"

@@ -1370,3 +1370,35 @@ def test_an_apology_about_the_docs_does_not_make_the_message_advice() -> None:
                 "way\nSorry if this is already in the docs, but I can’t seem to find guidance on this.", addressed=True)
     assert steps(plan).endswith("rebuild=4")
     assert not said("in the docs: rebuild llama-cpp with -j2 on gpu01").steps
+
+
+@pytest.mark.parametrize(("text", "want"), [
+    ("<@U0RIGOPS> vllm keeps dying in the same file. retry it, one file at a time", "rebuild=1"),
+    ("<@U0RIGOPS> llama-cpp: run it again, single threaded", "rebuild=1"),
+])
+def test_one_at_a_time_said_to_rigops_is_one_job(text: str, want: str) -> None:
+    assert steps(said(text, addressed=True)) == want
+
+
+def test_one_at_a_time_as_advice_or_story_is_not_a_count() -> None:
+    assert "rebuild" not in steps(said("you're filling RAM and swap, then the box freezes. Build one file at a time"))
+    assert not said("<@U0RIGOPS> single threaded builds are slow on node-3", addressed=True).steps
+
+
+def test_a_plan_said_to_rigops_gives_its_count() -> None:
+    plan = said("<@U0RIGOPS> need to rerun flash-attn. gonna drop it to 6 jobs to do so", addressed=True)
+    assert steps(plan) == "rebuild=6"
+    assert not said("<@U0RIGOPS> I'm gonna drop vllm to 4 myself", addressed=True).steps
+    assert not said("gonna drop it to 4 on vllm").steps  # not said to rigops: the speaker's own plan
+
+
+@pytest.mark.parametrize("text", ["<@U0RIGOPS> get llama-cpp compiled now 😤",
+                                  "<@U0RIGOPS> get llama-cpp building again"])
+def test_get_it_built_asks_a_rebuild_and_an_emoji_ends_nothing(text: str) -> None:
+    assert steps(said(text, addressed=True)) == "rebuild"
+
+
+def test_an_emoji_alone_is_an_unknown_subcommand() -> None:
+    from bot.language.intents import parse_command
+    assert parse_command("🔥", config=CFG).error is not None
+    assert steps(parse_command("", config=CFG)) == "help"
