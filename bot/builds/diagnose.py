@@ -72,6 +72,11 @@ _PREFIX = re.compile(r"""(?:              # each eats one separating space: the 
 # A line a logging library marked as a warning or a notice (glog/absl "W0501 12:00:00.1 123 file.cc:12] ", TF's
 # "...: W tensorflow/x.cc:12] "): what it says is not the build failing, even when it quotes "ptxas fatal".
 _NOT_AN_ERROR = re.compile(r"^(?::\s*)?(?:[WI]\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+\s+|[WI]\s+)[\w./+-]+\.\w+:\d+\]\s")
+# A CMake feature check's source or header, in the commands above a line of its output (kept in CMakeError.log).
+_FEATURE_PROBE = re.compile(r"\bCheck(?:Symbol|Function|Include|Library|Type|Prototype|Struct|Variable|C|CXX|Fortran)"
+                            r"\w*\.(?:c|cxx|cpp|cc)\b|Determining if (?:the |files )?\S+ exists? failed"
+                            r"|Performing (?:C|CXX|C\+\+) SOURCE FILE Test \S+ failed")
+_PROBE_LOOKBACK = 1500    # characters above a line where the probe's own commands are looked for
 # The tag a program's log record opens with: "earlyoom[800]: ", "kernel: ", "ld.lld: ".
 _RECORD_TAG = re.compile(r"[\w.+-]+(?:\[\d+\])?: ")
 # A level tag among the prefixes (Maven's "[WARNING] ", "[INFO] ", a logger's "[warn]"), or a journal record of a
@@ -130,6 +135,7 @@ class _Log:
         if any(char in self.text for char in _WIDE_CHARS):
             self.text = self.text.translate(_WIDE)                        # same characters, same count
         self.warned = " Warning" in self.text and _ANY_WARNING_BLOCK.search(self.text) is not None
+        self.probed = "cmTC_" in self.text or "CMakeTmp" in self.text or "CMakeScratch" in self.text
 
     def diagnosis(self) -> Diagnosis:
         found = self._first_error()
@@ -198,7 +204,8 @@ class _Log:
     def _match(self, line: str, start: int, rules: Sequence[Rule]) -> _Hit | None:
         body = _strip_prefix(line).lstrip()
         if (_QUOTED_SOURCE.match(body) or _NOT_AN_ERROR.match(body) or _QUOTED_IN_PROSE.match(body)
-                or _PREFIX_NOT_AN_ERROR.search(line[:len(line) - len(body)]) or self._after_traceback_frame(start)):
+                or _PREFIX_NOT_AN_ERROR.search(line[:len(line) - len(body)]) or self._after_traceback_frame(start)
+                or (self.probed and self._in_feature_probe(start))):
             return None
         for rule in rules:
             for pattern in rule.patterns:
@@ -229,6 +236,15 @@ class _Log:
                     return True
                 indent = _indent(body)
         return False
+
+    def _in_feature_probe(self, start: int) -> bool:
+        """Is the line at `start` the output of one of CMake's feature checks (CheckSymbolExists, CheckIncludeFile,
+        CheckCSourceCompiles, … as CMakeError.log or CMakeConfigureLog.yaml keep them), whose failing is an answer —
+        "no pthread_create in libc" — and not the build failing? (A failing compiler test, CMakeCUDACompilerId or
+        testCCompiler, is no feature check: its error is the cause.)"""
+        above = self.text[max(0, start - _PROBE_LOOKBACK):start]
+        return _FEATURE_PROBE.search(above) is not None and ("cmTC_" in above or "CMakeTmp" in above
+                                                             or "CMakeScratch" in above)
 
     def _after_traceback_frame(self, start: int) -> bool:
         """Is the line at `start` the source line that a Python traceback quotes, indented deeper than its

@@ -1151,3 +1151,46 @@ def test_old_pips_headers_are_not_the_error() -> None:
                      "    ModuleNotFoundError: No module named 'numpy'\n"
                      'ERROR: Command "python setup.py egg_info" failed with error code 1 in /tmp/pip-x/\n')
     assert (found.category, found.line) == ("missing_pymodule", "    ModuleNotFoundError: No module named 'numpy'")
+
+
+@pytest.mark.parametrize("line", [
+    "/usr/bin/ld : b.o:/src/b.c:9 : définitions multiples de « counter »; a.o:/src/a.c:3 : défini pour la première "
+    "fois ici",
+    "/usr/bin/ld: b.o:/src/b.c:9: mehrfache Definition von „counter“; a.o:/src/a.c:3: zuerst hier definiert",
+    "/usr/bin/ld: b.o: en la función `f': definición múltiple de `counter'; a.o:(.bss+0x0): primero se definió aquí",
+])
+def test_a_multiple_definition_in_another_language_is_a_linker_error(line: str) -> None:
+    found = diagnose(f"gcc a.o b.o\n{line}\ncollect2: error: ld returned 1 exit status\n")
+    assert (found.category, found.line) == ("linker_error", line)
+    assert "counter" in found.fix
+
+
+@pytest.mark.parametrize("line", ["fatal error: runtime: out of memory",
+                                  "Step #4: clang-14: error: unable to execute command: Killed"])
+def test_go_and_a_versioned_clang_out_of_memory_are_the_compiler(line: str) -> None:
+    found = diagnose(f"building\n{line}\nmake: *** [all] Error 2\n")
+    assert (found.category, found.line) == ("oom_compiler", line)
+
+
+PROBE = """Determining if the pthread_create exist failed with the following output:
+Change Dir: /src/build/CMakeFiles/CMakeTmp
+Building C object CMakeFiles/cmTC_7e1c5.dir/CheckSymbolExists.c.o
+/usr/bin/cc -rdynamic CMakeFiles/cmTC_7e1c5.dir/CheckSymbolExists.c.o -o cmTC_7e1c5
+/usr/bin/ld: CMakeFiles/cmTC_7e1c5.dir/CheckSymbolExists.c.o: in function `main':
+CheckSymbolExists.c:(.text+0x1b): undefined reference to `pthread_create'
+collect2: error: ld returned 1 exit status
+"""
+
+
+def test_a_cmake_feature_check_failing_is_an_answer_not_the_error() -> None:
+    assert diagnose(PROBE).category == "unknown"
+    # the same linker error in the build itself is the error
+    found = diagnose(PROBE.replace("CheckSymbolExists.c", "main.c").replace("Determining if the pthread_create exist"
+                                                                            " failed", "Linking"))
+    assert found.category == "linker_error"
+
+
+def test_a_failing_compiler_test_is_no_feature_check() -> None:
+    log = ("Change Dir: /src/build/CMakeFiles/CMakeTmp\nBuilding CUDA object CMakeFiles/cmTC_1.dir/main.cu.o\n"
+           "ptxas fatal   : Value 'sm_30' is not defined for option 'gpu-name'\n")
+    assert diagnose(log).category == "unsupported_arch"
