@@ -207,6 +207,10 @@ def _read_whole(
             one.strong = (one.strong - {"mem"}) | {"gpu"}  # "gpu temperature, utilization, memory usage": the GPUs'
         hits.merge(one, at)
         carried = one.ignored[-1][1] if one.ignored and one.ignored[-1][1] in CARRIED - taking else None
+        if carried == "hypothetical" and not CONDITION_OPENS_RE.match(one.ignored[-1][0]) and (
+                HABIT_RE.search(one.ignored[-1][0])):
+            carried = "statement"  # "this crash usually happens when it runs out of memory, try -j6": no condition
+            # on what follows, which a request opening it asks for
     if hits.trouble and not (hits.strong | hits.weak) and TROUBLE_RESOLVED_RE.search(masked):
         hits.trouble = hits.trouble_alone = False  # "… OOM-killed, retried it by hand at -j16 and it went through"
     if normal.quoted and not hits.trouble and w.TROUBLE_RE.search(normal.quoted):
@@ -225,6 +229,10 @@ def _read_whole(
         hits.strong.add("rebuild")
         hits.order.setdefault("rebuild", len(parts))
         hits.jobs.append(said)
+    if ("rebuild" in hits.strong | hits.weak and not hits.clean and not whole and (do := DO_THAT_RE.search(masked))
+            and w.CLEAN_RE.search(before := masked[:do.start()]) and not w.NOT_CLEAN_RE.search(before)
+            and not _CLEAN_NOT_NEEDED_RE.search(before)):
+        hits.clean = True  # "last time a simple `git clean -x -f` fixed this, do that and rebuild it": the clean told
     if "rebuild" in hits.strong and not hits.jobs and not whole and (m := PARALLEL_CAP_RE.search(masked)):
         hits.jobs.append(w.Number.of(m.group(1), "-j{}"))  # "rebuild X so that at most 4 processes run in parallel"
     if hits.trouble and not hits.jobs and not whole and (m := n.JOBS_RETRY_AT_RE.search(masked)):
@@ -609,6 +617,7 @@ def _asks_clean(body: str) -> bool:
 
 def _read_jobs(body: str, addressed: bool) -> list[w.Number]:
     """Parallelism numbers that the clause asks for (not ones it merely mentions)."""
+    body = _MAKE_SURE_USES_RE.sub(r"make \1 use ", body)  # "make sure the X build uses 3 cores or less": it asks
     found: dict[int, w.Number] = {}  # by where the number starts, so "with 16 jobs" counts once
     request = n.REQUEST_ANY_RE.search(body)
     asked_from = request.end() if request else len(body) + 1  # a number after this is asked for
@@ -642,6 +651,21 @@ def _read_jobs(body: str, addressed: bool) -> list[w.Number]:
     if change is not None and not n.JOBS_STORY_AFTER_RE.match(body, change.end()):
         found[change.start(1 + _group_index(change))] = w.Number.of(_first_group(change), "-j{}")
     return list(found.values())
+
+
+# A supposition that governs the clause after it opens with its condition: "if it dies again, kill it", "once it
+# finishes, rebuild X"; "this crash happens when it runs out of memory, try -j6" is a statement, and "try" asks.
+CONDITION_OPENS_RE = re.compile(r"^(?:if|when|whenever|once|in case|should|unless|as soon as|after|before|until|till"
+                                r"|suppose|supposing|assuming|what if|say|let's say|imagine|even if|in the event)\b")
+
+
+HABIT_RE = re.compile(r"\b(?:usually|typically|often|always|normally|generally|tends? to|happens|happened|occurs)\b")
+
+
+_CLEAN_NOT_NEEDED_RE = re.compile(r"\bclean\b[^,.;]{0,30}\b(?:not needed|isn't needed|unnecessary|not necessary"
+                                  r"|didn't help|did not help|won't help)")
+_MAKE_SURE_USES_RE = re.compile(r"^(?:please |pls )?(?:make sure|ensure)(?: that)? ((?:the )?(?:BUILD|it)(?: build)?)"
+                                r" (?:only )?(?:uses|runs with|builds with|compiles with) ")
 
 
 # A plan said to rigops, which it is asked to carry out: "gonna scale it up to 100 jobs", "we need to drop it to 4".
@@ -706,7 +730,8 @@ def _is_bare_jobs(body: str) -> bool:
 
 
 # "64 cores on HOST", "8 cpus": what a machine has, not a count asked for (a bare "16 jobs" or "8 threads" is).
-_MACHINE_UNIT_RE = re.compile(r"\d ?(?:cores?|cpus?|vcpus?)\b(?![a-z])(?! (?:please|pls|plz|then|instead|max)\b)")
+_MACHINE_UNIT_RE = re.compile(r"\d ?(?:cores?|cpus?|vcpus?)\b(?![a-z])"
+                              r"(?! (?:please|pls|plz|then|instead|max|or (?:less|fewer)|at most|tops)\b)")
 
 
 NAMES_LEAD_RE = re.compile(r"(?:(?:the |on )?(?:BUILD|HOST)(?: build| one)?(?: (?:again|once more|at|with|w/|using"

@@ -203,7 +203,9 @@ def spelled_value(words: str) -> int:
 
 # ASCII digits only (int() would also take other scripts' digits), or an expression rigops cannot work out in
 # chat ("$(nproc)/2", "nproc - 4", "$CORES"): that one is refused with a clear error, never read as its digits.
-_EXPR = r"[$(]{1,4} ?(?:\$\()?nproc\b[^\s,;]{0,24}|nproc\b[^\s,;]{0,24}|\$\{?[a-z_][a-z0-9_]{0,30}\}?"
+_EXPR = (r"[$(]{1,4} ?(?:\$\()?nproc\b[^\s,;]{0,24}|nproc\b[^\s,;]{0,24}|\$\{?[a-z_][a-z0-9_]{0,30}\}?"
+         # a name for the core count where the number goes: "-jnumber_of_cores", "-j NCPUS", "--jobs=num_cores"
+         r"|(?:number_?of_?|num_?|n_?|total_?|max_?)(?:cores|cpus|procs|processors|threads)\b|cpu_?count\b|core_?count\b")
 _NUM = rf"(-?[0-9]+|{_EXPR})"
 _NUM_END = r"(?![\w]|\.\d)"
 # Unmistakable: -j20, -j 20, -j=20, --jobs 20, MAX_JOBS=20, CMAKE_BUILD_PARALLEL_LEVEL=4, --parallel 8, par=8

@@ -71,7 +71,7 @@ TYPO_FIXES: tuple[tuple[re.Pattern[str], str], ...] = (
 CODE_JOBS_RE = re.compile(
     r"\s*(?:-{1,2}j(?:obs)?\s*=?\s*(?:\d{1,6}|\$\(+ ?nproc\)?[)/*+ 0-9-]{0,12})|j\d{1,6}"
     r"|(?:max_jobs|cmake_build_parallel_level)\s*=\s*\d{1,6}"
-    r"|-{1,2}parallel[ =]?\d{1,6}|(?:make|ninja) -j ?\d{1,6})\s*",
+    r"|-{1,2}parallel[ =]?\d{1,6}|(?:make|ninja) -j ?(?:\d{1,6}|\$\(+ ?nproc\)?[)/*+ 0-9-]{0,12}))\s*",
     re.I,
 )
 
@@ -1045,6 +1045,7 @@ please pls plz thanks thx now again asap
 smoke unit integration regression e2e functional perf performance benchmark benchmarks
 unlimited excessive concurrent simultaneous extra heavy huge massive many multiple several few more less fewer
 spawned background foreground remaining remote parallelised parallelized
+and or but nor so if else than as also too just only not no yes ok okay
 """)
 
 

@@ -1402,3 +1402,38 @@ def test_an_emoji_alone_is_an_unknown_subcommand() -> None:
     from bot.language.intents import parse_command
     assert parse_command("🔥", config=CFG).error is not None
     assert steps(parse_command("", config=CFG)) == "help"
+
+
+def test_a_habit_with_when_is_no_condition_on_the_request_after_it() -> None:
+    plan = said("<@U0RIGOPS> vllm died again. this usually happens when it runs out of memory, try lowering the "
+                "thread count to 6", addressed=True)
+    assert steps(plan) == "rebuild=6"
+    assert not said("<@U0RIGOPS> if vllm dies again, restart it at 4", addressed=True).steps
+    assert not said("<@U0RIGOPS> the bot should rerun vllm if it failed, but do so single-threaded",
+                    addressed=True).steps
+
+
+@pytest.mark.parametrize("text", ["<@U0RIGOPS> rerun flash-attn with -jnumber_of_cores",
+                                  "<@U0RIGOPS> rebuild vllm --jobs=num_cores",
+                                  '<@U0RIGOPS> rebuild llama-cpp using "make -j $(nproc)"'])
+def test_the_core_count_by_name_is_refused(text: str) -> None:
+    plan = said(text, addressed=True)
+    assert plan.error is not None and "name a number" in plan.error
+
+
+def test_make_sure_it_uses_n_cores_asks_that_count() -> None:
+    assert steps(said("<@U0RIGOPS> make sure the vllm build uses 4 cores or less, node-3 is crawling",
+                      addressed=True)).endswith("rebuild=4")
+    assert not said("I made sure vllm uses 4 cores on node-3").steps
+
+
+def test_and_is_never_a_builds_name() -> None:
+    assert steps(said("<@U0RIGOPS> vllm: do that and rebuild it on node-3", addressed=True)) == "rebuild"
+
+
+def test_do_that_after_a_clean_told_as_the_fix_starts_clean() -> None:
+    plan = said("<@U0RIGOPS> vllm fails like last week. back then `make clean` fixed this, do that and rebuild it",
+                addressed=True)
+    assert steps(plan) == "rebuild" and plan.steps[0].clean, plan
+    plan = said("<@U0RIGOPS> a clean build is not needed, just do that and rebuild vllm", addressed=True)
+    assert steps(plan) == "rebuild" and not plan.steps[0].clean
