@@ -98,5 +98,5 @@ async def running_bot(emu: SlackEmulator, config: Config, state_dir: Path) -> As
 def record_run(store: Store, host: str, build: str, *, jobs: int = 20, started_by: str | None = None) -> BuildRun:
     """A running build in the state, for tests about what rigops shows of runs (no process behind it)."""
     run = store.begin_run(host=host, build=build, jobs=jobs, log="/tmp/none.log", exit_file="/tmp/none.exit",
-                          boot_id=None, started_by=started_by, channel=None, thread_ts=None)
+                          boot_id=None, started_by=started_by, channel=None, thread_id=None)
     return store.started_run(run.id, pid=999_999, start=1, supervisor_pid=None, log=run.log, exit_file=run.exit_file)

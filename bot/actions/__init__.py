@@ -35,7 +35,7 @@ class Requester:
 
     user: str
     channel: str | None = None
-    thread_ts: str | None = None
+    thread_id: str | None = None
 
 
 def newest_run(ctx: ActionContext, *, missing: str) -> BuildRun:

@@ -126,12 +126,12 @@ async def rebuild(ctx: ActionContext, *, jobs: int | None, clean: bool = False) 
     log = log_path(build, now=now)
     command = build_command(build, jobs)
     ctx.store.audit("spawn", user=ctx.requester.user, channel=ctx.requester.channel,
-                    thread_ts=ctx.requester.thread_ts, host=target.config.name, build=build.name,
+                    thread_id=ctx.requester.thread_id, host=target.config.name, build=build.name,
                     detail={"jobs": jobs, "command": command, "log": log, **({"clean": True} if clean else {})})
     # The row goes in first: a bot killed during the spawn finds it on restart and adopts the build.
     begun = ctx.store.begin_run(host=target.config.name, build=build.name, jobs=jobs, log=log,
                                 exit_file=f"{log}.exit", boot_id=info.boot_id, started_by=ctx.requester.user,
-                                channel=ctx.requester.channel, thread_ts=ctx.requester.thread_ts)
+                                channel=ctx.requester.channel, thread_id=ctx.requester.thread_id)
     try:
         spawned = await target.host.spawn(workdir=build.workdir, command=command,
                                           env=build_env(build, jobs, log=log, run_id=begun.id), log_path=log,

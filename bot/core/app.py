@@ -95,10 +95,10 @@ class Core:
             if store.claim_plan(pending.id, "interrupted", waiting="running") is None:
                 continue  # another rigops saw it first
             log.warning("plan %d was still running when its rigops stopped: told as interrupted", pending.id)
-            if pending.message_ts:
-                conv = Conversation(self.reply, pending.channel, pending.thread_ts)
+            if pending.message_id:
+                conv = Conversation(self.reply, pending.channel, pending.thread_id)
                 lines = [StepLine(s, "failed", messages.INTERRUPTED) for s in pending.plan.steps]
-                await conv.update(pending.message_ts, render.plan_message(pending.plan, lines,
+                await conv.update(pending.message_id, render.plan_message(pending.plan, lines,
                                                                           note=messages.interrupted_note()))
 
     def claim_command(self, cmd: SlashCommand) -> bool:

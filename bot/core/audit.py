@@ -39,7 +39,7 @@ def write(services: Services, conv: Conversation, what: str, *, user: str, plan:
           detail: dict[str, Any] | None = None) -> dict[str, Any]:
     """:func:`record` without awaiting (for a batch with other writes); returns the entry's detail."""
     full = {**({"plan": plan.to_json()} if plan else {}), **(detail or {})}
-    services.store.audit(what, user=user, channel=conv.channel, thread_ts=conv.thread,
+    services.store.audit(what, user=user, channel=conv.channel, thread_id=conv.thread,
                          host=plan.host if plan else None, build=plan.build if plan else None, detail=full)
     return full
 

@@ -48,8 +48,8 @@ class Executor:
         async with self._lock(plan):
             pass
 
-    async def execute(self, conv: Conversation, plan: Plan, *, requester: Requester, request_ts: str | None = None,
-                      status_ts: str | None = None, note: str = "", record: bool = True,
+    async def execute(self, conv: Conversation, plan: Plan, *, requester: Requester, request_id: str | None = None,
+                      status_id: str | None = None, note: str = "", record: bool = True,
                       plan_id: int | None = None) -> None:
         """Run the plan's steps in order, editing one status message; stop at the first failure.
 
@@ -57,32 +57,32 @@ class Executor:
         it is the same person's next step ("kill", then "rebuild" while the stop still waits for memory to
         come back), which waits its turn for a while.
         """
-        requester = replace(requester, channel=conv.channel, thread_ts=conv.thread)
+        requester = replace(requester, channel=conv.channel, thread_id=conv.thread)
         key = (plan.host or "", plan.build)
         if plan.destructive and self._holders.get(key) == requester.user:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._free(plan), QUEUE_WAIT)
         if plan.destructive and self._lock(plan).locked():
             text = messages.already_running(self._holders.get(key, "someone"))
-            if status_ts is not None:
-                await conv.update(status_ts, text)
+            if status_id is not None:
+                await conv.update(status_id, text)
             else:
                 await conv.post(text)
             return
         store = self.services.store
         if plan.destructive and record and plan_id is None:  # kept while it runs: a rigops that dies mid-way
-            plan_id = store.add_plan(channel=conv.channel, thread_ts=conv.thread or "",  # leaves it interrupted
-                                     request_ts=request_ts, user=requester.user, plan=plan, state="running")
+            plan_id = store.add_plan(channel=conv.channel, thread_id=conv.thread or "",  # leaves it interrupted
+                                     request_id=request_id, user=requester.user, plan=plan, state="running")
         lines = [StepLine(s, "waiting") for s in plan.steps]
-        needs_status = plan.destructive or len(plan.steps) > 1 or status_ts is not None
-        if needs_status and status_ts is None:
-            status_ts = await conv.post(render.plan_text(plan, lines, note=note))
-            if plan_id is not None and status_ts is not None:
-                store.set_plan_message(plan_id, message_ts=status_ts, thread_ts=conv.thread or status_ts)
+        needs_status = plan.destructive or len(plan.steps) > 1 or status_id is not None
+        if needs_status and status_id is None:
+            status_id = await conv.post(render.plan_text(plan, lines, note=note))
+            if plan_id is not None and status_id is not None:
+                store.set_plan_message(plan_id, message_id=status_id, thread_id=conv.thread or status_id)
 
         async def show() -> None:
-            if status_ts is not None:
-                await conv.update(status_ts, render.plan_message(plan, lines, note=note))
+            if status_id is not None:
+                await conv.update(status_id, render.plan_message(plan, lines, note=note))
 
         ok = True
         async with self._lock(plan) if plan.destructive else contextlib.nullcontext():
@@ -107,12 +107,12 @@ class Executor:
                 with contextlib.suppress(RigopsError):
                     if record:
                         self.services.store.audit("result", user=requester.user, channel=conv.channel,
-                                                  thread_ts=conv.thread, host=plan.host, build=plan.build,
+                                                  thread_id=conv.thread, host=plan.host, build=plan.build,
                                                   detail={"step": step.to_json(), "ok": ok,
                                                           "summary": lines[i].summary[:500]})
                 if not ok:
                     lines[i + 1:] = [StepLine(s, "skipped") for s in plan.steps[i + 1:]]
-                    if status_ts is None:
+                    if status_id is None:
                         await conv.post(f":x: {lines[i].summary}")
                     break
             self._holders.pop(key, None)
@@ -121,7 +121,7 @@ class Executor:
                 store.finish_plan(plan_id)
         await show()
         # done, failed, or done but the answer never reached the thread (the front end could not post it)
-        await conv.react(request_ts, "x" if not ok else "warning" if conv.lost else "white_check_mark")
+        await conv.react(request_id, "x" if not ok else "warning" if conv.lost else "white_check_mark")
 
     async def _run_one(self, conv: Conversation, plan: Plan, index: int, requester: Requester) -> str:
         step = plan.steps[index]

@@ -98,7 +98,7 @@ class Following:
     tracker: ProgressTracker = field(default_factory=ProgressTracker)
     keeper: LogKeeper = field(default_factory=LogKeeper)
     offset: int = 0
-    card_ts: str | None = None
+    card_id: str | None = None
     card_due: float = 0.0
     card_interval: float = CARD_INTERVAL
     gone_since: float | None = None
@@ -141,7 +141,7 @@ class Follower:
         if not self.services.store.replicas.claim(run.id, timeout=self.replica_timeout):
             log.info("run %d is followed by another rigops", run.id)
             return
-        with logs.ids(run=run.id, channel=run.channel, thread=run.thread_ts):  # the task's logs carry them
+        with logs.ids(run=run.id, channel=run.channel, thread=run.thread_id):  # the task's logs carry them
             task = asyncio.create_task(self._follow(run), name=f"follow-run-{run.id}")
         task.add_done_callback(log_end)
         self._tasks[run.id] = task
@@ -170,10 +170,10 @@ class Follower:
         """Another rigops followed this run and stopped answering: the audit says who follows it now, and so
         does a line in the build's thread (the card carries on as before)."""
         me = self.services.store.replicas.me
-        self.services.store.audit("takeover", user=None, channel=run.channel, thread_ts=run.thread_ts,
+        self.services.store.audit("takeover", user=None, channel=run.channel, thread_id=run.thread_id,
                                   host=run.host, build=run.build, detail={"run": run.id, "from": run.owner, "by": me})
         if run.channel is not None:
-            await Conversation(self.reply, run.channel, run.thread_ts).post(
+            await Conversation(self.reply, run.channel, run.thread_id).post(
                 messages.taken_over(me, previous=str(run.owner)))
 
     async def close(self) -> None:
@@ -181,8 +181,8 @@ class Follower:
             await cancel(task)
 
     async def _follow(self, run: BuildRun) -> None:
-        thread = Conversation(self.reply, run.channel, run.thread_ts) if run.channel else None
-        state = Following(run=run, thread=thread, card_interval=self.card_interval, card_ts=run.card_ts)
+        thread = Conversation(self.reply, run.channel, run.thread_id) if run.channel else None
+        state = Following(run=run, thread=thread, card_interval=self.card_interval, card_id=run.card_id)
         failures = 0
         while True:
             try:
@@ -262,10 +262,10 @@ class Follower:
 
     async def _reached_before(self, run: BuildRun) -> Progress | None:
         """How far the run before ``run`` (same host, build and thread) got; None without one."""
-        if run.thread_ts is None:
+        if run.thread_id is None:
             return None
         previous = next((r for r in self.services.store.runs(host=run.host, build=run.build, limit=20)
-                         if r.id < run.id and r.channel == run.channel and r.thread_ts == run.thread_ts), None)
+                         if r.id < run.id and r.channel == run.channel and r.thread_id == run.thread_id), None)
         if previous is None:
             return None
         if previous.id in self._reached:
@@ -371,13 +371,13 @@ class Follower:
                                  unreachable_since=state.lost_at, last_seen=state.seen_at or None,
                                  restarted=state.restarted)
         ok = True
-        if state.card_ts is None:
-            state.card_ts = await state.thread.post(text)
-            ok = state.card_ts is not None
-            if state.card_ts is not None:  # whoever follows the run next edits this card
-                self.services.store.replicas.set_card(state.run.id, state.card_ts)
+        if state.card_id is None:
+            state.card_id = await state.thread.post(text)
+            ok = state.card_id is not None
+            if state.card_id is not None:  # whoever follows the run next edits this card
+                self.services.store.replicas.set_card(state.run.id, state.card_id)
         else:
-            ok = await state.thread.update(state.card_ts, text)
+            ok = await state.thread.update(state.card_id, text)
         # Slack rate-limits chat.update; when an edit fails even after retries, edit less often
         state.card_interval = self.card_interval if ok else min(state.card_interval * 2, MAX_CARD_INTERVAL)
         state.card_due = now + state.card_interval

@@ -55,7 +55,7 @@ class Guard:
     last: Sample | None = None
     peak_tools: int = 0  # the most memory the build's tools held in any sample (the series has the rest)
     alert: Alert | None = None
-    alert_ts: str | None = None
+    alert_id: str | None = None
     ignored_by: str | None = None
     paused: list[ProcId] = field(default_factory=list)
     paused_at: float = 0.0
@@ -278,13 +278,13 @@ class Guards:
         auto = self.services.config.hosts[guard.run.host].on_memory_pressure
         answer = policy.on_pressure(alert, run_jobs=guard.run.jobs, policy=auto)
         self.services.store.audit("memory pressure", user=None, channel=guard.thread.channel,
-                                  thread_ts=guard.thread.thread, host=guard.run.host, build=guard.run.build,
+                                  thread_id=guard.thread.thread, host=guard.run.host, build=guard.run.build,
                                   detail={"run": guard.run.id, "available": alert.available, "total": alert.total,
                                           "reasons": list(alert.reasons), "suggest_jobs": alert.suggest_jobs,
                                           "policy": auto})
         for reason in alert.reasons:
             self.services.metrics.memory_alerts.labels(guard.run.host, guard.run.build, reason).inc()
-        guard.alert_ts = await guard.thread.post(guard_text.alert_message(alert, guard.run, answer))
+        guard.alert_id = await guard.thread.post(guard_text.alert_message(alert, guard.run, answer))
         await self._post_chart(guard, title=guard_text.chart_title(guard.run, "memory pressure"))
         if answer.act == "pause":
             await self.pause(guard, user=None)
@@ -299,10 +299,10 @@ class Guards:
 
     async def settle_alert(self, guard: Guard, outcome: str) -> None:
         """Replace the alert's buttons with what was done about it."""
-        if guard.thread is None or guard.alert_ts is None or guard.alert is None:
+        if guard.thread is None or guard.alert_id is None or guard.alert is None:
             return
         text = guard_text.alert_text(guard.alert, guard.run, jobs=policy.restart_jobs(guard.alert, guard.run.jobs))
-        await guard.thread.update(guard.alert_ts, guard_text.handled(text, outcome))
+        await guard.thread.update(guard.alert_id, guard_text.handled(text, outcome))
 
     # -- what can be done about it --------------------------------------------------------------------
     async def pause(self, guard: Guard, *, user: str | None) -> int:

@@ -22,7 +22,7 @@ from bot.text import messages, render
 class CarryOn(Protocol):
     """What goes on with a request once it is complete: the gate's ``handle``."""
 
-    def __call__(self, conv: Conversation, plan: Plan, *, user: str, request_ts: str | None) -> Awaitable[None]: ...
+    def __call__(self, conv: Conversation, plan: Plan, *, user: str, request_id: str | None) -> Awaitable[None]: ...
 
 
 class Questions:
@@ -55,18 +55,18 @@ class Questions:
         return intents.retarget(plan, host=plan.host, build=found.build, config=config,
                                 guess=_joined(plan.guess, found.why))
 
-    async def ask(self, conv: Conversation, plan: Plan, *, user: str, request_ts: str | None) -> None:
+    async def ask(self, conv: Conversation, plan: Plan, *, user: str, request_id: str | None) -> None:
         """A button per candidate; the press (or a reply in the thread naming one) carries the plan on."""
         assert plan.question is not None
         await audit.record(self.services, conv, "asked", user=user, plan=plan,
                            detail={"which": plan.question.kind, "candidates": list(plan.question.candidates)})
         store = self.services.store
-        qid = store.add_plan(channel=conv.channel, thread_ts=conv.thread or "", request_ts=request_ts, user=user,
+        qid = store.add_plan(channel=conv.channel, thread_id=conv.thread or "", request_id=request_id, user=user,
                              plan=plan, state="asking")
         text = messages.question(plan.question.kind, render.steps_summary(plan))
-        ts = await conv.post(render.question_message(text, plan.question, qid, host=plan.host))
-        if ts is not None:
-            store.set_plan_message(qid, message_ts=ts, thread_ts=conv.thread or ts)
+        message_id = await conv.post(render.question_message(text, plan.question, qid, host=plan.host))
+        if message_id is not None:
+            store.set_plan_message(qid, message_id=message_id, thread_id=conv.thread or message_id)
 
     async def answer(self, asked: PendingPlan, text: str, *, user: str) -> bool:
         """A reply in a thread with an open question: True when it named one of the answers (and was taken)."""
@@ -94,24 +94,24 @@ class Questions:
 
     async def _take_answer(self, asked: PendingPlan, answer: str, *, user: str) -> None:
         store, config = self.services.store, self.services.config
-        conv = Conversation(self.reply, asked.channel, asked.thread_ts)
+        conv = Conversation(self.reply, asked.channel, asked.thread_id)
         question = asked.plan.question
         assert question is not None
         if time.time() - asked.created_at > self.services.policy.confirm_timeout():
-            if store.claim_plan(asked.id, "expired", waiting="asking") is not None and asked.message_ts:
-                await conv.update(asked.message_ts, messages.QUESTION_EXPIRED)
+            if store.claim_plan(asked.id, "expired", waiting="asking") is not None and asked.message_id:
+                await conv.update(asked.message_id, messages.QUESTION_EXPIRED)
             return
         if store.claim_plan(asked.id, "done", waiting="asking") is None:
             return  # answered twice at once: the first answer counts
-        if asked.message_ts:
-            await conv.update(asked.message_ts, messages.answered(question.kind, answer, user))
-        context = store.thread_context(asked.channel, asked.thread_ts)
+        if asked.message_id:
+            await conv.update(asked.message_id, messages.answered(question.kind, answer, user))
+        context = store.thread_context(asked.channel, asked.thread_id)
         if question.kind == "host":
             plan = intents.retarget(asked.plan, host=answer, build=question.build, config=config, context=context)
         else:
             assert asked.plan.host is not None
             plan = intents.retarget(asked.plan, host=asked.plan.host, build=answer, config=config, context=context)
-        await self.carry_on(conv, await self.complete(plan), user=user, request_ts=asked.request_ts)
+        await self.carry_on(conv, await self.complete(plan), user=user, request_id=asked.request_id)
 
 
 def _joined(*notes: str | None) -> str | None:

@@ -46,15 +46,15 @@ AUDIT_MAX = 200
 
 @dataclass(frozen=True)
 class Said:
-    """A person's message: in ``channel`` at ``ts``, in the thread ``thread_ts`` when it is a reply. ``addressed``:
+    """A person's message ``message_id`` in ``channel``, in the thread ``thread_id`` when it is a reply. ``addressed``:
     it mentions rigops (or is a direct message), so weak requests count and chatter gets a "didn't catch that".
     ``delivery``: the front end's id of this delivery, when it may deliver the same message twice."""
 
     text: str
     user: str
     channel: str
-    ts: str
-    thread_ts: str | None = None
+    message_id: str
+    thread_id: str | None = None
     addressed: bool = False
     delivery: str | None = None
 
@@ -118,13 +118,13 @@ class Requests:
     # -- what people do -----------------------------------------------------------------------------------
     async def said(self, said: Said) -> None:
         """A message in an ops channel, or one that mentions rigops."""
-        conv = Conversation(self.reply, said.channel, said.thread_ts or said.ts)
-        with logs.ids(channel=said.channel, thread=said.thread_ts or said.ts, user=said.user):
+        conv = Conversation(self.reply, said.channel, said.thread_id or said.message_id)
+        with logs.ids(channel=said.channel, thread=said.thread_id or said.message_id, user=said.user):
             await self._guarded(conv, lambda: self._said_once(said, conv), kind="message",
                                 look=lambda problem: self._look_without_state(
                                     conv, intents.parse(said.text, config=self.services.config, context=None,
                                                         addressed=said.addressed, channel=said.channel),
-                                    user=said.user, request_ts=said.ts, problem=problem))
+                                    user=said.user, request_id=said.message_id, problem=problem))
 
     async def command(self, cmd: SlashCommand) -> None:
         """``/rigops …``: its answer starts a thread in the channel."""
@@ -166,13 +166,13 @@ class Requests:
             await conv.private(user, messages.denied(decision.reason))
         return None
 
-    async def handle(self, conv: Conversation, plan: Plan, *, user: str, request_ts: str | None,
+    async def handle(self, conv: Conversation, plan: Plan, *, user: str, request_id: str | None,
                      kind: str = "message") -> None:
         """A parsed request: ask which host or build, refuse it, ask for a Run, or run it — after the policy said
         yes."""
         count = functools.partial(self.services.metrics.request, kind, plan.steps[0].action if plan.steps else None)
         if plan.question is not None:
-            await self.questions.ask(conv, plan, user=user, request_ts=request_ts)
+            await self.questions.ask(conv, plan, user=user, request_id=request_id)
             count("asked")
             return
         decision = await self.admit(conv, plan, user=user)
@@ -180,27 +180,27 @@ class Requests:
             count("refused" if plan.error else "denied")
             return
         if plan.destructive or self.services.config.is_group(plan.host):  # quick looks answer before :eyes: helps
-            await conv.react(request_ts, "eyes")
+            await conv.react(request_id, "eyes")
         if plan.destructive and self.services.config.confirm and not decision.auto_approved:
-            await self._ask(conv, plan, user=user, request_ts=request_ts)
+            await self._ask(conv, plan, user=user, request_id=request_id)
             count("asked")
             return
-        await self.executor.execute(conv, plan, requester=Requester(user=user), request_ts=request_ts)
+        await self.executor.execute(conv, plan, requester=Requester(user=user), request_id=request_id)
         count("done")
 
-    async def _ask(self, conv: Conversation, plan: Plan, *, user: str, request_ts: str | None,
+    async def _ask(self, conv: Conversation, plan: Plan, *, user: str, request_id: str | None,
                    note: str | None = None) -> None:
         """The plan with Run and Cancel; the press comes back through :meth:`pressed`."""
         lines = [StepLine(s, "waiting") for s in plan.steps]
         note = note or messages.confirm_prompt(user, minutes=self.services.policy.confirm_timeout() / 60)
         store = self.services.store
-        plan_id = store.add_plan(channel=conv.channel, thread_ts=conv.thread or "", request_ts=request_ts, user=user,
+        plan_id = store.add_plan(channel=conv.channel, thread_id=conv.thread or "", request_id=request_id, user=user,
                                  plan=plan)
-        ts = await conv.post(render.plan_message(plan, lines, note=note, plan_id=plan_id))
-        if ts is not None:
-            store.set_plan_message(plan_id, message_ts=ts, thread_ts=conv.thread or ts)
+        message_id = await conv.post(render.plan_message(plan, lines, note=note, plan_id=plan_id))
+        if message_id is not None:
+            store.set_plan_message(plan_id, message_id=message_id, thread_id=conv.thread or message_id)
             if plan.host:
-                store.remember_thread(conv.channel, conv.thread or ts, host=plan.host, build=plan.build)
+                store.remember_thread(conv.channel, conv.thread or message_id, host=plan.host, build=plan.build)
 
     # -- messages and commands ----------------------------------------------------------------------------
     async def _said_once(self, said: Said, conv: Conversation) -> None:
@@ -209,7 +209,7 @@ class Requests:
                 return  # a second delivery of the same message runs nothing twice
             assert conv.thread is not None
             store, config = self.services.store, self.services.config
-            open_question = store.open_question(conv.channel, conv.thread) if said.thread_ts else None
+            open_question = store.open_question(conv.channel, conv.thread) if said.thread_id else None
             if open_question is not None and await self.questions.answer(open_question, said.text, user=said.user):
                 return
             context = store.thread_context(conv.channel, conv.thread)
@@ -223,7 +223,7 @@ class Requests:
                 return
             if await self._over_limit(said.user, conv):
                 return
-            await self.handle(conv, await self.questions.complete(plan), user=said.user, request_ts=said.ts,
+            await self.handle(conv, await self.questions.complete(plan), user=said.user, request_id=said.message_id,
                               kind="message")
 
     async def _did_you_mean(self, said: Said, conv: Conversation, context: ThreadContext | None) -> None:
@@ -241,7 +241,7 @@ class Requests:
             metrics.request("message", offer.steps[0].action, "denied")
             return
         minutes = self.services.policy.confirm_timeout() / 60
-        await self._ask(conv, offer, user=said.user, request_ts=said.ts,
+        await self._ask(conv, offer, user=said.user, request_id=said.message_id,
                         note=messages.did_you_mean(said.user, minutes=minutes))
         metrics.request("message", offer.steps[0].action, "asked")
 
@@ -261,9 +261,9 @@ class Requests:
                 await where.post(await self.schedules.command(rest, user=cmd.user, channel=cmd.channel))
             case _:
                 assert plan is not None
-                await self.handle(where, plan, user=cmd.user, request_ts=None, kind="command")
+                await self.handle(where, plan, user=cmd.user, request_id=None, kind="command")
 
-    async def _look_without_state(self, conv: Conversation, plan: Plan, *, user: str, request_ts: str | None,
+    async def _look_without_state(self, conv: Conversation, plan: Plan, *, user: str, request_id: str | None,
                                   problem: str) -> bool:
         """While the state cannot be written, a request that only looks (memory, status, a log, the GPUs) is
         answered all the same, saying it was not recorded; False for anything else (nothing is run without its
@@ -275,7 +275,7 @@ class Requests:
             return False
         log.warning("answering a look without recording it (the state does not answer)")
         await conv.post(messages.not_recorded(problem))
-        await self.executor.execute(conv, plan, requester=Requester(user=user), request_ts=request_ts, record=False)
+        await self.executor.execute(conv, plan, requester=Requester(user=user), request_id=request_id, record=False)
         return True
 
     async def _command_without_state(self, cmd: SlashCommand, conv: Conversation, problem: str) -> bool:
@@ -283,7 +283,7 @@ class Requests:
         if word in ("audit", "schedule", "schedules"):
             return False
         plan = intents.parse_command(cmd.text, config=self.services.config, channel=cmd.channel)
-        return await self._look_without_state(conv, plan, user=cmd.user, request_ts=None, problem=problem)
+        return await self._look_without_state(conv, plan, user=cmd.user, request_id=None, problem=problem)
 
     async def _answer_where(self, cmd: SlashCommand, conv: Conversation, *,
                             thread_needed: bool) -> Conversation | None:
@@ -375,9 +375,9 @@ class Requests:
         if pending is None or pending.state != "pending":
             await self._stale(press, plan_id)
             return
-        conv = Conversation(self.reply, pending.channel, pending.thread_ts)
+        conv = Conversation(self.reply, pending.channel, pending.thread_id)
         if time.time() - pending.created_at > policy.confirm_timeout():
-            await self._expire(conv, pending.id, pending.message_ts, user=press.user, plan=pending.plan)
+            await self._expire(conv, pending.id, pending.message_id, user=press.user, plan=pending.plan)
             return
         if not await policy.may_press_run(press.user, host=pending.plan.host, channel=pending.channel):
             await audit.record(self.services, conv, "denied", user=press.user, plan=pending.plan,
@@ -390,17 +390,17 @@ class Requests:
         await audit.record(self.services, conv, "approved", user=press.user, plan=pending.plan,
                            detail={"requested_by": pending.user})
         await self.executor.execute(conv, pending.plan, requester=Requester(user=pending.user),
-                                    request_ts=pending.request_ts, status_ts=pending.message_ts,
+                                    request_id=pending.request_id, status_id=pending.message_id,
                                     note=messages.approved_by(press.user), plan_id=plan_id)
         store.finish_plan(plan_id)
 
-    async def _expire(self, conv: Conversation, plan_id: int, message_ts: str | None, *, user: str,
+    async def _expire(self, conv: Conversation, plan_id: int, message_id: str | None, *, user: str,
                       plan: Plan) -> None:
         if self.services.store.claim_plan(plan_id, "expired") is None:
             return
         await audit.record(self.services, conv, "expired", user=user, plan=plan)
-        if message_ts:
-            await conv.update(message_ts, messages.EXPIRED)
+        if message_id:
+            await conv.update(message_id, messages.EXPIRED)
         else:
             await conv.post(messages.EXPIRED)
 
@@ -410,9 +410,9 @@ class Requests:
         if pending is None:
             await self._stale(press, plan_id)
             return
-        if pending.message_ts:
-            conv = Conversation(self.reply, pending.channel, pending.thread_ts)
-            await conv.update(pending.message_ts, messages.CANCELLED.format(user=press.user))
+        if pending.message_id:
+            conv = Conversation(self.reply, pending.channel, pending.thread_id)
+            await conv.update(pending.message_id, messages.CANCELLED.format(user=press.user))
 
     async def _stale(self, press: Pressed, plan_id: int) -> None:
         known = self.services.store.plan(plan_id)
@@ -434,7 +434,7 @@ class Requests:
             return
         jobs = _fewer(press.value, run.jobs) if press.kind == "retry_half" else run.jobs
         plan = Plan(host=run.host, build=run.build, steps=(Step("rebuild", jobs=jobs),))
-        conv = Conversation(self.reply, run.channel, run.thread_ts)
+        conv = Conversation(self.reply, run.channel, run.thread_id)
         if await self.admit(conv, plan, user=press.user, via="retry button") is not None:
             await self.executor.execute(conv, plan, requester=Requester(user=press.user),
                                         note=messages.retried_by(press.user))
@@ -444,7 +444,7 @@ class Requests:
         if run is None or run.channel is None:
             return
         plan = Plan(host=run.host, build=run.build, steps=(Step("log", lines=SHOW_LOG_LINES),))
-        conv = Conversation(self.reply, run.channel, run.thread_ts)
+        conv = Conversation(self.reply, run.channel, run.thread_id)
         if await self.admit(conv, plan, user=press.user, via="show log button") is not None:
             await self.executor.execute(conv, plan, requester=Requester(user=press.user))
 
@@ -454,7 +454,7 @@ class Requests:
         run = self._pressed_run(press)
         if run is None or run.channel is None:
             return
-        conv = Conversation(self.reply, run.channel, run.thread_ts)
+        conv = Conversation(self.reply, run.channel, run.thread_id)
         guard = self.guards.get(run.id)
         replicas = self.services.store.replicas
         if guard is None and run.state in ("starting", "running") and run.owner not in (None, replicas.me):

@@ -112,7 +112,7 @@ class Reply(Protocol):
     answered with None/False, never raised: the core goes on with what it was doing."""
 
     async def post(self, place: Place, message: Message) -> str | None:
-        """Post; return the new message's id (Slack's ts), or None when it could not be posted."""
+        """Post; return the new message's id (the front end's own: Slack's ts), or None when it could not be posted."""
         ...
 
     async def update(self, place: Place, message_id: str, message: Message) -> bool: ...
@@ -159,12 +159,12 @@ class Conversation:
         if self.private_to is not None:
             await self.reply.private(self.place, self.private_to, message.redacted().text)
             return None
-        ts = await self.reply.post(self.place, message.redacted())
-        if ts is None:
+        message_id = await self.reply.post(self.place, message.redacted())
+        if message_id is None:
             self.lost += 1
         elif self.thread is None:
-            self.thread = ts
-        return ts
+            self.thread = message_id
+        return message_id
 
     async def update(self, message_id: str, message: Message | str) -> bool:
         return await self.reply.update(self.place, message_id, _message(message).redacted())

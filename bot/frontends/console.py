@@ -174,10 +174,10 @@ class Session:
             await self.core.command(SlashCommand(text=line.removeprefix("/rigops").strip(), user=self.user,
                                                  channel=CONSOLE_CHANNEL))
         else:
-            ts = f"{next(self._typed)}.500000"  # the person's own messages, apart from rigops' ids
-            self.thread = self.thread or ts
-            await self.core.said(Said(text=line, user=self.user, channel=CONSOLE_CHANNEL, ts=ts,
-                                      thread_ts=None if self.thread == ts else self.thread))
+            message_id = f"{next(self._typed)}.500000"  # the person's own messages, apart from rigops' ids
+            self.thread = self.thread or message_id
+            await self.core.said(Said(text=line, user=self.user, channel=CONSOLE_CHANNEL, message_id=message_id,
+                                      thread_id=None if self.thread == message_id else self.thread))
         await self._settle()
 
     async def _settle(self) -> None:

@@ -133,11 +133,11 @@ class MemoryChat:
     async def say(self, text: str, *, channel: str, user: str, thread: str | None = None,
                   addressed: bool = False) -> str:
         """A person's message; returns its id once the core has dealt with it (replied, or stayed silent)."""
-        ts = f"{next(self._ids)}.000200"
+        message_id = f"{next(self._ids)}.000200"
         async with self.core.activity.track():
-            await self.core.said(Said(text=text, user=user, channel=channel, ts=ts, thread_ts=thread,
+            await self.core.said(Said(text=text, user=user, channel=channel, message_id=message_id, thread_id=thread,
                                       addressed=addressed))
-        return ts
+        return message_id
 
     async def command(self, text: str, *, channel: str, user: str) -> None:
         """``/rigops <text>``."""

@@ -93,27 +93,27 @@ class Store:
             return cur.rowcount == 1
 
     # -- threads ------------------------------------------------------------------------------------
-    def thread_context(self, channel: str, thread_ts: str) -> ThreadContext | None:
+    def thread_context(self, channel: str, thread_id: str) -> ThreadContext | None:
         rows = self._db.query("SELECT host, build FROM threads WHERE channel = ? AND thread_ts = ?",
-                              (channel, thread_ts))
+                              (channel, thread_id))
         if not rows:
             return None
         host, build = rows[0]["host"], rows[0]["build"]
         last = self._db.query("SELECT jobs FROM runs WHERE channel = ? AND thread_ts = ? AND host = ? AND build = ? "
-                              "ORDER BY id DESC LIMIT 1", (channel, thread_ts, host, build))
+                              "ORDER BY id DESC LIMIT 1", (channel, thread_id, host, build))
         return ThreadContext(host=host, build=build, jobs=last[0]["jobs"] if last else None)
 
-    def remember_thread(self, channel: str, thread_ts: str, *, host: str | None, build: str | None) -> None:
+    def remember_thread(self, channel: str, thread_id: str, *, host: str | None, build: str | None) -> None:
         with self._db.transaction() as db:
             db.execute(
                 "INSERT INTO threads (channel, thread_ts, host, build, updated_at) VALUES (?, ?, ?, ?, ?) "
                 "ON CONFLICT (channel, thread_ts) DO UPDATE SET host = excluded.host, "
                 "build = COALESCE(excluded.build, threads.build), updated_at = excluded.updated_at",
-                (channel, thread_ts, host, build, time.time()),
+                (channel, thread_id, host, build, time.time()),
             )
 
     # -- plans waiting for a button -------------------------------------------------------------
-    def add_plan(self, *, channel: str, thread_ts: str, request_ts: str | None, user: str, plan: Plan,
+    def add_plan(self, *, channel: str, thread_id: str, request_id: str | None, user: str, plan: Plan,
                  state: PlanState = "pending") -> int:
         """A plan waiting for a button: Run / Cancel ("pending"), or an answer to its question ("asking"); or one
         this rigops runs now ("running")."""
@@ -122,12 +122,12 @@ class Store:
         with self._db.transaction() as db:
             return _inserted(db, 'INSERT INTO plans (channel, thread_ts, request_ts, "user", plan, state, created_at, '
                              "replica, ran_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                             (channel, thread_ts, request_ts, user, json.dumps(plan.to_json(kept=True)), state,
+                             (channel, thread_id, request_id, user, json.dumps(plan.to_json(kept=True)), state,
                               now, self.replicas.me if running else None, now if running else None))
 
-    def set_plan_message(self, plan_id: int, *, message_ts: str, thread_ts: str) -> None:
+    def set_plan_message(self, plan_id: int, *, message_id: str, thread_id: str) -> None:
         with self._db.transaction() as db:
-            db.execute("UPDATE plans SET message_ts = ?, thread_ts = ? WHERE id = ?", (message_ts, thread_ts, plan_id))
+            db.execute("UPDATE plans SET message_ts = ?, thread_ts = ? WHERE id = ?", (message_id, thread_id, plan_id))
 
     def claim_plan(self, plan_id: int, new_state: PlanState, *, waiting: PlanState = "pending") -> PendingPlan | None:
         """Move a plan still ``waiting`` to ``new_state``; None when it was not (pressed twice, expired). A plan
@@ -145,10 +145,10 @@ class Store:
             return None
         return _pending(rows[0])
 
-    def open_question(self, channel: str, thread_ts: str) -> PendingPlan | None:
+    def open_question(self, channel: str, thread_id: str) -> PendingPlan | None:
         """The newest question rigops asked in a thread and nobody has answered yet."""
         rows = self._db.query("SELECT * FROM plans WHERE channel = ? AND thread_ts = ? AND state = 'asking' "
-                              "ORDER BY id DESC LIMIT 1", (channel, thread_ts))
+                              "ORDER BY id DESC LIMIT 1", (channel, thread_id))
         return _pending(rows[0]) if rows else None
 
     def interrupted_plans(self, *, since: float, timeout: float) -> list[PendingPlan]:
@@ -169,7 +169,7 @@ class Store:
     # -- runs ---------------------------------------------------------------------------------------
     def begin_run(self, *, host: str, build: str, jobs: int | None, log: str, exit_file: str,
                   boot_id: str | None, started_by: str | None, channel: str | None,
-                  thread_ts: str | None) -> BuildRun:
+                  thread_id: str | None) -> BuildRun:
         """Record a run about to be spawned (state "starting", no pid yet): a bot killed between the spawn and
         :meth:`started_run` finds the row on restart and adopts the build from its start record. This rigops
         owns the run (follows it) from the start."""
@@ -177,7 +177,7 @@ class Store:
             run_id = _inserted(
                 db, "INSERT INTO runs (host, build, jobs, pid, start, log, exit_file, boot_id, started_at, started_by, "
                 "channel, thread_ts, state, owner) VALUES (?, ?, ?, 0, 0, ?, ?, ?, ?, ?, ?, ?, 'starting', ?)",
-                (host, build, jobs, log, exit_file, boot_id, time.time(), started_by, channel, thread_ts,
+                (host, build, jobs, log, exit_file, boot_id, time.time(), started_by, channel, thread_id,
                  self.replicas.me))
         run = self.run(run_id)
         assert run is not None
@@ -247,7 +247,7 @@ class Store:
                        "WHERE id = ? AND state = 'stopped'", (state, run_id))
 
     # -- audit --------------------------------------------------------------------------------------
-    def audit(self, what: str, *, user: str | None, channel: str | None = None, thread_ts: str | None = None,
+    def audit(self, what: str, *, user: str | None, channel: str | None = None, thread_id: str | None = None,
               host: str | None = None, build: str | None = None, detail: dict[str, Any] | None = None) -> None:
         """Write one audit entry; then every ``audit_listeners`` hears it (the audit channel's mirror), whichever
         part of rigops wrote it."""
@@ -255,10 +255,10 @@ class Store:
             db.execute(
                 'INSERT INTO audit (at, "user", channel, thread_ts, host, build, what, detail) '
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (time.time(), user, channel, thread_ts, host, build, what,
+                (time.time(), user, channel, thread_id, host, build, what,
                  json.dumps(detail) if detail is not None else None),
             )
-        entry = AuditEntry(what, user, channel, thread_ts, host, build, dict(detail or {}))
+        entry = AuditEntry(what, user, channel, thread_id, host, build, dict(detail or {}))
         for listener in self.audit_listeners:
             listener(entry)
 
@@ -375,7 +375,11 @@ def _job_record(text: str) -> tuple[list[int], str | None]:
 
 
 def _run(r: Row) -> BuildRun:
-    return BuildRun(**{k: r[k] for k in r.keys()})  # noqa: SIM118 - a Row iterates over its values
+    return BuildRun(**{_RUN_FIELDS.get(k, k): r[k] for k in r.keys()})  # noqa: SIM118 - a Row iterates over its values
+
+
+# The runs table keeps the names of the columns it was made with (Slack's ts) for the fields' message ids.
+_RUN_FIELDS = {"thread_ts": "thread_id", "card_ts": "card_id"}
 
 
 def _inserted(db: Connection, sql: str, args: tuple[Any, ...]) -> int:
@@ -393,6 +397,6 @@ def where(state_dir: Path, *, url: str | None) -> str:
 
 
 def _pending(r: Row) -> PendingPlan:
-    return PendingPlan(id=r["id"], channel=r["channel"], thread_ts=r["thread_ts"], message_ts=r["message_ts"],
-                       request_ts=r["request_ts"], user=r["user"], plan=Plan.from_json(json.loads(r["plan"])),
+    return PendingPlan(id=r["id"], channel=r["channel"], thread_id=r["thread_ts"], message_id=r["message_ts"],
+                       request_id=r["request_ts"], user=r["user"], plan=Plan.from_json(json.loads(r["plan"])),
                        state=r["state"], created_at=r["created_at"])

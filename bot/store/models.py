@@ -29,13 +29,13 @@ class BuildRun:
     started_at: float
     started_by: str | None
     channel: str | None
-    thread_ts: str | None
+    thread_id: str | None
     state: RunState
     exit_status: int | None
     ended_at: float | None
     stopped_by: str | None = None  # who asked rigops to stop it (state "stopped"); None: not rigops
     owner: str | None = None  # the rigops (replica id) following it; None: nobody yet
-    card_ts: str | None = None  # its status card in the thread, edited by whoever follows it
+    card_id: str | None = None  # its status card in the thread, edited by whoever follows it
     reported: int = 0  # 1 once its end was told in its thread
 
     @property
@@ -53,9 +53,9 @@ class BuildRun:
 class PendingPlan:
     id: int
     channel: str
-    thread_ts: str
-    message_ts: str | None
-    request_ts: str | None
+    thread_id: str
+    message_id: str | None
+    request_id: str | None
     user: str
     plan: Plan
     state: PlanState
@@ -69,7 +69,7 @@ class AuditEntry:
     what: str
     user: str | None
     channel: str | None = None
-    thread_ts: str | None = None
+    thread_id: str | None = None
     host: str | None = None
     build: str | None = None
     detail: dict[str, Any] = field(default_factory=dict)

@@ -232,10 +232,10 @@ class Replicas:
                              (self.me, key, rows[0][0], alive))
             return str(rows[0][0]) if cur.rowcount == 1 else None
 
-    def set_card(self, run_id: int, card_ts: str) -> None:
+    def set_card(self, run_id: int, card_id: str) -> None:
         """Where a run's status card is, for whoever follows it next."""
         with self._db.transaction() as db:
-            db.execute("UPDATE runs SET card_ts = ? WHERE id = ?", (card_ts, run_id))
+            db.execute("UPDATE runs SET card_ts = ? WHERE id = ?", (card_id, run_id))
 
     def reported(self, run_id: int) -> None:
         """A run's end was told in its thread."""

@@ -56,13 +56,13 @@ async def test_a_rigops_restarted_on_its_state_dir_follows_its_build_again_at_on
         root = str((await emulator.send_message("rebuild -j2", channel=OPS))["ts"])
         await eventually(lambda: "started `app`" in thread_text(emulator, OPS, root), timeout=30,
                          what="the build to start")
-        await eventually(lambda: app.core.store.runs()[0].card_ts is not None, timeout=30, what="the card")
+        await eventually(lambda: app.core.store.runs()[0].card_id is not None, timeout=30, what="the card")
         me = app.core.store.replicas.me
     async with running_app(emulator, config(tmp_path, gate), state_dir) as app:
         assert app.core.store.replicas.me == me  # the same replica (killed, it would find its runs its own)
         assert len(app.core.follower.following) == 1
         (run,) = app.core.store.runs()
-        assert run.owner == me and run.card_ts is not None
+        assert run.owner == me and run.card_id is not None
         gate.touch()
         await eventually(lambda: "succeeded in" in thread_text(emulator, OPS, root), timeout=30,
                          what="the result")

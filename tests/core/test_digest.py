@@ -239,7 +239,7 @@ def fleet(count: int, *, taken_at: float = 1_780_300_800.0) -> Digest:
     def run(i: int, state: str) -> BuildRun:
         return BuildRun(id=i, host=f"node{i:03d}", build="sgl-kernel", jobs=32, pid=1000 + i, start=1,
                         supervisor_pid=None, log="/tmp/x.log", exit_file="/tmp/x.exit", boot_id=None,
-                        started_at=taken_at - 3600, started_by="U0HUMAN", channel=None, thread_ts=None, state=state,  # type: ignore[arg-type]
+                        started_at=taken_at - 3600, started_by="U0HUMAN", channel=None, thread_id=None, state=state,  # type: ignore[arg-type]
                         exit_status=1 if state == "failed" else None,
                         ended_at=None if state == "running" else taken_at - 60)
 

@@ -156,7 +156,7 @@ def snapshot(host: str, *, available_gib: int = 48) -> Snapshot:
 def run(host: str, build: str, state: Any, run_id: int) -> BuildRun:
     return BuildRun(id=run_id, host=host, build=build, jobs=8, pid=1, start=1, supervisor_pid=None, log="/tmp/x.log",
                     exit_file="/tmp/x.exit", boot_id=None, started_at=0.0, started_by=None, channel=None,
-                    thread_ts=None, state=state, exit_status=1 if state == "failed" else 0, ended_at=60.0)
+                    thread_id=None, state=state, exit_status=1 if state == "failed" else 0, ended_at=60.0)
 
 
 def status(host: str, *runs: BuildRun, available_gib: int = 48) -> HostResult:

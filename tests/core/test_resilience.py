@@ -159,7 +159,7 @@ async def starting_row(emulator: SlackEmulator, state_dir: Path, log: str) -> tu
     store = Store.open(state_dir)
     try:
         run = store.begin_run(host="b200", build="app", jobs=2, log=log, exit_file=f"{log}.exit", boot_id=None,
-                              started_by=HUMAN, channel=OPS, thread_ts=root)
+                              started_by=HUMAN, channel=OPS, thread_id=root)
     finally:
         store.close()
     return root, run.id

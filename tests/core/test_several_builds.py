@@ -153,7 +153,7 @@ async def test_kill_one_leaves_two_running(emulator: SlackEmulator, host_table: 
     async with running_bot(emulator, cfg, state_dir) as core:
         try:
             one = await started(emulator, core, "one", 3)
-            one_root = core.store.runs(build="one")[0].thread_ts
+            one_root = core.store.runs(build="one")[0].thread_id
             one_procs = tree(one)
             two_thread = await say(emulator, core, "rebuild two -j2")
             two = live(core, "two")
@@ -270,7 +270,7 @@ async def test_the_guard_and_the_card_count_per_build_and_a_pause_stops_only_its
         try:
             one = await started(emulator, core, "one", 2)
             two = await started(emulator, core, "two", 4)
-            one_root = one.thread_ts
+            one_root = one.thread_id
             assert one_root is not None
             guard = await sampled_after(core, one, time.time() + 0.5)  # both builds up, their memory held
             assert (guard.last.compilers.count, guard.last.drivers.count) == (1, 1)  # not two's 3 compilers
@@ -306,11 +306,11 @@ async def test_an_oom_kill_in_another_build_is_told_as_that_build_s(
         try:
             one = await started(emulator, core, "one", 2)
             await started(emulator, core, "two", 3)
-            assert one.thread_ts is not None
+            assert one.thread_id is not None
             await sampled_after(core, one, time.time())  # one's guard has seen two's tree
             with open(fifo, "w"):
                 pass
-            told = await thread_says(emulator, one.thread_ts, "An OOM kill on *b200* hit `nvcc`")
+            told = await thread_says(emulator, one.thread_id, "An OOM kill on *b200* hit `nvcc`")
             assert "of `two` — not this build" in told
             assert "OOM killer killed" not in told  # never blamed on one
         finally:
@@ -357,10 +357,10 @@ async def test_a_build_stopped_by_someone_else_is_stopped_not_failed(
             await say(emulator, core, "rebuild one -j2")
             one = live(core, "one")
             await eventually(lambda: "sleep" in map(_comm, tree(one)), what="ninja's job to run")
-            assert one.thread_ts is not None
+            assert one.thread_id is not None
             ninja = next(p for p in tree(one) if _comm(p) == "ninja")
             os.kill(ninja if target == "ninja" else one.pid, signal.SIGINT if target == "ninja" else signal.SIGTERM)
-            told = await thread_says(emulator, one.thread_ts, "was stopped after")
+            told = await thread_says(emulator, one.thread_id, "was stopped after")
             assert "`one` on *b200* was stopped after" in told and "not by rigops" in told and evidence in told
             assert "failed" not in told and "First error" not in told and "No error line found" not in told
             run = core.store.run(one.id)

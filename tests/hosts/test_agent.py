@@ -386,9 +386,9 @@ def test_spawn_runs_the_supervisor_from_a_file(start_agent: Callable[..., Agent]
     for name in ("w1", "w2", "w3"):
         (tmp_path / name).mkdir()
     agent = start_agent(env={**os.environ, "XDG_CACHE_HOME": str(cache)})
-    run = spawn(agent, cleanup, tmp_path / "w1", "echo one")
+    run = spawn(agent, cleanup, tmp_path / "w1", "sleep 2; echo one")  # alive while its /proc entry is read
     argv = Path(f"/proc/{run['supervisor_pid']}/cmdline").read_bytes().rstrip(b"\0").decode().split("\0")
-    assert argv[1:3] == ["-I", "-S"] and argv[4] == "echo one", argv
+    assert argv[1:3] == ["-I", "-S"] and argv[4] == "sleep 2; echo one", argv
     script = Path(argv[3])
     assert script.parent == cache / "rigops" and re.fullmatch(r"supervisor-[0-9a-f]{16}\.py", script.name)
     assert script.read_text() == (AGENT_DIR / "supervisor.py").read_text()
@@ -415,7 +415,7 @@ def test_spawn_leaves_a_cache_dir_others_can_write(start_agent: Callable[..., Ag
     temp.mkdir()
     (tmp_path / "w").mkdir()
     agent = start_agent(env={**os.environ, "XDG_CACHE_HOME": str(cache), "TMPDIR": str(temp)})
-    run = spawn(agent, cleanup, tmp_path / "w", "echo ok")
+    run = spawn(agent, cleanup, tmp_path / "w", "sleep 2; echo ok")  # alive while its /proc entry is read
     script = Path(Path(f"/proc/{run['supervisor_pid']}/cmdline").read_bytes().split(b"\0")[3].decode())
     assert script.parent == temp / f"rigops-{os.geteuid()}"
     assert list((cache / "rigops").iterdir()) == []

@@ -19,9 +19,9 @@ PLAN = Plan(host="b200", build="sgl-kernel", steps=(Step("rebuild", jobs=20),))
 BIG_START = 2**40  # a process start time in clock ticks, past 32 bits on a host up for long
 
 
-def begin(state: Store, *, thread_ts: str | None = "1700000000.000100", jobs: int | None = 8) -> int:
+def begin(state: Store, *, thread_id: str | None = "1700000000.000100", jobs: int | None = 8) -> int:
     return state.begin_run(host="b200", build="sgl-kernel", jobs=jobs, log="/l", exit_file="/e", boot_id="boot-a",
-                           started_by="U0HUMAN", channel="C0OPS", thread_ts=thread_ts).id
+                           started_by="U0HUMAN", channel="C0OPS", thread_id=thread_id).id
 
 
 def test_an_event_is_first_once_until_it_is_forgotten(state: Store, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -38,7 +38,7 @@ def test_a_thread_remembers_its_host_build_and_last_jobs(state: Store) -> None:
     assert state.thread_context("C0OPS", "1.1") is None
     state.remember_thread("C0OPS", "1.1", host="b200", build="sgl-kernel")
     assert state.thread_context("C0OPS", "1.1") == ThreadContext("b200", "sgl-kernel", None)
-    begin(state, thread_ts="1.1", jobs=12)
+    begin(state, thread_id="1.1", jobs=12)
     assert state.thread_context("C0OPS", "1.1") == ThreadContext("b200", "sgl-kernel", 12)
     state.remember_thread("C0OPS", "1.1", host="b200", build=None)  # no build named: the thread keeps its own
     assert state.thread_context("C0OPS", "1.1") == ThreadContext("b200", "sgl-kernel", 12)
@@ -49,29 +49,29 @@ def test_a_thread_remembers_its_host_build_and_last_jobs(state: Store) -> None:
 
 def test_a_plan_waits_for_its_button_and_is_claimed_once(state: Store) -> None:
     before = time.time()
-    plan_id = state.add_plan(channel="C0OPS", thread_ts="1.1", request_ts="1.2", user="U0HUMAN", plan=PLAN)
+    plan_id = state.add_plan(channel="C0OPS", thread_id="1.1", request_id="1.2", user="U0HUMAN", plan=PLAN)
     pending = state.plan(plan_id)
     assert pending is not None
-    assert (pending.id, pending.channel, pending.thread_ts, pending.message_ts, pending.request_ts, pending.user,
+    assert (pending.id, pending.channel, pending.thread_id, pending.message_id, pending.request_id, pending.user,
             pending.plan, pending.state) == (plan_id, "C0OPS", "1.1", None, "1.2", "U0HUMAN", PLAN, "pending")
     assert before <= pending.created_at <= time.time()
-    state.set_plan_message(plan_id, message_ts="1.3", thread_ts="1.0")
+    state.set_plan_message(plan_id, message_id="1.3", thread_id="1.0")
     claimed = state.claim_plan(plan_id, "running")
-    assert claimed is not None and (claimed.state, claimed.message_ts, claimed.thread_ts) == ("running", "1.3", "1.0")
+    assert claimed is not None and (claimed.state, claimed.message_id, claimed.thread_id) == ("running", "1.3", "1.0")
     assert state.claim_plan(plan_id, "running") is None  # pressed twice
     assert state.claim_plan(plan_id, "cancelled") is None
     state.finish_plan(plan_id)
     done = state.plan(plan_id)
     assert done is not None and done.state == "done"
     assert state.plan(plan_id + 100) is None
-    assert state.add_plan(channel="C0OPS", thread_ts="1.1", request_ts=None, user="U0HUMAN", plan=PLAN) > plan_id
+    assert state.add_plan(channel="C0OPS", thread_id="1.1", request_id=None, user="U0HUMAN", plan=PLAN) > plan_id
 
 
 def test_the_newest_open_question_of_a_thread(state: Store) -> None:
     assert state.open_question("C0OPS", "1.1") is None
-    first = state.add_plan(channel="C0OPS", thread_ts="1.1", request_ts=None, user="U0A", plan=PLAN, state="asking")
-    second = state.add_plan(channel="C0OPS", thread_ts="1.1", request_ts=None, user="U0B", plan=PLAN, state="asking")
-    state.add_plan(channel="C0OPS", thread_ts="1.1", request_ts=None, user="U0C", plan=PLAN)  # a button, no question
+    first = state.add_plan(channel="C0OPS", thread_id="1.1", request_id=None, user="U0A", plan=PLAN, state="asking")
+    second = state.add_plan(channel="C0OPS", thread_id="1.1", request_id=None, user="U0B", plan=PLAN, state="asking")
+    state.add_plan(channel="C0OPS", thread_id="1.1", request_id=None, user="U0C", plan=PLAN)  # a button, no question
     asked = state.open_question("C0OPS", "1.1")
     assert asked is not None and (asked.id, asked.user) == (second, "U0B")
     assert state.claim_plan(second, "done", waiting="asking") is not None
@@ -123,7 +123,7 @@ def test_runs_newest_first_and_a_failed_spawn_forgotten(state: Store) -> None:
 
 
 def test_the_audit_log(state: Store) -> None:
-    state.audit("request", user="U0HUMAN", channel="C0OPS", thread_ts="1.1", host="b200", build="sgl-kernel",
+    state.audit("request", user="U0HUMAN", channel="C0OPS", thread_id="1.1", host="b200", build="sgl-kernel",
                 detail={"role": "operator", "allowed": True})
     state.audit("kill", user=None)
     newest, oldest = state.audit_entries()
@@ -189,7 +189,7 @@ def test_a_runs_memory_chart_and_its_paused_compilers(state: Store) -> None:
 
 def test_a_batch_lands_whole_or_not_at_all(state: Store) -> None:
     with state.batch():
-        plan_id = state.add_plan(channel="C0OPS", thread_ts="1.1", request_ts=None, user="U0HUMAN", plan=PLAN)
+        plan_id = state.add_plan(channel="C0OPS", thread_id="1.1", request_id=None, user="U0HUMAN", plan=PLAN)
         state.audit("request", user="U0HUMAN")
         claimed = state.claim_plan(plan_id, "running")  # reads inside the batch see its writes
         assert claimed is not None and claimed.state == "running"

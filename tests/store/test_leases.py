@@ -71,7 +71,7 @@ def test_a_run_that_ended_is_adopted_until_its_end_was_told(state: Store) -> Non
     mine.reported(run.id)
     assert theirs.orphans(timeout=TIMEOUT, now=later) == []
     mine.set_card(run.id, "1700000000.000100")
-    assert state.run(run.id).card_ts == "1700000000.000100"  # type: ignore[union-attr]
+    assert state.run(run.id).card_id == "1700000000.000100"  # type: ignore[union-attr]
 
 
 def test_the_replica_id_is_the_state_dirs_while_one_process_holds_it(tmp_path: Path) -> None:

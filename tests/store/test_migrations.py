@@ -36,7 +36,7 @@ def test_an_old_state_keeps_every_row(old_state: Path) -> None:
         assert done is not None and live is not None
         assert (done.host, done.build, done.jobs, done.pid, done.start, done.supervisor_pid, done.boot_id) == (
             "b200", "sgl-kernel", 8, 4100, 900001, 4099, "boot-a")
-        assert (done.state, done.exit_status, done.started_by, done.channel, done.thread_ts) == (
+        assert (done.state, done.exit_status, done.started_by, done.channel, done.thread_id) == (
             "succeeded", 0, "U0HUMAN", "C0OPS", "1700000000.000100")
         assert (live.host, live.build, live.jobs, live.state, live.ended_at) == ("h100", "flash-attn", None,
                                                                                   "running", None)
@@ -45,7 +45,7 @@ def test_an_old_state_keeps_every_row(old_state: Path) -> None:
         pending, finished = store.plan(1), store.plan(2)
         assert pending is not None and finished is not None
         assert pending.plan == Plan(host="b200", build="sgl-kernel", steps=(Step("rebuild", jobs=4),))
-        assert (pending.state, pending.message_ts, pending.user) == ("pending", "1700000001.000200", "U0HUMAN")
+        assert (pending.state, pending.message_id, pending.user) == ("pending", "1700000001.000200", "U0HUMAN")
         assert (finished.state, finished.plan.steps) == ("done", (Step("kill"),))
         audit = store.audit_entries()
         assert [(e["what"], e["user"], e["host"]) for e in audit] == [("rebuild", "U0HUMAN", "b200"),
@@ -94,7 +94,7 @@ def test_an_old_state_takes_new_writes(old_state: Path) -> None:
         store.record_job_memory("b200", "sgl-kernel", [700], label="nvcc")
         assert store.job_memory_runs("b200", "sgl-kernel") == 5
         run = store.begin_run(host="b200", build="sgl-kernel", jobs=2, log="l", exit_file="e", boot_id=None,
-                              started_by=None, channel="C0OPS", thread_ts="1700000000.000100")
+                              started_by=None, channel="C0OPS", thread_id="1700000000.000100")
         assert run.id == 3 and store.thread_context("C0OPS", "1700000000.000100") == ThreadContext(
             "b200", "sgl-kernel", 2)
     finally:

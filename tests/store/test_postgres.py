@@ -62,7 +62,7 @@ def test_an_event_is_first_on_exactly_one_rigops(two_rigops: tuple[Store, Store]
 def test_a_plan_is_claimed_by_exactly_one_rigops(two_rigops: tuple[Store, Store]) -> None:
     first, second = two_rigops
     for _ in range(10):
-        plan_id = first.add_plan(channel="C0OPS", thread_ts="1.1", request_ts=None, user="U0HUMAN", plan=Plan())
+        plan_id = first.add_plan(channel="C0OPS", thread_id="1.1", request_id=None, user="U0HUMAN", plan=Plan())
         claims = race(two_rigops, lambda s, plan_id=plan_id: s.claim_plan(plan_id, "running"))
         winners = [c for c in claims if c is not None]
         assert len(winners) == 1 and winners[0].state == "running"
@@ -121,7 +121,7 @@ def test_a_failing_migration_leaves_the_database_at_its_last_version(state_dir: 
                                                                      postgres: PostgresServer) -> None:
     store = Store.open(state_dir, url=pg_url)
     run = store.begin_run(host="b200", build="sgl-kernel", jobs=None, log="l", exit_file="e", boot_id=None,
-                          started_by=None, channel=None, thread_ts=None)
+                          started_by=None, channel=None, thread_id=None)
     store.close()
     known = len(POSTGRES_STATE_MIGRATIONS)
     steps = [*POSTGRES_STATE_MIGRATIONS, Migration("breaks halfway", half_done)]

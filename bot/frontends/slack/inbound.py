@@ -84,8 +84,8 @@ def said(event: Mapping[str, Any], *, addressed: bool, bot_user: str | None = No
     text = text_of(event.get("text"))
     if bot_user and ID_RE.fullmatch(bot_user):
         text = re.sub(rf"^\s*<@{bot_user}(?:\|[^>]*)?>[\s,:]*", "", text)
-    return Said(text=text, user=user, channel=channel, ts=ts,
-                thread_ts=slack_ts(event.get("thread_ts")), addressed=addressed, delivery=f"{channel}:{ts}")
+    return Said(text=text, user=user, channel=channel, message_id=ts,
+                thread_id=slack_ts(event.get("thread_ts")), addressed=addressed, delivery=f"{channel}:{ts}")
 
 
 def command(payload: Mapping[str, Any]) -> SlashCommand | None:

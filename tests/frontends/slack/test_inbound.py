@@ -76,7 +76,7 @@ def test_any_command_payload_is_read_without_raising(payload: dict[str, Any]) ->
 def test_any_event_is_read_without_raising(event: dict[str, Any], body: dict[str, Any]) -> None:
     said = inbound.said(event, addressed=True)
     if said is not None:
-        assert said.delivery == f"{said.channel}:{said.ts}"
+        assert said.delivery == f"{said.channel}:{said.message_id}"
     inbound.is_ours(body, inbound.Installation("T0EMULATOR", None, "UBOTRIGOPS"))
 
 
