@@ -56,6 +56,7 @@ _PREFIX = re.compile(r"""(?:              # each eats one separating space: the 
   | \[\s*\d+\.\d+\]\ ?                                                           # dmesg [12345.678901]
   | [A-Z][a-z]{2}\ [\ \d]\d\ \d\d:\d\d:\d\d\ \S+\ [\w./-]+(?:\[\d+\])?:\ ?    # Jun  1 12:00:00 host kernel:
   | \#\d+\ \d+(?:\.\d+)?\ ?                                                       # Docker BuildKit: #12 34.5
+  | \d{1,5}\.\d\ (?=\S)                                                          # BuildKit, its step cut: "138.5 "
   | \ {0,3}\d{1,5}:\d\d\.\d\d\ (?=\S)                                               # Mozilla's mach: " 0:05.12 "
   | Step\ \#\d+(?:\ -\ "[^"\n]{0,80}")?:\ ?                                      # Cloud Build: Step #18 - "x":
   | \[[A-Za-z][\w.-]*\]\                                                        # [build]

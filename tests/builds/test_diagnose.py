@@ -1194,3 +1194,35 @@ def test_a_failing_compiler_test_is_no_feature_check() -> None:
     log = ("Change Dir: /src/build/CMakeFiles/CMakeTmp\nBuilding CUDA object CMakeFiles/cmTC_1.dir/main.cu.o\n"
            "ptxas fatal   : Value 'sm_30' is not defined for option 'gpu-name'\n")
     assert diagnose(log).category == "unsupported_arch"
+
+
+@pytest.mark.parametrize(("text", "line"), [
+    # Docker BuildKit's output pasted without its "#12" step: the time prefix alone, a bare Killed beside the steps
+    ("138.5 [3/25] /usr/local/cuda/bin/nvcc -c a.cu -o a.o --threads 4\n138.5 Killed\n"
+     "138.5 [4/25] /usr/local/cuda/bin/nvcc -c b.cu -o b.o --threads 4\n", "138.5 Killed"),
+    # an older cargo's report of rustc killed, indented under "Caused by:"
+    ("error: failed to compile `racer`\n\nCaused by:\n  Process didn't exit successfully: `rustc src/lib.rs "
+     "--crate-name syntex_syntax -C opt-level=3` (signal: 9)\n",
+     "  Process didn't exit successfully: `rustc src/lib.rs --crate-name syntex_syntax -C opt-level=3` (signal: 9)"),
+])
+def test_a_compile_killed_in_a_pasted_docker_tail_or_by_an_old_cargo(text: str, line: str) -> None:
+    found = diagnose(text)
+    assert (found.category, found.line) == ("oom_compiler", line)
+
+
+def test_a_bare_killed_names_the_compile_step_only_right_beside_it() -> None:
+    notes = "".join(f"note {n}\n" for n in range(8))
+    assert "A compile step (nvcc)" in diagnose("[3/25] /usr/local/cuda/bin/nvcc -c a.cu\nKilled\n" + notes).fix
+    # eight lines away the step is not the one killed: the Killed is only the last word of the log
+    far = diagnose("[3/25] /usr/local/cuda/bin/nvcc -c a.cu\n" + notes + "Killed\n")
+    assert far.category == "oom_compiler" and "compile step" not in far.fix
+    # and a build that went on to succeed past a bare Killed did not fail
+    assert diagnose("[3/25] nvcc -c a.cu\nKilled\n" + notes + "Successfully installed x-1.0\n").category == "unknown"
+
+
+def test_nvcc_finding_no_visual_studio_it_supports_is_the_host_compiler() -> None:
+    line = ("nvcc fatal   : nvcc cannot find a supported version of Microsoft Visual Studio. Only the versions "
+            "between 2017 and 2019 (inclusive) are supported!")
+    found = diagnose(f"-- Building for: Visual Studio 16 2019\n{line}\nCMake Error at CMakeLists.txt:3 (project):\n")
+    assert (found.category, found.line) == ("hostcc_mismatch", line)
+    assert "Microsoft Visual Studio" in found.fix
