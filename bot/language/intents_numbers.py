@@ -100,6 +100,7 @@ _MACHINE_WORD = (r"(?:#\s?(?:of )?(?:cores|cpus|procs|threads)|n?procs?|n_?cpus?
                  r"|memavailable|mem_?available|max_jobs|nvcc_threads|total_?mem(?:ory)?|ram_?gb|mem_?gb)")
 _OPERAND = r"\(?\s*[\w.]+\s*\)?"
 _OP = r"\s*(?://|[-+*/×÷%]|\b(?:divided by|times|minus|plus)\b)\s*"
+_SIZE_UNIT = "(?:gb|gib|g|mb|mib)"
 JOBS_EXPR_RE = re.compile(
     r"\b(?:min|max|floor|ceil|round|int)\s*\([^()\n]{1,40}\)"
     r"|\$\((?!nproc\))[^()\n]{1,40}\)|\$\(\([^()\n]{1,40}\)\)"
@@ -107,7 +108,7 @@ JOBS_EXPR_RE = re.compile(
     rf"|(?<![\w.])\d{{1,3}}\s*(?:[×*]|x(?=\d{{1,3}}(?:\s*(?:jobs?|threads?)\b|\s*$|[,;.])))\s*\d{{1,3}}(?![\w.])"
     # a formula in words: "N = [RAM in GB] / 8 + 1 jobs", "(total ram)/4"
     rf"|\[[^\[\]\n]{{1,30}}\](?:{_OP}{_OPERAND})+"
-    rf"|\b(?:ram|memory|mem|total ram|total memory)(?: in (?:gb|gib|g))?\)?{_OP}\d{{1,3}}(?: ?(?:gb|gib|g))?\b"
+    rf"|\b(?:ram|memory|mem|total ram|total memory)(?: in {_SIZE_UNIT})?\)?{_OP}\d{{1,5}}(?: ?{_SIZE_UNIT})?\b"
     r"|\bno limit on (?:the )?(?:number of )?(?:job slots|jobs?|parallelism|parallel jobs)"
     r"|\bunlimited (?:jobs|parallelism|job slots)\b"
 )

@@ -86,6 +86,13 @@ SLANG: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\b(would you mind|do you mind|mind|could you try|try) (recompil)ing\b"), r"\1 \2e"),
     (re.compile(r"\b(would you mind|do you mind|mind|could you try|try) (stop|rerun)[pn]ing\b"), r"\1 \2"),
 )
+# nvidia-smi's own column names, read so in a message about the GPUs: "Memory-Usage" is the cards' memory,
+# "Volatile GPU-Util" their load ("gpu01's cards show Memory-Usage but 0% GPU-Util").
+NVIDIA_SMI_COLUMNS: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"(?<![a-z-])memory-usage(?![a-z-])"), " vram usage "),
+    (re.compile(r"(?<![a-z-])(?:volatile )?gpu-util(?![a-z-])"), " gpu util "),
+)
+GPU_TALK_RE = re.compile(r"gpu|nvidia|cuda|显卡|顯示卡|\bcards?\b")
 
 
 # Chinese and Japanese words for what the rules read, put in the English the rules know: the request (a rebuild, a
@@ -161,6 +168,9 @@ IBERIAN: tuple[tuple[re.Pattern[str], str], ...] = (
 def slang(text: str) -> str:
     for pattern, plain in SLANG:
         text = pattern.sub(plain, text)
+    if GPU_TALK_RE.search(text):
+        for pattern, plain in NVIDIA_SMI_COLUMNS:
+            text = pattern.sub(plain, text)
     if len(IBERIAN_MARKERS_RE.findall(text)) >= 2:
         text = text.replace("¿", "").replace("¡", "")
         for pattern, plain in IBERIAN:

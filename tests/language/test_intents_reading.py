@@ -1437,3 +1437,21 @@ def test_do_that_after_a_clean_told_as_the_fix_starts_clean() -> None:
     assert steps(plan) == "rebuild" and plan.steps[0].clean, plan
     plan = said("<@U0RIGOPS> a clean build is not needed, just do that and rebuild vllm", addressed=True)
     assert steps(plan) == "rebuild" and not plan.steps[0].clean
+
+
+@pytest.mark.parametrize("text", ["<@U0RIGOPS> set the vllm jobs on node-3 to available memory / 1500 MB per job",
+                                  "<@U0RIGOPS> rebuild vllm with jobs = total memory / 2048 MB"])
+def test_a_memory_formula_in_megabytes_is_refused(text: str) -> None:
+    plan = said(text, addressed=True)
+    assert plan.error is not None and "name a number" in plan.error
+    # a memory size beside a real count is only context
+    assert steps(said("<@U0RIGOPS> rebuild vllm on node-3 with 16 jobs, it has 1500 MB per job",
+                      addressed=True)) == "rebuild=16"
+
+
+def test_nvidia_smis_column_names_are_the_gpus() -> None:
+    assert steps(said("<@U0RIGOPS> check gpu01 Memory-Usage in nvidia-smi", addressed=True)) == "gpu"
+    assert steps(said("<@U0RIGOPS> 看一下 gpu01 的显卡，Memory-Usage有占用，但是Volatile GPU-util却显示0%？",
+                      addressed=True)) == "gpu"
+    # with no GPU in the message, memory usage is the host's
+    assert steps(said("<@U0RIGOPS> check memory-usage on b200", addressed=True)) == "mem"
