@@ -92,7 +92,7 @@ NVIDIA_SMI_COLUMNS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"(?<![a-z-])memory-usage(?![a-z-])"), " vram usage "),
     (re.compile(r"(?<![a-z-])(?:volatile )?gpu-util(?![a-z-])"), " gpu util "),
 )
-GPU_TALK_RE = re.compile(r"gpu|nvidia|cuda|显卡|顯示卡|\bcards?\b")
+GPU_TALK_RE = re.compile(r"\b(?:gpus?|nvidia(?:-?smi)?|cards?|vram)\b|显卡|顯示卡|显存")
 
 
 # Chinese and Japanese words for what the rules read, put in the English the rules know: the request (a rebuild, a

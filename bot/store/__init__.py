@@ -374,12 +374,12 @@ def _job_record(text: str) -> tuple[list[int], str | None]:
     return [int(v) for v in data["rss"]], data["label"]
 
 
-def _run(r: Row) -> BuildRun:
-    return BuildRun(**{_RUN_FIELDS.get(k, k): r[k] for k in r.keys()})  # noqa: SIM118 - a Row iterates over its values
-
-
 # The runs table keeps the names of the columns it was made with (Slack's ts) for the fields' message ids.
 _RUN_FIELDS = {"thread_ts": "thread_id", "card_ts": "card_id"}
+
+
+def _run(r: Row) -> BuildRun:
+    return BuildRun(**{_RUN_FIELDS.get(k, k): r[k] for k in r.keys()})  # noqa: SIM118 - a Row iterates over its values
 
 
 def _inserted(db: Connection, sql: str, args: tuple[Any, ...]) -> int:

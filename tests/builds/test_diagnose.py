@@ -1114,6 +1114,13 @@ def test_a_message_its_tool_wrapped_at_a_space_is_read_whole() -> None:
     # quoted in Markdown: the quote mark is no part of the line's text
     ("> error[E0599]: no method named `spawn` found for struct `Runtime`\n", "compile_error",
      "> error[E0599]: no method named `spawn` found for struct `Runtime`"),
+    # Docker BuildKit's output pasted without its "#12" step: the time prefix alone, a bare Killed beside the steps
+    ("138.5 [3/25] /usr/local/cuda/bin/nvcc -c a.cu -o a.o --threads 4\n138.5 Killed\n"
+     "138.5 [4/25] /usr/local/cuda/bin/nvcc -c b.cu -o b.o --threads 4\n", "oom_compiler", "138.5 Killed"),
+    # an older cargo's report of rustc killed, indented under "Caused by:"
+    ("error: failed to compile `racer`\n\nCaused by:\n  Process didn't exit successfully: `rustc src/lib.rs "
+     "--crate-name syntex_syntax -C opt-level=3` (signal: 9)\n", "oom_compiler",
+     "  Process didn't exit successfully: `rustc src/lib.rs --crate-name syntex_syntax -C opt-level=3` (signal: 9)"),
 ])
 def test_go_jvm_linkers_sys_crates_and_summaries_in_their_own_words(text: str, category: str, line: str) -> None:
     found = diagnose(text)
@@ -1194,20 +1201,6 @@ def test_a_failing_compiler_test_is_no_feature_check() -> None:
     log = ("Change Dir: /src/build/CMakeFiles/CMakeTmp\nBuilding CUDA object CMakeFiles/cmTC_1.dir/main.cu.o\n"
            "ptxas fatal   : Value 'sm_30' is not defined for option 'gpu-name'\n")
     assert diagnose(log).category == "unsupported_arch"
-
-
-@pytest.mark.parametrize(("text", "line"), [
-    # Docker BuildKit's output pasted without its "#12" step: the time prefix alone, a bare Killed beside the steps
-    ("138.5 [3/25] /usr/local/cuda/bin/nvcc -c a.cu -o a.o --threads 4\n138.5 Killed\n"
-     "138.5 [4/25] /usr/local/cuda/bin/nvcc -c b.cu -o b.o --threads 4\n", "138.5 Killed"),
-    # an older cargo's report of rustc killed, indented under "Caused by:"
-    ("error: failed to compile `racer`\n\nCaused by:\n  Process didn't exit successfully: `rustc src/lib.rs "
-     "--crate-name syntex_syntax -C opt-level=3` (signal: 9)\n",
-     "  Process didn't exit successfully: `rustc src/lib.rs --crate-name syntex_syntax -C opt-level=3` (signal: 9)"),
-])
-def test_a_compile_killed_in_a_pasted_docker_tail_or_by_an_old_cargo(text: str, line: str) -> None:
-    found = diagnose(text)
-    assert (found.category, found.line) == ("oom_compiler", line)
 
 
 def test_a_bare_killed_names_the_compile_step_only_right_beside_it() -> None:

@@ -1455,3 +1455,5 @@ def test_nvidia_smis_column_names_are_the_gpus() -> None:
                       addressed=True)) == "gpu"
     # with no GPU in the message, memory usage is the host's
     assert steps(said("<@U0RIGOPS> check memory-usage on b200", addressed=True)) == "mem"
+    # nor does a CUDA build make it the cards' (a CUDA build runs out of the host's memory)
+    assert steps(said("<@U0RIGOPS> the cuda build on node-3 is slow, show memory-usage", addressed=True)) == "mem"
