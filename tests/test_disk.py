@@ -1,4 +1,4 @@
-"""The disk look (bot/actions/disk.py, bot/text/disk.py): which places it measures, the agent's answer read
+"""The disk look (bot/actions/disk.py): which places it measures, the agent's answer read
 strictly (grouped by filesystem, sized as df sizes them), how it reads, and the phrasings that ask for it."""
 
 from __future__ import annotations
@@ -12,14 +12,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from bot.actions import Target
+from bot.actions import disk as text
 from bot.actions.disk import STATE_DIR, DiskReport, Measured, Place, Space, parse_report, places
 from bot.actions.rebuild import DEFAULT_LOG_DIR
 from bot.actions.registry import spec
 from bot.config import Config, parse
-from bot.core.fleet import HostResult
 from bot.language import intents
-from bot.language.plan import Step
-from bot.text import disk as text
+from bot.reports import HostResult
 from bot.text import render
 from bot.util.errors import ActionFailed
 
@@ -122,10 +121,11 @@ def test_a_nearly_full_filesystem_is_warned_of_and_comes_first_in_a_fleet() -> N
     assert ":warning:" not in text.disk_text(report(89))
     assert text.disk_troubles(report(96)) == (text.LOW_DISK,) and text.disk_troubles(report(40)) == ()
     assert text.disk_row(report(96)) == "/srv 96% used, 4.0Gi free; / 10% used, 180Gi free"
-    step = Step("disk")
+    rows = spec("disk")
+    assert rows is not None
     results = [HostResult("b200", result=report(40)), HostResult("b300", result=report(96))]
-    assert render.fleet_row(results[1], step).startswith("b300            /srv 96% used")
-    assert render.fleet_summary("all", step, results).endswith("needs a look: 1 low on disk (their rows come first)")
+    assert render.fleet_row(results[1], rows).startswith("b300            /srv 96% used")
+    assert render.fleet_summary("all", rows, results).endswith("needs a look: 1 low on disk (their rows come first)")
 
 
 def test_the_spec_reads_its_report() -> None:

@@ -10,25 +10,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 # Lowest first. The agent (bot/hosts/agent/) is apart: it imports nothing from bot (tests/hosts/test_agent.py).
-LAYERS = ("util", "policy_config", "config", "language", "builds", "hosts", "store", "memory", "text", "actions",
-          "scheduler", "core", "frontends", "app", "__main__")
+LAYERS = ("util", "policy_config", "config", "language", "builds", "hosts", "store", "memory", "reports", "text",
+          "actions", "scheduler", "core", "frontends", "app", "__main__")
 
 # Upward imports, each for a reason docs/architecture.md gives: (module, what it imports).
 UPWARD = {
     ("bot.config", "bot.language.schedule_text"),  # the config's schedules are checked when it loads
     ("bot.language.commands", "bot.actions.registry"),  # the command table is the registry's (read on first use)
-    # every sentence rigops says about an action's result, a digest or the fleet reads those results' types
-    ("bot.text.disk", "bot.actions.disk"),
-    ("bot.text.render", "bot.actions.chart"),
-    ("bot.text.render", "bot.actions.kill"),
-    ("bot.text.render", "bot.actions.log"),
-    ("bot.text.render", "bot.actions.rebuild"),
-    ("bot.text.render", "bot.actions.registry"),
-    ("bot.text.render", "bot.actions.status"),
-    ("bot.text.digest", "bot.core.digest"),
-    ("bot.text.digest_layout", "bot.core.digest"),
-    ("bot.text.digest_layout", "bot.core.fleet"),
-    ("bot.text.render", "bot.core.fleet"),
 }
 
 

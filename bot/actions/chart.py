@@ -7,11 +7,11 @@ from dataclasses import dataclass
 
 from bot.actions import ActionContext, newest_run
 from bot.actions.registry import ActionSpec, File, Reading
+from bot.hosts.meminfo import human
 from bot.language.commands import Command
 from bot.language.plan import Step
 from bot.memory.chart import MemorySeries, render_memory_chart
 from bot.store import BuildRun
-from bot.text import render
 from bot.util.errors import PlanError
 
 
@@ -44,7 +44,17 @@ async def _run(ctx: ActionContext, step: Step) -> MemoryChart:
 
 
 def _reads(chart: MemoryChart) -> Reading:
-    return Reading(files=(File(chart.png, *render.chart_file(chart)),), summary=render.chart_summary(chart))
+    return Reading(files=(File(chart.png, *chart_file(chart)),), summary=chart_summary(chart))
+
+
+def chart_file(chart: MemoryChart) -> tuple[str, str]:
+    """(file name, title) of a memory chart."""
+    run = chart.run
+    return f"{run.build}-run{run.id}-memory.png", f"{run.build} on {run.host}: memory of run {run.id}"
+
+
+def chart_summary(chart: MemoryChart) -> str:
+    return f"peak {human(chart.peak_used)} in use"
 
 
 SPEC = ActionSpec(

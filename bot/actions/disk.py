@@ -1,5 +1,6 @@
 """Free space where a host's builds work and where rigops keeps its files there (the builds' logs, its state):
-a full disk fails a build with "No space left on device", and a look says which filesystem it is."""
+a full disk fails a build with "No space left on device", and a look says which filesystem it is, the fullest
+first to catch the eye."""
 
 from __future__ import annotations
 
@@ -10,13 +11,16 @@ from typing import Any, Literal
 from bot.actions import ActionContext, Target
 from bot.actions.rebuild import DEFAULT_LOG_DIR
 from bot.actions.registry import ActionSpec, Reading
+from bot.hosts.meminfo import human
 from bot.language.commands import Command
 from bot.language.plan import Step
-from bot.text import disk as text
 from bot.util.errors import ActionFailed
 
 STATE_DIR = DEFAULT_LOG_DIR.rsplit("/", 1)[0]  # where rigops keeps its files on a host
 PlaceKind = Literal["workdir", "logs", "state"]
+NEARLY_FULL = 90  # percent used (df's Use%) from which a filesystem is worth a warning
+LOW_DISK = "low on disk"  # a fleet's trouble: "2 low on disk"
+KIND = {"workdir": "workdir", "logs": "build logs", "state": "rigops' state"}
 
 
 @dataclass(frozen=True)
@@ -116,8 +120,43 @@ async def _run(ctx: ActionContext, step: Step) -> DiskReport:
     return await disk(ctx)
 
 
+def disk_text(report: DiskReport) -> str:
+    rows = [f"*Disk on {report.host}*"]
+    for space in sorted(report.spaces, key=lambda s: -s.percent):
+        rows.append(f"• `{space.mount}` — {human(space.free)} free of {human(space.total)} ({space.percent}% used): "
+                    + "; ".join(_measured(m) for m in space.places))
+    rows += [f":grey_question: {_place(place)} could not be measured: {why}" for place, why in report.unmeasured]
+    rows += [f":warning: `{s.mount}` is {s.percent}% full: a build writing its objects or logs there can fail with "
+             "\"No space left on device\"" for s in report.spaces if s.percent >= NEARLY_FULL]
+    return "\n".join(rows)
+
+
+def _measured(m: Measured) -> str:
+    return _place(m.place) + ("" if m.exists else " (not made yet)")
+
+
+def _place(place: Place) -> str:
+    whose = f" of {', '.join(f'`{b}`' for b in place.builds)}" if place.builds else ""
+    return f"{KIND[place.kind]}{whose} `{place.path}`"
+
+
+def disk_row(report: DiskReport) -> str:
+    """"/ 23% used, 78Gi free; /data 96% used, 40Gi free": a host's filesystems in a fleet's answer."""
+    spaces = sorted(report.spaces, key=lambda s: -s.percent)
+    return "; ".join(_row_part(s) for s in spaces) or "nothing measured"
+
+
+def _row_part(space: Space) -> str:
+    return f"{space.mount} {space.percent}% used, {human(space.free)} free"
+
+
+def disk_troubles(report: DiskReport) -> tuple[str, ...]:
+    """(LOW_DISK,) when a filesystem is nearly full: its row goes first in a fleet's answer."""
+    return (LOW_DISK,) if any(s.percent >= NEARLY_FULL for s in report.spaces) else ()
+
+
 SPEC = ActionSpec(
     Command("disk", ("df",), "[host] [build]",
             "free space where the builds work and where rigops keeps their logs and its state (`df -h`)", rank=70,
             describe=lambda step, build: "show disk space (`df -h`)"),
-    run=_run, reads=lambda report: Reading(text.disk_text(report)), row=text.disk_row, troubles=text.disk_troubles)
+    run=_run, reads=lambda report: Reading(disk_text(report)), row=disk_row, troubles=disk_troubles)

@@ -12,13 +12,14 @@ import asyncio
 import logging
 import time
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
 from bot.actions import ActionContext
 from bot.actions.registry import ActionSpec, Reading
-from bot.hosts.agent.protocol import BUILD_TOOL_NAMES
+from bot.hosts.agent.protocol import BUILD_TOOL_NAMES, COMPILER_NAMES
+from bot.hosts.meminfo import human
 from bot.hosts.models import KillResult, Proc, ProcId
 from bot.language.commands import Command
 from bot.language.plan import Step
@@ -110,9 +111,52 @@ async def _run(ctx: ActionContext, step: Step) -> Stopped:
     return await kill_build(ctx)
 
 
+STOP_SCOPE: dict[StopKind, str] = {
+    "tree": "its own process tree",
+    "names": "the build user's build tools by name, as rigops did not start it",
+    "tree_gone": "the build user's build tools by name, as the process tree of its run is gone",
+}
+
+
+def kill_summary(stopped: Stopped) -> str:
+    """What a stop did, which kind of stop it was and what of other builds it left alone, e.g. "stopped 4
+    processes (…) in 120 ms (4 on SIGTERM): its own process tree; available memory …; `two` still running,
+    untouched"."""
+    result = stopped.result
+    scope = STOP_SCOPE[stopped.kind]
+    if result.cgroups:
+        scope += f" and memory cgroup{'s' if len(result.cgroups) > 1 else ''} " + \
+            ", ".join(f"`{c}`" for c in result.cgroups)
+    if not result.targets:
+        parts = [f"nothing was running ({scope})"]
+    else:
+        gone = "" if not result.survivors else f"; {len(result.survivors)} would not die"
+        how = f"{result.termed} on SIGTERM" + (f", {result.killed} needed SIGKILL" if result.killed else "")
+        n = len(result.targets)
+        parts = [f"stopped {n} process{'es' if n != 1 else ''} ({render.counted(result.counts)}) in "
+                 f"{render.duration(result.stop_elapsed)} ({how}){gone}: {scope}",
+                 f"available memory {human(result.before.available)} → "
+                 f"{human(result.after.available)}, settled "
+                 f"after {render.duration(result.elapsed)}"]
+    for build, procs in stopped.spared.items():
+        parts.append(f"spared {_tools_noun(procs)} of `{build}` ({render.tool_counts(procs)})")
+    if running := stopped.still_running:
+        untouched = "" if stopped.spared else ", untouched"
+        parts.append(", ".join(f"`{b}`" for b in running) + f" still running{untouched}")
+    return "; ".join(parts)
+
+
+def _tools_noun(procs: Sequence[Proc]) -> str:
+    """"2 compilers", "3 build processes"."""
+    n = len(procs)
+    if all(p.name in COMPILER_NAMES for p in procs):
+        return f"{n} compiler{'s' if n != 1 else ''}"
+    return f"{n} build process{'es' if n != 1 else ''}"
+
+
 SPEC = ActionSpec(
     Command("kill", ("stop", "abort"), "[host] [build]",
             "stop the build: its own processes (the build user's compilers by name only when rigops did not start "
             "it); other builds are spared", role="operator", destructive=True, hosts="one", build_default=True,
             rank=0, describe=lambda step, build: f"stop {build} (its own processes; other builds are spared)"),
-    run=_run, reads=lambda stopped: Reading(summary=render.kill_summary(stopped)))
+    run=_run, reads=lambda stopped: Reading(summary=kill_summary(stopped)))

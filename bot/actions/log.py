@@ -10,7 +10,9 @@ from bot.hosts.models import Tail
 from bot.language.commands import Command
 from bot.language.plan import DEFAULT_LOG_LINES, Step
 from bot.store import BuildRun
-from bot.text import render
+from bot.util.redact import redact
+
+MAX_INLINE_LOG = 3500  # longer tails go up as a file
 
 
 @dataclass(frozen=True)
@@ -31,11 +33,27 @@ async def _run(ctx: ActionContext, step: Step) -> LogTail:
 
 
 def _reads(log: LogTail) -> Reading:
-    text, attachment = render.log_text(log)
+    text, attachment = log_text(log)
     if attachment is None:
         return Reading(text)
-    filename, title = render.log_file(log)
+    filename, title = log_file(log)
     return Reading(text, files=(File(attachment, filename, title),))
+
+
+def log_text(log: LogTail) -> tuple[str, str | None]:
+    """(message text, file content when too long to post inline)."""
+    body = redact("\n".join(log.tail.lines))
+    head = f"*Last {len(log.tail.lines)} lines of* `{log.run.log}` (run {log.run.id}, `{log.run.build}`)"
+    if not body:
+        return f"{head}: the log is empty.", None
+    if len(body) > MAX_INLINE_LOG:
+        return f"{head} — attached as a file.", body
+    return f"{head}\n```\n{body}\n```", None
+
+
+def log_file(log: LogTail) -> tuple[str, str]:
+    """(file name, title) of a tail too long to post inline."""
+    return f"{log.run.build}-run{log.run.id}.log", f"{log.run.build} log (last {len(log.tail.lines)} lines)"
 
 
 SPEC = ActionSpec(

@@ -7,7 +7,7 @@ import time
 from dataclasses import dataclass
 
 from bot.actions import ActionContext
-from bot.actions.kill import Stopped, kill_build, live_runs
+from bot.actions.kill import Stopped, kill_build, kill_summary, live_runs
 from bot.actions.registry import ActionSpec, Reading
 from bot.config import BuildConfig
 from bot.hosts.models import KeptDir, Snapshot, Spawned
@@ -15,7 +15,6 @@ from bot.language.commands import Command
 from bot.language.plan import Step
 from bot.memory.advisor import Advice, advise_build, first_advice, looks_like_cuda, nvcc_threads, shares_of
 from bot.store import BuildRun
-from bot.text import render
 from bot.util.errors import ActionFailed, HostError, HostKeyError, HostUnreachable, PlanError
 
 DEFAULT_LOG_DIR = "~/.local/state/rigops/logs"
@@ -213,9 +212,23 @@ def _describe(step: Step, build: str) -> str:
     return line + (", clean: the build directory rigops keeps for it is removed first" if step.clean else "")
 
 
+def rebuild_summary(result: RebuildResult) -> str:
+    run = result.run
+    text = f"started `{run.build}` at -j{result.jobs} (pid {run.pid}); log `{run.log}`"
+    if result.advice is not None:  # from past runs' memory, or a first run's estimate (which says so itself)
+        lead = "-j from memory of past runs: " if result.advice.runs else ""
+        text += f"\n:bulb: {lead}{result.advice.reasoning}"
+    if result.stopped_first is not None and result.stopped_first.result.targets:
+        text = f"first {kill_summary(result.stopped_first)}; then {text}"
+    elif result.stopped_first is not None and result.stopped_first.still_running:
+        running = ", ".join(f"`{b}`" for b in result.stopped_first.still_running)
+        text += f"; {running} still running, untouched"
+    return text + "".join(f"\n:warning: {w}" for w in result.warnings)
+
+
 SPEC = ActionSpec(
     Command("rebuild", ("retry", "restart"), "[host] [build] [-jN] [--clean]",
             "start the build again, first stopping it if it runs (other builds go on); `--clean` removes the "
             "build directory rigops keeps for it first", role="operator", destructive=True, hosts="one",
             build_default=True, rank=20, params=("jobs", "clean"), hint="rebuild [-jN]", describe=_describe),
-    run=_run, reads=lambda result: Reading(summary=render.rebuild_summary(result)))
+    run=_run, reads=lambda result: Reading(summary=rebuild_summary(result)))

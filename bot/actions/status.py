@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from bot.actions import ActionContext
 from bot.actions.kill import live_runs
 from bot.actions.registry import ActionSpec, Reading
 from bot.builds.stops import interruption
-from bot.hosts.models import RunRef, RunStatus, Snapshot
+from bot.hosts.meminfo import human
+from bot.hosts.models import Proc, RunRef, RunStatus, Snapshot
 from bot.language.commands import Command
 from bot.language.plan import Step
 from bot.memory.policy import DEFAULT_LEVELS, Levels, host_levels
@@ -88,8 +91,70 @@ async def _run(ctx: ActionContext, step: Step) -> StatusReport:
     return await status(ctx)
 
 
+def status_text(report: StatusReport) -> str:
+    """The runs, each running one with its own build processes; other builds running on the host; the build
+    user's build processes that belong to no build rigops started."""
+    rows = [f"*Builds on {report.host}*"]
+    now = time.time()
+    tools = report.snapshot.tools
+    for view in report.runs:
+        run = view.run
+        if run.state == "running":
+            state = f"running for {render.duration(now - run.started_at)}" + _tools_of(run, tools)
+        elif run.state in ("succeeded", "failed", "stopped"):
+            took = render.duration((run.ended_at or now) - run.started_at)
+            state = f"{run.state} after {took}" + (f" (exit {run.exit_status})" if run.exit_status else "")
+            if run.state == "stopped" and run.stopped_by:
+                state = f"stopped by {render.stopped_by(run.stopped_by)} after {took}"
+        else:
+            state = run.state
+        rows.append(f"• `{run.build}` -j{run.jobs} — {state} (run {run.id}, pid {run.pid})")
+    if not report.runs:
+        rows.append("rigops has not started a build here yet.")
+    for run in report.others:
+        rows.append(f"Also running here: `{run.build}` -j{run.jobs} (run {run.id}){_tools_of(run, tools)}")
+    strays = [p for p in tools if p.root is None]
+    if strays:
+        rows.append(f"Build processes of no build rigops started: {render.tool_counts(strays)} using "
+                    f"{human(sum(p.rss for p in strays))}")
+    elif not tools:
+        rows.append("No build processes running.")
+    mem = report.snapshot.memory
+    rows.append(f"Memory: {human(mem.available)} available of {human(mem.total)}")
+    return render.clip("\n".join(rows))
+
+
+def _tools_of(run: BuildRun, tools: Sequence[Proc]) -> str:
+    """": 3 build processes (1 × cc1plus, …) using 40 MiB": the build tools in the run's own tree."""
+    own = [p for p in tools if p.root == run.proc_id]
+    if not own:
+        return ": no build processes"
+    n = len(own)
+    used = human(sum(p.rss for p in own))
+    return f": {n} build process{'es' if n != 1 else ''} ({render.tool_counts(own)}) using {used}"
+
+
+def status_troubles(report: StatusReport) -> tuple[str, ...]:
+    return ((render.FAILING,) if report.failing else ()) + render.memory_troubles(report.snapshot, report.levels)
+
+
+def status_row(report: StatusReport) -> str:
+    """"sgl-kernel -j20 running; last: vllm failed; 12 build processes": a host's builds in one line."""
+    running = [v.run for v in report.runs if v.run.state == "running"]
+    last = next((v.run for v in report.runs if v.run.state != "running"), None)
+    parts = [", ".join(f"{run.build} -j{run.jobs} running" for run in running) or "no rigops build running"]
+    if last is not None:
+        parts.append(f"last: {last.build} {last.state}")
+    parts += [f"{build} failed" for build in report.failing if last is None or build != last.build]
+    parts.append(f"{len(report.snapshot.tools)} build processes")
+    if render.LOW_MEMORY in render.memory_troubles(report.snapshot, report.levels):
+        mem = report.snapshot.memory
+        parts.append(f"memory low: {human(mem.available)} available of {human(mem.total)}")
+    return "; ".join(parts)
+
+
 SPEC = ActionSpec(
     Command("status", (), "[host] [build]", "builds on a host and what is running", rank=30,
             describe=lambda step, build: "show build status"),
-    run=_run, reads=lambda report: Reading(render.status_text(report)), row=render.status_row,
-    troubles=render.status_troubles)
+    run=_run, reads=lambda report: Reading(status_text(report)), row=status_row,
+    troubles=status_troubles)

@@ -13,7 +13,7 @@ import json
 import logging
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import Any, TypeVar
 
 from bot.builds.progress import Progress
@@ -21,8 +21,8 @@ from bot.core.fleet import FANOUT_LIMIT, GRACE
 from bot.core.services import Services
 from bot.hosts import Host
 from bot.hosts.models import GpuReport, Snapshot
-from bot.memory.policy import DEFAULT_LEVELS, Levels, MemoryLevel, host_levels
-from bot.store import BuildRun
+from bot.memory.policy import host_levels
+from bot.reports import Digest, HostDigest, OomKillSeen, gpu_busy
 from bot.util.aio import within
 from bot.util.errors import HostError
 
@@ -30,51 +30,7 @@ log = logging.getLogger(__name__)
 PROBE_TIMEOUT = 10.0  # seconds per host, snapshot and nvidia-smi together
 RECENT_RUNS = 50  # runs per host looked at for "running" and "finished since the last post"
 OOM_LOOKBACK = 24 * 3600  # a first digest tells the OOM kills of the last day
-BUSY_UTILIZATION = 10  # percent: a GPU above this counts as busy for "something changed"
 T = TypeVar("T")
-
-
-@dataclass(frozen=True)
-class HostDigest:
-    """One host's row. ``problem`` says why there is no snapshot (down, slow, gone from the config)."""
-
-    host: str
-    snapshot: Snapshot | None = None
-    gpus: GpuReport | None = None
-    running: tuple[BuildRun, ...] = ()
-    finished: tuple[BuildRun, ...] = ()  # ended since the digest's ``since``, newest first
-    problem: str | None = None
-    oom_kills: tuple[OomKillSeen, ...] = ()  # seen by the OOM guard since ``since``, oldest first
-    oom_counted: int | None = None  # the host's own count of OOM kills since ``since``, where it can be told
-    levels: Levels = DEFAULT_LEVELS  # where its memory reads low or tight: from its memory_alert_pct
-
-    @property
-    def memory_level(self) -> MemoryLevel:
-        """"low", "tight", "ok", or "-" for a host that did not answer (bot.memory.policy.levels)."""
-        return self.levels.of(self.snapshot.memory if self.snapshot is not None else None)
-
-    @property
-    def oom_total(self) -> int:
-        """OOM kills since ``since``: the host's count, or what the OOM guard saw if that is more."""
-        return max(len(self.oom_kills), self.oom_counted or 0)
-    progress: Mapping[int, tuple[Progress, float | None]] = field(default_factory=dict)  # running runs: (progress, eta)
-
-
-@dataclass(frozen=True)
-class OomKillSeen:
-    """An OOM kill the OOM guard recorded while it followed a build: the victim, and the build it hit."""
-
-    at: float
-    whose: str  # "build", "other" or "unknown"
-    victim: str | None
-    build: str | None  # the followed build, when the kill was its own
-
-
-@dataclass(frozen=True)
-class Digest:
-    taken_at: float
-    since: float | None  # finished builds are those that ended after this
-    hosts: tuple[HostDigest, ...]
 
 
 Progresses = Mapping[int, tuple[Progress, float | None]]
@@ -164,6 +120,4 @@ def _gpu_state(report: GpuReport | None) -> list[Any]:
     return [[g.index, gpu_busy(g.utilization, g.processes), len(g.processes)] for g in report.gpus]
 
 
-def gpu_busy(utilization: str, processes: tuple[str, ...]) -> bool:
-    """A GPU with processes on it, or above BUSY_UTILIZATION percent."""
-    return bool(processes) or (utilization.isdigit() and int(utilization) >= BUSY_UTILIZATION)
+#END

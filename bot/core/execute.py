@@ -11,7 +11,7 @@ from dataclasses import replace
 
 from bot.actions import Requester
 from bot.actions.rebuild import RebuildResult
-from bot.actions.registry import Reading, reading, run_step
+from bot.actions.registry import Reading, reading, run_step, spec
 from bot.core import audit
 from bot.core.fleet import fan_out
 from bot.core.services import Services
@@ -133,8 +133,10 @@ class Executor:
             await conv.post(render.hosts_text(services.config))
             return ""
         if plan.host is not None and services.config.is_group(plan.host):
+            rows = spec(step.action)
+            assert rows is not None, f"{step.action} is not a host action"  # help and hosts are answered above
             results = await fan_out(services, plan, step, requester)
-            await _show_fleet(conv, fleet_posts(plan.host, step, results))
+            await _show_fleet(conv, fleet_posts(plan.host, rows, results))
             failed = sum(1 for r in results if r.error is not None)
             return f"{len(results) - failed} of {len(results)} hosts answered"
         result = await run_step(services.context(plan, requester, memory=self.memory), step)

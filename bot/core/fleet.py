@@ -4,23 +4,17 @@ so the answer comes as fast as the slowest host that answers in time; a host tha
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from bot.actions import Requester
 from bot.actions.registry import run_step
 from bot.core.services import Services
 from bot.language.plan import Plan, Step
+from bot.reports import HostResult
 from bot.util.errors import HostError, RigopsError
 
 FANOUT_LIMIT = 32  # hosts asked at once
 GRACE = 5.0  # on top of a host's connect and command timeouts
-
-
-@dataclass(frozen=True)
-class HostResult:
-    host: str
-    result: object | None = None  # what the step's action returned (its spec reads it)
-    error: str | None = None
 
 
 async def fan_out(services: Services, plan: Plan, step: Step, requester: Requester,

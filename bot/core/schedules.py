@@ -13,11 +13,12 @@ from dataclasses import dataclass
 
 from bot.config import CHANNEL_RE as CHANNEL_ID_RE
 from bot.config import DEFAULT_TIMEZONE, Config
-from bot.core.digest import Digest, Progresses, collect, fingerprint
+from bot.core.digest import Progresses, collect, fingerprint
 from bot.core.execute import post_thread
 from bot.core.services import Services
 from bot.core.talk import Conversation, Reply
 from bot.language.schedule_text import parse_when, zone
+from bot.reports import Digest
 from bot.scheduler import ScheduleRunner
 from bot.store.schedules import Posted, Schedule
 from bot.text import messages

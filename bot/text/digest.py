@@ -9,9 +9,9 @@ from datetime import datetime
 from zoneinfo import ZoneInfo
 
 from bot.builds.progress import Progress
-from bot.core.digest import Digest, HostDigest, OomKillSeen
 from bot.hosts.meminfo import Memory, human
 from bot.hosts.models import Gpu, GpuReport, Snapshot
+from bot.reports import Digest, HostDigest, OomKillSeen
 from bot.store import BuildRun
 from bot.store.schedules import Schedule
 from bot.text.render import RESULT_ICON, duration, progress_parts, tool_counts

@@ -12,10 +12,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from zoneinfo import ZoneInfo
 
-from bot.core.digest import Digest, HostDigest, gpu_busy
-from bot.core.fleet import HostResult
 from bot.hosts.meminfo import human
-from bot.language.plan import Step
+from bot.reports import Digest, HostDigest, HostResult, gpu_busy
 from bot.store.schedules import Schedule
 from bot.text import render
 from bot.text.digest import SECTION_TEXT, SHOWN_PROCESSES, clock, host_text, when
@@ -164,23 +162,23 @@ def digest_posts(digest: Digest, *, tz: ZoneInfo, schedule: Schedule) -> DigestP
     return DigestPosts(first, thread=tuple(thread), attachment=file)
 
 
-def fleet_posts(where: str, step: Step, results: Sequence[HostResult]) -> DigestPosts:
+def fleet_posts(where: str, rows: render.Rows, results: Sequence[HostResult]) -> DigestPosts:
     """A step's answer from many hosts: the one message it always was when that is within TEXT_LIMIT; else how
     many answered and what needs a look, then a row per host, problems first (no answer, then failing builds and
     low memory), as many as fit, and the rest in the thread: messages, or one file when they would take more than
     DETAIL_POSTS messages. Each message's text is all it shows, for a front end that shows only text (an answer
     only the asker sees)."""
-    one = render.fleet_text(where, step, results)
+    one = render.fleet_text(where, rows, results)
     if len(one) <= render.TEXT_LIMIT:
         return DigestPosts(Message(one))
-    rows = [render.fleet_row(r, step) for r in sorted(results, key=lambda r: _fleet_rank(r, step))]
-    head = render.fleet_summary(where, step, results)
-    wrap = render.fleet_fences(step)
+    lines = [render.fleet_row(r, rows) for r in sorted(results, key=lambda r: _fleet_rank(r, rows))]
+    head = render.fleet_summary(where, rows, results)
+    wrap = render.fleet_fences(rows)
     room = MESSAGE_TEXT - len(head) - MORE_ROOM
     room -= len("".join(wrap)) * (room // (SECTION_TEXT // 2) + 1)  # each section's fences (rows fill half at least)
-    shown, rest = _fill(rows, room)
+    shown, rest = _fill(lines, room)
     thread = _messages(_sections(rest, wrap=wrap))
-    file = _fleet_file(where, step, head, rows) if len(thread) > DETAIL_POSTS else None
+    file = _fleet_file(where, rows, head, lines) if len(thread) > DETAIL_POSTS else None
     more = [f"… and {_plural(len(rest), 'more host')}: "
             + ("every host is in the file below" if file else "continued below")] if rest else []
     first = [head, *_sections(shown, wrap=wrap), *more]
@@ -188,18 +186,18 @@ def fleet_posts(where: str, step: Step, results: Sequence[HostResult]) -> Digest
                        attachment=file)
 
 
-def _fleet_file(where: str, step: Step, head: str, rows: Sequence[str]) -> Attachment:
-    lines = [head.translate(_MARKUP), "", *render.fleet_columns(step), *rows]
-    return Attachment(filename=f"rigops-{step.action}-{where}.txt", title=f"{step.action} on {where}",
-                      content="\n".join(lines) + "\n")
+def _fleet_file(where: str, rows: render.Rows, head: str, lines: Sequence[str]) -> Attachment:
+    text = [head.translate(_MARKUP), "", *render.fleet_columns(rows), *lines]
+    return Attachment(filename=f"rigops-{rows.name}-{where}.txt", title=f"{rows.name} on {where}",
+                      content="\n".join(text) + "\n")
 
 
 _MARKUP = str.maketrans("", "", "*`")  # bold and code marks mean nothing in a text file
 
 
-def _fleet_rank(result: HostResult, step: Step) -> int:
+def _fleet_rank(result: HostResult, rows: render.Rows) -> int:
     """Where a host's row goes: first the hosts that did not answer, then those that need a look, then the rest."""
-    troubles = render.fleet_troubles(result, step)
+    troubles = render.fleet_troubles(result, rows)
     return 0 if render.NO_ANSWER in troubles else 1 if troubles else 2
 
 

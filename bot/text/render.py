@@ -4,38 +4,28 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Literal
+from typing import Any, Literal, Protocol
 
-from bot.actions.registry import spec
 from bot.builds.diagnose import Diagnosis
 from bot.builds.progress import BuildStart, CacheStats, Progress
 from bot.config import Config
-from bot.core.fleet import HostResult
-from bot.hosts.agent.protocol import COMPILER_NAMES
 from bot.hosts.meminfo import free_table, human
 from bot.hosts.models import GpuReport, Proc, Snapshot
 from bot.language.commands import describe_step as describe
 from bot.language.plan import Plan, Question, Step
 from bot.memory.policy import Levels
 from bot.memory.watch import BuildUsage, OomKill
+from bot.reports import HostResult
 from bot.store import BuildRun
 from bot.text.message import Choice, ChoiceKind, Message
 from bot.util.redact import redact
-
-if TYPE_CHECKING:  # the actions' modules import this one for their words
-    from bot.actions.chart import MemoryChart
-    from bot.actions.kill import StopKind, Stopped
-    from bot.actions.log import LogTail
-    from bot.actions.rebuild import RebuildResult
-    from bot.actions.status import StatusReport
 
 StepState = Literal["waiting", "running", "done", "failed", "skipped"]
 STATE_ICON: dict[StepState, str] = {"waiting": ":white_small_square:", "running": ":hourglass_flowing_sand:",
                                     "done": ":white_check_mark:", "failed": ":x:", "skipped": ":heavy_minus_sign:"}
 AUTO_USER = "rigops"  # who is named for what rigops did by itself (bot.core.guard acts as this user)
-MAX_INLINE_LOG = 3500  # longer tails go up as a file
 TEXT_LIMIT = 2900  # a section's text may hold 3000 characters
 MAX_CHOICES = 20  # buttons under one question (Slack allows 25 in an actions block)
 
@@ -77,7 +67,7 @@ def plan_text(plan: Plan, lines: Sequence[StepLine], *, note: str = "") -> str:
     rows += list(f":warning: {w}" for w in plan.warnings)
     if note:
         rows.append(note)
-    return _clip("\n".join(rows))
+    return clip("\n".join(rows))
 
 
 def steps_summary(plan: Plan) -> str:
@@ -103,64 +93,22 @@ def plan_message(plan: Plan, lines: Sequence[StepLine], *, note: str = "", plan_
                    group=f"plan-{plan_id}")
 
 
-def _clip(text: str, limit: int = TEXT_LIMIT) -> str:
+def clip(text: str, limit: int = TEXT_LIMIT) -> str:
     return text if len(text) <= limit else text[: limit - 20] + "\n… (cut)"
 
 
-def _counts(counts: Mapping[str, int]) -> str:
+def counted(counts: Mapping[str, int]) -> str:
     items = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
     return ", ".join(f"{n} × {name}" for name, n in items)
 
 
 def tool_counts(procs: Sequence[Proc]) -> str:
     """"2 × cc1plus, 1 × ninja": processes by name, the most first."""
-    return _counts(Counter(p.name for p in procs))
+    return counted(Counter(p.name for p in procs))
 
 
-def _proc_line(p: Proc) -> str:
+def proc_line(p: Proc) -> str:
     return f"`{human(p.rss):>6}`  {p.name} (pid {p.pid}, {p.user})"
-
-
-STOP_SCOPE: dict[StopKind, str] = {
-    "tree": "its own process tree",
-    "names": "the build user's build tools by name, as rigops did not start it",
-    "tree_gone": "the build user's build tools by name, as the process tree of its run is gone",
-}
-
-
-def kill_summary(stopped: Stopped) -> str:
-    """What a stop did, which kind of stop it was and what of other builds it left alone, e.g. "stopped 4
-    processes (…) in 120 ms (4 on SIGTERM): its own process tree; available memory …; `two` still running,
-    untouched"."""
-    result = stopped.result
-    scope = STOP_SCOPE[stopped.kind]
-    if result.cgroups:
-        scope += f" and memory cgroup{'s' if len(result.cgroups) > 1 else ''} " + \
-            ", ".join(f"`{c}`" for c in result.cgroups)
-    if not result.targets:
-        parts = [f"nothing was running ({scope})"]
-    else:
-        gone = "" if not result.survivors else f"; {len(result.survivors)} would not die"
-        how = f"{result.termed} on SIGTERM" + (f", {result.killed} needed SIGKILL" if result.killed else "")
-        n = len(result.targets)
-        parts = [f"stopped {n} process{'es' if n != 1 else ''} ({_counts(result.counts)}) in "
-                 f"{duration(result.stop_elapsed)} ({how}){gone}: {scope}",
-                 f"available memory {human(result.before.available)} → {human(result.after.available)}, settled "
-                 f"after {duration(result.elapsed)}"]
-    for build, procs in stopped.spared.items():
-        parts.append(f"spared {_tools_noun(procs)} of `{build}` ({tool_counts(procs)})")
-    if running := stopped.still_running:
-        untouched = "" if stopped.spared else ", untouched"
-        parts.append(", ".join(f"`{b}`" for b in running) + f" still running{untouched}")
-    return "; ".join(parts)
-
-
-def _tools_noun(procs: Sequence[Proc]) -> str:
-    """"2 compilers", "3 build processes"."""
-    n = len(procs)
-    if all(p.name in COMPILER_NAMES for p in procs):
-        return f"{n} compiler{'s' if n != 1 else ''}"
-    return f"{n} build process{'es' if n != 1 else ''}"
 
 
 def stopped_by(user: str) -> str:
@@ -174,7 +122,7 @@ def snapshot_text(snap: Snapshot) -> str:
             f"({mem.available_fraction:.0%}); load {snap.loadavg[0]:.1f} on {snap.cores} cores",
             f"```\n{free_table(mem)}\n```"]
     if snap.top:
-        rows.append("Top memory users:\n" + "\n".join(_proc_line(p) for p in snap.top))
+        rows.append("Top memory users:\n" + "\n".join(proc_line(p) for p in snap.top))
     if snap.tools:
         total = sum(p.rss for p in snap.tools)
         rows.append(f"Build tools running: {tool_counts(snap.tools)} using {human(total)}")
@@ -184,94 +132,12 @@ def snapshot_text(snap: Snapshot) -> str:
                     f"host's {human(mem.total)}, is what it can run out of")
     if snap.limit is not None and snap.limit < mem.total and not snap.builds:
         rows.append(f":straight_ruler: builds started here run inside a {human(snap.limit)} memory limit")
-    return _clip("\n".join(rows))
+    return clip("\n".join(rows))
 
 
 def snapshot_summary(snap: Snapshot) -> str:
     """"40 GiB available of 449 GiB": a memory look's line in the plan's status message."""
     return f"{human(snap.memory.available)} available of {human(snap.memory.total)}"
-
-
-def rebuild_summary(result: RebuildResult) -> str:
-    run = result.run
-    text = f"started `{run.build}` at -j{result.jobs} (pid {run.pid}); log `{run.log}`"
-    if result.advice is not None:  # from past runs' memory, or a first run's estimate (which says so itself)
-        lead = "-j from memory of past runs: " if result.advice.runs else ""
-        text += f"\n:bulb: {lead}{result.advice.reasoning}"
-    if result.stopped_first is not None and result.stopped_first.result.targets:
-        text = f"first {kill_summary(result.stopped_first)}; then {text}"
-    elif result.stopped_first is not None and result.stopped_first.still_running:
-        running = ", ".join(f"`{b}`" for b in result.stopped_first.still_running)
-        text += f"; {running} still running, untouched"
-    return text + "".join(f"\n:warning: {w}" for w in result.warnings)
-
-
-def status_text(report: StatusReport) -> str:
-    """The runs, each running one with its own build processes; other builds running on the host; the build
-    user's build processes that belong to no build rigops started."""
-    rows = [f"*Builds on {report.host}*"]
-    now = time.time()
-    tools = report.snapshot.tools
-    for view in report.runs:
-        run = view.run
-        if run.state == "running":
-            state = f"running for {duration(now - run.started_at)}" + _tools_of(run, tools)
-        elif run.state in ("succeeded", "failed", "stopped"):
-            took = duration((run.ended_at or now) - run.started_at)
-            state = f"{run.state} after {took}" + (f" (exit {run.exit_status})" if run.exit_status else "")
-            if run.state == "stopped" and run.stopped_by:
-                state = f"stopped by {stopped_by(run.stopped_by)} after {took}"
-        else:
-            state = run.state
-        rows.append(f"• `{run.build}` -j{run.jobs} — {state} (run {run.id}, pid {run.pid})")
-    if not report.runs:
-        rows.append("rigops has not started a build here yet.")
-    for run in report.others:
-        rows.append(f"Also running here: `{run.build}` -j{run.jobs} (run {run.id}){_tools_of(run, tools)}")
-    strays = [p for p in tools if p.root is None]
-    if strays:
-        rows.append(f"Build processes of no build rigops started: {tool_counts(strays)} using "
-                    f"{human(sum(p.rss for p in strays))}")
-    elif not tools:
-        rows.append("No build processes running.")
-    mem = report.snapshot.memory
-    rows.append(f"Memory: {human(mem.available)} available of {human(mem.total)}")
-    return _clip("\n".join(rows))
-
-
-def _tools_of(run: BuildRun, tools: Sequence[Proc]) -> str:
-    """": 3 build processes (1 × cc1plus, …) using 40 MiB": the build tools in the run's own tree."""
-    own = [p for p in tools if p.root == run.proc_id]
-    if not own:
-        return ": no build processes"
-    n = len(own)
-    return f": {n} build process{'es' if n != 1 else ''} ({tool_counts(own)}) using {human(sum(p.rss for p in own))}"
-
-
-def log_text(log: LogTail) -> tuple[str, str | None]:
-    """(message text, file content when too long to post inline)."""
-    body = redact("\n".join(log.tail.lines))
-    head = f"*Last {len(log.tail.lines)} lines of* `{log.run.log}` (run {log.run.id}, `{log.run.build}`)"
-    if not body:
-        return f"{head}: the log is empty.", None
-    if len(body) > MAX_INLINE_LOG:
-        return f"{head} — attached as a file.", body
-    return f"{head}\n```\n{body}\n```", None
-
-
-def log_file(log: LogTail) -> tuple[str, str]:
-    """(file name, title) of a tail too long to post inline."""
-    return f"{log.run.build}-run{log.run.id}.log", f"{log.run.build} log (last {len(log.tail.lines)} lines)"
-
-
-def chart_file(chart: MemoryChart) -> tuple[str, str]:
-    """(file name, title) of a memory chart."""
-    run = chart.run
-    return f"{run.build}-run{run.id}-memory.png", f"{run.build} on {run.host}: memory of run {run.id}"
-
-
-def chart_summary(chart: MemoryChart) -> str:
-    return f"peak {human(chart.peak_used)} in use"
 
 
 def gpu_text(report: GpuReport) -> str:
@@ -284,7 +150,7 @@ def gpu_text(report: GpuReport) -> str:
         rows += [f"    {p}" for p in g.processes]
     if not report.gpus:
         rows.append("nvidia-smi listed no GPUs.")
-    return _clip("\n".join(rows))
+    return clip("\n".join(rows))
 
 
 def hosts_text(config: Config) -> str:
@@ -429,10 +295,10 @@ def build_result(run: BuildRun, diagnosis: Diagnosis | None, *, interrupted: str
                        f"after {took} (-j{run.jobs}).")
     if run.state == "stopped":
         evidence = f"it ended on {interrupted}" if interrupted and interrupted.startswith("SIG") else \
-            f"its log says `{_clip(interrupted, 300)}`" if interrupted else "it ended on a signal"
+            f"its log says `{clip(interrupted, 300)}`" if interrupted else "it ended on a signal"
         text = (f":octagonal_sign: `{run.build}` on *{run.host}* was stopped after {took} (-j{run.jobs}), not by "
                 f"rigops: {evidence}. Someone or something else stopped it; it did not fail.{who}")
-        return Message(_clip(text), choices=(choice("Retry", "retry", run.id, style="primary"),
+        return Message(clip(text), choices=(choice("Retry", "retry", run.id, style="primary"),
                                              choice("Show log", "show_log", run.id)), group=f"run-{run.id}")
     if run.state == "lost":
         text = (f":grey_question: `{run.build}` on *{run.host}* is lost: it is gone and left no exit status "
@@ -441,7 +307,7 @@ def build_result(run: BuildRun, diagnosis: Diagnosis | None, *, interrupted: str
         text = f":x: `{run.build}` on *{run.host}* failed after {took} (exit {run.exit_status}, -j{run.jobs}).{who}"
         text += f"\n{cache}" if cache else ""
     if diagnosis is not None and diagnosis.line:
-        line = _clip(diagnosis.line, 1500)
+        line = clip(diagnosis.line, 1500)
         text += f"\n*First error* (`{diagnosis.category}`):\n```{line}```\n*Fix:* {diagnosis.fix}"
     elif diagnosis is not None:
         text += f"\nNo error line found. {diagnosis.fix}"
@@ -451,7 +317,7 @@ def build_result(run: BuildRun, diagnosis: Diagnosis | None, *, interrupted: str
     if retry_at is not None:
         choices.append(choice(f"Retry at -j{retry_at}", "retry_half", f"{run.id}:{retry_at}"))
     choices.append(choice("Show log", "show_log", run.id))
-    return Message(_clip(text), choices=tuple(choices), group=f"run-{run.id}")
+    return Message(clip(text), choices=tuple(choices), group=f"run-{run.id}")
 
 
 def oom_victims(kills: Sequence[OomKill]) -> str:
@@ -472,37 +338,50 @@ FLEET_COLUMNS = f"{'host':<16}{'total':>8}{'used':>8}{'avail':>8}{'swap':>8}{'lo
 NO_ANSWER, FAILING, LOW_MEMORY = "no answer", "build failing", "memory low"  # what puts a host's row first
 
 
-def fleet_text(where: str, step: Step, results: Sequence[HostResult]) -> str:
+class Rows(Protocol):
+    """How the answers of a step asked of many hosts read, a row per host: its action's spec
+    (bot.actions.registry.ActionSpec) — the action's name, a host's row, what puts that row first, the columns."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def row(self) -> Callable[[Any], str]: ...
+    @property
+    def troubles(self) -> Callable[[Any], tuple[str, ...]]: ...
+    @property
+    def columns(self) -> str | None: ...
+
+
+def fleet_text(where: str, rows: Rows, results: Sequence[HostResult]) -> str:
     """A step run across many hosts as one message: a row per host, failures included. (A fleet whose rows do not
     fit in one message is laid out over its thread: bot.text.digest_layout.fleet_posts.)"""
-    return fleet_head(where, step, results) + "\n" + fleet_table(step, [fleet_row(r, step) for r in results])
+    return fleet_head(where, rows, results) + "\n" + fleet_table(rows, [fleet_row(r, rows) for r in results])
 
 
-def fleet_head(where: str, step: Step, results: Sequence[HostResult]) -> str:
+def fleet_head(where: str, rows: Rows, results: Sequence[HostResult]) -> str:
     """"*status on all* — 31 of 32 hosts answered"."""
     ok = sum(1 for r in results if r.error is None)
-    return f"*{step.action} on {where}* — {ok} of {len(results)} hosts answered"
+    return f"*{rows.name} on {where}* — {ok} of {len(results)} hosts answered"
 
 
-def fleet_summary(where: str, step: Step, results: Sequence[HostResult]) -> str:
+def fleet_summary(where: str, rows: Rows, results: Sequence[HostResult]) -> str:
     """The head of a fleet's answer whose rows come problems first: how many answered, and what needs a look."""
-    counts = Counter(t for r in results for t in fleet_troubles(r, step))
+    counts = Counter(t for r in results for t in fleet_troubles(r, rows))
     problems = [f"{counts[NO_ANSWER]} did not answer"] if counts[NO_ANSWER] else []
     problems += [f"{counts[FAILING]} with a failing build"] if counts[FAILING] else []
     problems += [f"{counts[LOW_MEMORY]} low on memory"] if counts[LOW_MEMORY] else []
     problems += [f"{n} {trouble}" for trouble, n in sorted(counts.items())  # an action's own ("2 low on disk")
                  if trouble not in (NO_ANSWER, FAILING, LOW_MEMORY)]
     look = f"; needs a look: {', '.join(problems)} (their rows come first)" if problems else "; nothing needs a look"
-    return fleet_head(where, step, results) + look
+    return fleet_head(where, rows, results) + look
 
 
-def fleet_troubles(r: HostResult, step: Step) -> tuple[str, ...]:
-    """What puts a host's row first: NO_ANSWER, or what its action's spec finds in its answer (FAILING: its
+def fleet_troubles(r: HostResult, rows: Rows) -> tuple[str, ...]:
+    """What puts a host's row first: NO_ANSWER, or what its action finds in its answer (FAILING: its
     build's latest run failed; LOW_MEMORY: memory low, :func:`memory_troubles`); () when nothing does."""
     if r.error is not None or r.result is None:
         return (NO_ANSWER,)
-    found = spec(step.action)
-    return found.troubles(r.result) if found is not None else ()
+    return rows.troubles(r.result)
 
 
 def memory_troubles(snap: Snapshot, levels: Levels) -> tuple[str, ...]:
@@ -510,32 +389,26 @@ def memory_troubles(snap: Snapshot, levels: Levels) -> tuple[str, ...]:
     return (LOW_MEMORY,) if levels.of(snap.memory) == "low" else ()
 
 
-def status_troubles(report: StatusReport) -> tuple[str, ...]:
-    return ((FAILING,) if report.failing else ()) + memory_troubles(report.snapshot, report.levels)
-
-
-def fleet_columns(step: Step) -> tuple[str, ...]:
+def fleet_columns(rows: Rows) -> tuple[str, ...]:
     """The line naming the columns of a fleet's rows, where they have columns."""
-    found = spec(step.action)
-    return (found.columns,) if found is not None and found.columns else ()
+    return (rows.columns,) if rows.columns else ()
 
 
-def fleet_fences(step: Step) -> tuple[str, str]:
+def fleet_fences(rows: Rows) -> tuple[str, str]:
     """What goes before and after a block of a fleet's rows: a code block's fences, and the columns' names."""
-    return "```\n" + "".join(f"{line}\n" for line in fleet_columns(step)), "\n```"
+    return "```\n" + "".join(f"{line}\n" for line in fleet_columns(rows)), "\n```"
 
 
-def fleet_table(step: Step, rows: Sequence[str]) -> str:
-    start, end = fleet_fences(step)
-    return start + "\n".join(rows) + end
+def fleet_table(rows: Rows, lines: Sequence[str]) -> str:
+    start, end = fleet_fences(rows)
+    return start + "\n".join(lines) + end
 
 
-def fleet_row(r: HostResult, step: Step) -> str:
-    """One host's line of a fleet's answer: its name, then what its action's spec makes of its answer."""
+def fleet_row(r: HostResult, rows: Rows) -> str:
+    """One host's line of a fleet's answer: its name, then what its action makes of its answer."""
     if r.error is not None or r.result is None:
         return f"{r.host:<16}unavailable: {r.error}"
-    found = spec(step.action)
-    return f"{r.host:<16}" + (found.row(r.result) if found is not None else "done")
+    return f"{r.host:<16}" + rows.row(r.result)
 
 
 def snapshot_row(snap: Snapshot) -> str:
@@ -544,21 +417,6 @@ def snapshot_row(snap: Snapshot) -> str:
     tools = f"{len(snap.tools)} using {human(sum(p.rss for p in snap.tools))}" if snap.tools else "-"
     return (f"{human(m.total):>8}{human(m.used):>8}{human(m.available):>8}{human(m.swap_used):>8}"
             f"{snap.loadavg[0]:>7.1f}  {tools}")
-
-
-def status_row(report: StatusReport) -> str:
-    """"sgl-kernel -j20 running; last: vllm failed; 12 build processes": a host's builds in one line."""
-    running = [v.run for v in report.runs if v.run.state == "running"]
-    last = next((v.run for v in report.runs if v.run.state != "running"), None)
-    parts = [", ".join(f"{run.build} -j{run.jobs} running" for run in running) or "no rigops build running"]
-    if last is not None:
-        parts.append(f"last: {last.build} {last.state}")
-    parts += [f"{build} failed" for build in report.failing if last is None or build != last.build]
-    parts.append(f"{len(report.snapshot.tools)} build processes")
-    if LOW_MEMORY in memory_troubles(report.snapshot, report.levels):
-        mem = report.snapshot.memory
-        parts.append(f"memory low: {human(mem.available)} available of {human(mem.total)}")
-    return "; ".join(parts)
 
 
 def gpu_row(report: GpuReport) -> str:

@@ -18,7 +18,7 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from bot.config import HostConfig
-from bot.core.digest import Digest, HostDigest, OomKillSeen, collect, fingerprint
+from bot.core.digest import collect, fingerprint
 from bot.core.services import Services
 from bot.frontends.slack.blocks import HEADER_TEXT, HOME_BLOCKS, MESSAGE_BLOCKS, SECTION_TEXT, to_blocks
 from bot.frontends.slack.home import home_view
@@ -26,6 +26,7 @@ from bot.hosts.gpu import parse_gpu_report
 from bot.hosts.meminfo import Memory
 from bot.hosts.models import GpuReport, Snapshot
 from bot.memory.policy import host_levels
+from bot.reports import Digest, HostDigest, OomKillSeen
 from bot.store import BuildRun
 from bot.store.schedules import Schedule
 from bot.text.digest import memory_bar

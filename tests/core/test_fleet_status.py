@@ -16,14 +16,14 @@ from typing import Any
 import pytest
 
 from bot.actions.mem import MemoryReport
+from bot.actions.registry import ActionSpec, spec
 from bot.actions.status import RunView, StatusReport
 from bot.config import Config, HostConfig
-from bot.core.fleet import HostResult
 from bot.frontends.slack.blocks import message_text, to_blocks
 from bot.hosts.meminfo import Memory
 from bot.hosts.models import Gpu, GpuReport, Snapshot
-from bot.language.plan import Step
 from bot.memory.policy import host_levels
+from bot.reports import HostResult
 from bot.store import BuildRun
 from bot.text import render
 from bot.text.digest import SECTION_TEXT
@@ -189,6 +189,12 @@ def fleet(step: str, size: int) -> list[HostResult]:
     return out
 
 
+def rows(action: str) -> ActionSpec[Any]:
+    found = spec(action)
+    assert found is not None
+    return found
+
+
 def messages_of(posts: DigestPosts) -> list[Message]:
     return [posts.first, *posts.thread]
 
@@ -197,7 +203,7 @@ def messages_of(posts: DigestPosts) -> list[Message]:
 @pytest.mark.parametrize("size", [40, 128, 300, 1000, 5000])
 def test_every_row_is_posted_and_every_post_is_one_slack_takes(step: str, size: int) -> None:
     results = fleet(step, size)
-    posts = fleet_posts("all", Step(step), results)  # type: ignore[arg-type]
+    posts = fleet_posts("all", rows(step), results)
     for message in messages_of(posts):
         assert message.fits and len(message.sections) <= MESSAGE_SECTIONS and message.size <= MESSAGE_TEXT
         assert all(len(s) <= SECTION_TEXT for s in message.sections)
@@ -225,18 +231,18 @@ def test_rows_come_problems_first_and_say_why() -> None:
     results[50] = status("h050", available_gib=3)
     results[90] = HostResult("h090", error="no answer within 35 s")
     results[110] = status("h110", run("h110", "vllm", "succeeded", 2), run("h110", "sgl", "failed", 1))
-    posts = fleet_posts("all", Step("status"), results)
+    posts = fleet_posts("all", rows("status"), results)
     first = posts.first.sections
     assert first[0] == ("*status on all* — 119 of 120 hosts answered; needs a look: 1 did not answer, 2 with a "
                         "failing build, 1 low on memory (their rows come first)")
-    rows = first[1].removeprefix("```\n").splitlines()
-    assert rows[:4] == [
+    lines = first[1].removeprefix("```\n").splitlines()
+    assert lines[:4] == [
         "h090            unavailable: no answer within 35 s",
         "h007            no rigops build running; last: vllm failed; 0 build processes",
         "h050            no rigops build running; 0 build processes; memory low: 3.0Gi available of 64Gi",
         "h110            no rigops build running; last: vllm succeeded; sgl failed; 0 build processes",
     ]
-    assert rows[4].startswith("h000 ")
+    assert lines[4].startswith("h000 ")
 
 
 def test_a_host_s_memory_reads_low_by_its_own_alert_threshold() -> None:
@@ -245,18 +251,18 @@ def test_a_host_s_memory_reads_low_by_its_own_alert_threshold() -> None:
     lenient = status("h0", available_gib=12)  # 19% of 64 GiB
     results = [lenient, HostResult("h1", result=StatusReport(host="h1", runs=(), levels=strict,
                                                                snapshot=snapshot("h1", available_gib=12)))]
-    assert [render.fleet_troubles(r, Step("status")) for r in results] == [(), (render.LOW_MEMORY,)]
-    text = fleet_posts("all", Step("status"), results).first.text
+    assert [render.fleet_troubles(r, rows("status")) for r in results] == [(), (render.LOW_MEMORY,)]
+    text = fleet_posts("all", rows("status"), results).first.text
     assert "h0              no rigops build running; 0 build processes\n" in text
     assert "h1              no rigops build running; 0 build processes; memory low: 12Gi available of 64Gi" in text
     mem = [HostResult("h0", result=MemoryReport(snapshot("h0", available_gib=12))),
            HostResult("h1", result=MemoryReport(snapshot("h1", available_gib=12), levels=strict))]
-    assert [render.fleet_troubles(r, Step("mem")) for r in mem] == [(), (render.LOW_MEMORY,)]
+    assert [render.fleet_troubles(r, rows("mem")) for r in mem] == [(), (render.LOW_MEMORY,)]
 
 
 def test_a_small_fleet_is_one_plain_message() -> None:
     results = [HostResult("n1", result=MemoryReport(snapshot("n1"))), HostResult("n2", error="no answer within 35 s")]
-    posts = fleet_posts("a100", Step("mem"), results)
+    posts = fleet_posts("a100", rows("mem"), results)
     assert posts == DigestPosts(Message(
         "*mem on a100* — 1 of 2 hosts answered\n```\n"
         "host               total    used   avail    swap   load  build tools\n"

@@ -6,8 +6,8 @@ from collections.abc import Sequence
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from bot.core.digest import Digest
 from bot.frontends.slack.blocks import HOME_BLOCKS, Block, context, header, section, sections
+from bot.reports import Digest
 from bot.store.schedules import Schedule
 from bot.text.digest import HOME_ROWS, HOME_TITLE, IN_THE_LAST_DAY, as_of, host_text, scheduled_posts
 from bot.text.digest_layout import attention_section, host_rows
