@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal, cast
 
-from bot.policy_config import PolicyConfig, parse_policy
+from bot.policy_config import ID_RE, PolicyConfig, parse_policy
 from bot.util.errors import ConfigError
 
 DEFAULT_CONFIG_NAME = "rigops.toml"
@@ -36,7 +36,6 @@ CACHES: tuple[str, ...] = ("none", "ccache", "sccache")
 PRESSURE_ACTIONS: tuple[PressureAction, ...] = ("alert", "pause", "restart")
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$")
 ENV_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-CHANNEL_RE = re.compile(r"^[CGD][A-Z0-9]{2,}$")
 DEFAULT_TIMEZONE = "UTC"
 ALL_HOSTS = "all"
 STATE_URL_ENV = "RIGOPS_STATE_URL"
@@ -204,8 +203,8 @@ def parse(data: Mapping[str, Any], *, path: Path | None = None) -> Config:
     r.no_unknown(slack_raw, {"ops_channels", "channels"}, "slack")
     channels = tuple(r.get(slack_raw, "ops_channels", list, [], prefix="slack"))
     for i, ch in enumerate(channels):
-        if not isinstance(ch, str) or not CHANNEL_RE.match(ch):
-            r.fail(f"slack.ops_channels[{i}]", f"expected a Slack channel id like C0123ABCD, got {ch!r}")
+        if not isinstance(ch, str) or not ID_RE.match(ch):
+            r.fail(f"slack.ops_channels[{i}]", f"expected a channel id like C0123ABCD, got {ch!r}")
     hosts_raw = r.table(data, "hosts")
     hosts = {name: _host(r, name, raw) for name, raw in hosts_raw.items()}
     if not hosts:
@@ -244,8 +243,8 @@ def _channel_hosts(r: _Reader, raw: Mapping[str, Any], hosts: Mapping[str, HostC
     out: dict[str, tuple[str, ...]] = {}
     for channel, table in raw.items():
         key = f"slack.channels.{channel}"
-        if not CHANNEL_RE.match(channel):
-            r.fail(key, f"expected a Slack channel id like C0123ABCD, got {channel!r}")
+        if not ID_RE.match(channel):
+            r.fail(key, f"expected a channel id like C0123ABCD, got {channel!r}")
         if not isinstance(table, dict):
             r.fail(key, "expected a table")
         r.no_unknown(table, {"hosts"}, key)
@@ -366,8 +365,8 @@ def _schedule(r: _Reader, key: str, raw: Any, hosts: Mapping[str, HostConfig],
     channel = r.get(raw, "channel", str, None, prefix=key)
     if not cron:
         r.fail(f"{key}.cron", "required")
-    if not channel or not CHANNEL_RE.match(channel):
-        r.fail(f"{key}.channel", f"expected a Slack channel id like C0123ABCD, got {channel!r}")
+    if not channel or not ID_RE.match(channel):
+        r.fail(f"{key}.channel", f"expected a channel id like C0123ABCD, got {channel!r}")
     names = raw.get("hosts", ALL_HOSTS)
     names = [names] if isinstance(names, str) and names != ALL_HOSTS else names
     if names != ALL_HOSTS and not (isinstance(names, list) and all(isinstance(n, str) for n in names)):

@@ -23,8 +23,9 @@ from typing import Any, Literal, NoReturn
 
 Role = Literal["viewer", "operator", "admin"]
 ROLES: tuple[Role, ...] = ("viewer", "operator", "admin")
-PRINCIPAL_RE = re.compile(r"^[USW][A-Z0-9]{2,}$")  # a user (U…/W…) or a user group (S…)
-CHANNEL_RE = re.compile(r"^[CGD][A-Z0-9]{2,}$")
+# A person, a group of people or a channel, as the front end names them: opaque here. Which forms a front end gives
+# (Slack's U…/W…/S… and C…/G…/D…) it checks itself when it starts (bot.frontends.slack.ids).
+ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,79}$")
 DEFAULT_CONFIRM_TIMEOUT = 600.0
 DEFAULT_RATE_LIMIT = 30
 
@@ -61,16 +62,16 @@ def parse_policy(raw: Mapping[str, Any], *, hosts: set[str], fail: Fail) -> Poli
     if isinstance(rate, bool) or not isinstance(rate, int) or rate < 1:
         fail("policy.rate_limit", f"expected a positive number of requests per minute, got {rate!r}")
     audit = raw.get("audit_channel")
-    if audit is not None and (not isinstance(audit, str) or not CHANNEL_RE.match(audit)):
-        fail("policy.audit_channel", f"expected a Slack channel id like C0123ABCD, got {audit!r}")
+    if audit is not None and (not isinstance(audit, str) or not ID_RE.match(audit)):
+        fail("policy.audit_channel", f"expected a channel id like C0123ABCD, got {audit!r}")
     host_grants = {name: _grants(g, f"policy.hosts.{name}", fail) for name, g in _table(raw, "hosts", fail).items()}
     for name in host_grants:
         if name not in hosts:
             fail(f"policy.hosts.{name}", f"no such host in [hosts] (known: {', '.join(sorted(hosts))})")
     channel_grants = {}
     for ch, g in _table(raw, "channels", fail).items():
-        if not CHANNEL_RE.match(ch):
-            fail(f"policy.channels.{ch}", "expected a Slack channel id like C0123ABCD")
+        if not ID_RE.match(ch):
+            fail(f"policy.channels.{ch}", "expected a channel id like C0123ABCD")
         channel_grants[ch] = _grants(g, f"policy.channels.{ch}", fail)
     return PolicyConfig(
         operators=_principals(raw, "operators", "policy", fail), admins=_principals(raw, "admins", "policy", fail),
@@ -88,10 +89,10 @@ def _grants(raw: Any, key: str, fail: Fail) -> Grants:
 def _principals(raw: Mapping[str, Any], name: str, key: str, fail: Fail) -> frozenset[str]:
     value = raw.get(name, [])
     if not isinstance(value, list):
-        fail(f"{key}.{name}", "expected a list of Slack user or user-group ids")
+        fail(f"{key}.{name}", "expected a list of user or user-group ids")
     for item in value:
-        if not isinstance(item, str) or not PRINCIPAL_RE.match(item):
-            fail(f"{key}.{name}", f"{item!r} is not a Slack user id (U…, W…) or user-group id (S…)")
+        if not isinstance(item, str) or not ID_RE.match(item):
+            fail(f"{key}.{name}", f"{item!r} is not a user id or user-group id (U012ABCDE, S0GPUTEAM)")
     return frozenset(value)
 
 

@@ -104,7 +104,10 @@ def _run(args: argparse.Namespace) -> int:
     from bot.frontends.slack.run import run_bot
 
     load_dotenv()
+    from bot.frontends.slack.ids import check_ids
+
     cfg = config_mod.load(args.config)
+    check_ids(cfg)  # before the tokens: a wrong id is the config's error, whatever the environment
     if cfg.path is not None:  # and the .env beside the config (a service's working directory is rarely its home)
         load_dotenv(cfg.path.parent / ".env")
     bot_token = os.environ.get("SLACK_BOT_TOKEN", "")
@@ -183,8 +186,10 @@ def _diagnose(args: argparse.Namespace) -> int:
 
 def _check(args: argparse.Namespace) -> int:
     from bot.app.checks import run_checks
+    from bot.frontends.slack.ids import check_ids
 
     cfg = config_mod.load(args.config)
+    check_ids(cfg)  # the config is the Slack app's: its channels and people are Slack's ids
     where = cfg.path or "no config file (local only)"
     print(f"config {where}: ok, {len(cfg.hosts)} host(s)")
     return asyncio.run(run_checks(cfg, state_dir=config_mod.state_dir(args.state_dir)))

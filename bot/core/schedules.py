@@ -11,7 +11,6 @@ import re
 import time
 from dataclasses import dataclass
 
-from bot.config import CHANNEL_RE as CHANNEL_ID_RE
 from bot.config import DEFAULT_TIMEZONE, Config
 from bot.core.digest import Progresses, collect, fingerprint
 from bot.core.execute import post_thread
@@ -30,6 +29,7 @@ log = logging.getLogger(__name__)
 HOME_LOOKBACK = 24 * 3600  # the Home tab lists builds finished in the last day
 QUOTES = str.maketrans({"“": '"', "”": '"', "„": '"', "‘": "'", "’": "'"})  # Slack clients type curly quotes
 CHANNEL_RE = re.compile(r"^<#([CG][A-Z0-9]+)(?:\|[^>]*)?>$")  # as Slack escapes it: <#C1|ops>, <#C1|>, <#C1>
+CHANNEL_ID_RE = re.compile(r"^[CG][A-Z0-9]{2,}$")  # a channel's id typed bare: the id of markup's <#C…> token
 CHANNEL_NAME_RE = re.compile(r"^#([a-z0-9][a-z0-9._-]{0,79})$")  # as typed, when Slack does not escape it
 UNQUOTED_RE = re.compile(r"^(every\s+\d+\s*[a-z]+|hourly|@[a-z]+|(?:daily|weekdays)\s+at\s+\d{1,2}:\d{2})(?=\s|$)",
                          re.IGNORECASE)

@@ -173,7 +173,7 @@ def test_config_schedules() -> None:
     ({"cron": "61 * * * *", "channel": OPS}, r"key 'schedules\[0\].cron': '61 \* \* \* \*' is not a valid crontab"),
     ({"cron": "hourly", "channel": OPS, "hosts": ["h200"]}, r"schedules\[0\].hosts': unknown host or group 'h200'"),
     ({"cron": "hourly", "channel": OPS, "hosts": 3}, r"schedules\[0\].hosts': expected a host name"),
-    ({"cron": "hourly", "channel": "#ops"}, r"schedules\[0\].channel': expected a Slack channel id"),
+    ({"cron": "hourly", "channel": "#ops"}, r"schedules\[0\].channel': expected a channel id"),
     ({"cron": "hourly", "channel": OPS, "timezone": "CEST"}, r"schedules\[0\].timezone': unknown timezone"),
     ({"channel": OPS}, r"schedules\[0\].cron': required"),
     ({"cron": "hourly", "channel": OPS, "when": "now"}, r"schedules\[0\].when': unknown key"),

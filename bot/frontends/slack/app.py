@@ -26,6 +26,7 @@ from bot.core.guard import SAMPLE_INTERVAL
 from bot.core.metrics import Metrics
 from bot.frontends.slack.groups import SlackGroups
 from bot.frontends.slack.home import home_view
+from bot.frontends.slack.ids import check_ids
 from bot.frontends.slack.listeners import register
 from bot.frontends.slack.reply import SlackReply
 from bot.frontends.slack.tiers import SLACK_TIERS, Tier
@@ -59,7 +60,9 @@ def create_app(config: Config, state_dir: Path, *, bot_token: str, api_url: str 
                poll: float = POLL_INTERVAL, card_interval: float = CARD_INTERVAL,
                sample_interval: float = SAMPLE_INTERVAL, tiers: Mapping[str, Tier] = SLACK_TIERS) -> RigopsApp:
     """rigops on bolt; ``api_url`` points the Web API elsewhere (the emulator); ``tiers`` are the rate tiers its
-    Web API calls keep within (Slack's own unless a test scales them down)."""
+    Web API calls keep within (Slack's own unless a test scales them down). Raises ConfigError when the config
+    names a channel or a person by an id Slack never sends."""
+    check_ids(config)
     # one HTTP session for every Web API call: without it slack_sdk opens a connection per call
     session = aiohttp.ClientSession()
     metrics = Metrics()
