@@ -25,6 +25,7 @@ file; this module is the generic engine:
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,6 +36,7 @@ __all__ = ["CATEGORIES", "Diagnosis", "Rule", "Rules", "diagnose", "diagnose_fil
 
 _BLOCK_LINES = 200        # how far below a block header its message is looked for
 _WRAP_WIDTH = 60          # a line this long may be one a console wrapped
+_WRAP_MAX = 512           # a longer one is a tool's own (a compiler's command line): no console wraps there
 _MESSAGE_ENDS = set(".)]}!?\"';:>`|")   # ... unless it ends like this (a wrapped one ends anywhere)
 # A whole line in double quotes that a sentence goes on or ends after ("...". / "...",) is a person quoting an
 # error in prose; the log line it quotes is elsewhere.
@@ -43,6 +45,12 @@ _QUOTED_IN_PROSE = re.compile(r'"[^"]+"[.,;:!?]+\s*$')
 _LD_LOCATION_END = re.compile(r"\S(?::\d+|\(\.\w+(?:\+0x[0-9a-f]+)?\)):\s*$")
 _WHOLE_MIN = 40            # a message this long, typed again later with more after it, is that later line
 _WINDOW = 1 << 20         # characters pre-filtered at a time, so an early error returns early
+# A compiler's command line as a verbose build prints it (`make VERBOSE=1`, `ninja -v`, `pip -v`, nvcc's own): most
+# of such a log's bytes, and never an error — the compiler says that on lines of its own. Long ones are found by
+# their output option and left out of the keyword scan (the lines around them are still read whole).
+_COMMAND_WORDS = (" -o ",)  # every compile and link command names its output
+_COMMAND_MIN = 512
+_COMMAND = re.compile(r"(?:\S*(?:ccache|sccache)\s+)?(?:\S*/)?(?:nvcc|[\w.-]*(?:\+\+|gcc|clang))(?:-[\d.]+)?\s+-")
 _COMMON = " etaoinsr-lcd/._hmup\tf0b1g2x3C=4M5y6k7\"w8v9ADEFIBULSNOTRP'GH,:;()[]"   # in build logs, roughly
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)")
 _CONTINUED = re.compile(r'\s+(?:\d+ +)?\||\s+File "|\s+from ')   # source context, traceback, include chain
@@ -54,7 +62,8 @@ _PREFIX = re.compile(r"""(?:              # each eats one separating space: the 
   | \[\d{4}-\d\d-\d\d[T\ ][^\]\n]{0,40}\]\ ?                                    # [2025-06-01 12:00:00]
   | \[\d\d:\d\d:\d\d(?:[.,]\d+)?\]\ ?                                            # [12:00:00.123]
   | \[\s*\d+\.\d+\]\ ?                                                           # dmesg [12345.678901]
-  | [A-Z][a-z]{2}\ [\ \d]\d\ \d\d:\d\d:\d\d\ \S+\ [\w./-]+(?:\[\d+\])?:\ ?    # Jun  1 12:00:00 host kernel:
+  | [A-Z][a-z]{2}\ [\ \d]\d\ \d\d:\d\d:\d\d\ [\w.-]+\ [\w./-]+(?:\[\d+\])?:\ ?  # Jun  1 12:00:00 host kernel:
+  | [A-Z][a-z]{2}\ [\ \d]\d\ \d\d:\d\d:\d\d\ (?=\S)                              # Jenkins, Dr. CI: "Dec 14 19:26:14 "
   | \#\d+\ \d+(?:\.\d+)?\ ?                                                       # Docker BuildKit: #12 34.5
   | \d{1,5}\.\d\ (?=\S)                                                          # BuildKit, its step cut: "138.5 "
   | \ {0,3}\d{1,5}:\d\d\.\d\d\ (?=\S)                                               # Mozilla's mach: " 0:05.12 "
@@ -187,14 +196,45 @@ class _Log:
         while begin < size:
             end = text.find("\n", min(begin + _WINDOW, size))
             end = size if end < 0 else end + 1
+            scan, starts, origins = self._without_commands(begin, end)
             found: dict[int, list[str]] = {}
             for trigger, finder in self.rules.finders.items():
-                for at in _find_all(text, trigger, finder, begin, end):
+                for at in _find_all(scan, trigger, finder, 0, len(scan)):
+                    piece = bisect_right(starts, at) - 1
+                    at = origins[piece] + at - starts[piece]
                     triggers = found.setdefault(text.rfind("\n", begin, at) + 1 or begin, [])
                     if trigger not in triggers:
                         triggers.append(trigger)
             yield from sorted(found.items())
             begin = end
+
+    def _without_commands(self, begin: int, end: int) -> tuple[str, list[int], list[int]]:
+        """text[begin:end] less its long compiler command lines, with where each piece of it starts there and
+        in the text."""
+        text, commands = self.text, set()
+        for word in _COMMAND_WORDS:
+            at = text.find(word, begin, end)
+            while at >= 0:
+                start = text.rfind("\n", begin, at) + 1 or begin
+                stop = text.find("\n", at, end)
+                stop = end if stop < 0 else stop + 1
+                if stop - start >= _COMMAND_MIN and _COMMAND.match(_strip_prefix(text[start:stop]).lstrip()):
+                    commands.add((start, stop))
+                at = text.find(word, stop, end)
+        if not commands:
+            return text[begin:end], [0], [begin]
+        pieces, starts, origins, at, length = [], [], [], begin, 0
+        for start, stop in sorted(commands):
+            if start > at:
+                pieces.append(text[at:start])
+                starts.append(length)
+                origins.append(at)
+                length += start - at
+            at = max(at, stop)
+        pieces.append(text[at:end])
+        starts.append(length)
+        origins.append(at)
+        return "".join(pieces), starts, origins
 
     def _rules_for(self, line: str, triggers: list[str]) -> list[Rule]:
         """The rules with a keyword in `line` (which holds `triggers`), in precedence order."""
@@ -451,8 +491,9 @@ def _find_all(text: str, trigger: str, finder: re.Pattern[str], begin: int, end:
 
 
 def _cut(line: str) -> bool:
-    """Does the line look cut by a console's wrap: long, and not ending the way a message ends?"""
-    return len(line) >= _WRAP_WIDTH and line.rstrip("\r")[-1:] not in _MESSAGE_ENDS
+    """Does the line look cut by a console's wrap: long (as a console is wide), and not ending the way a message
+    ends?"""
+    return _WRAP_WIDTH <= len(line) <= _WRAP_MAX and line.rstrip("\r")[-1:] not in _MESSAGE_ENDS
 
 
 def _in_code_span(body: str, match: re.Match[str]) -> bool:

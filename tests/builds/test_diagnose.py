@@ -1219,3 +1219,23 @@ def test_nvcc_finding_no_visual_studio_it_supports_is_the_host_compiler() -> Non
     found = diagnose(f"-- Building for: Visual Studio 16 2019\n{line}\nCMake Error at CMakeLists.txt:3 (project):\n")
     assert (found.category, found.line) == ("hostcc_mismatch", line)
     assert "Microsoft Visual Studio" in found.fix
+
+
+def test_a_long_compiler_command_line_is_never_the_error_and_the_lines_beside_it_still_are() -> None:
+    """A verbose build's command lines are most of its bytes and are left out of the keyword scan: what they
+    quote (a -D holding an error's words, a path named error_handling) is no error, and the compiler's own
+    lines right beside them are read as before."""
+    flags = " ".join(f"-I/root/sglang/sgl-kernel/include/part{n}" for n in range(20))
+    command = (f"  /usr/local/cuda/bin/nvcc -DMSG=\"x.h: fatal error: y.h: No such file or directory\" {flags} "
+               "-c /root/csrc/common/error_handling.cu -o error_handling.cu.o")
+    assert len(command) > 512
+    ccache = f"/usr/bin/ccache /usr/bin/c++ -DWHY=\"undefined reference to 'f'\" {flags} -c a.cpp -o a.o"
+    for line in (command, ccache):
+        quoted = diagnose(f"[1/3] Building CUDA object a.o\n{line}\nninja: build stopped: subcommand failed.\n")
+        assert (quoted.category, quoted.line) == ("unknown", ""), quoted
+    error = '/root/csrc/common/error_handling.cu(12): error: identifier "tok" is undefined'
+    found = diagnose(f"[1/3] Building CUDA object a.o\n{command}\n{error}\n{command}\n")
+    assert (found.category, found.line, found.line_number) == ("compile_error", error, 3)
+    # a short line that starts like a command is read as ever ("nvcc fatal : ..." is nvcc's own message)
+    fatal = "nvcc fatal   : Unsupported gpu architecture 'compute_20'"
+    assert diagnose(f"{command}\n{fatal}\n").line == fatal
