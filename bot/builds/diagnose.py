@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bot.builds.diagnose_rules import CATEGORIES, Rule, Rules, load_rules
+from bot.builds.progress import COMMAND_RE
 
 __all__ = ["CATEGORIES", "Diagnosis", "Rule", "Rules", "diagnose", "diagnose_file", "load_rules"]
 
@@ -46,11 +47,11 @@ _LD_LOCATION_END = re.compile(r"\S(?::\d+|\(\.\w+(?:\+0x[0-9a-f]+)?\)):\s*$")
 _WHOLE_MIN = 40            # a message this long, typed again later with more after it, is that later line
 _WINDOW = 1 << 20         # characters pre-filtered at a time, so an early error returns early
 # A compiler's command line as a verbose build prints it (`make VERBOSE=1`, `ninja -v`, `pip -v`, nvcc's own): most
-# of such a log's bytes, and never an error — the compiler says that on lines of its own. Long ones are found by
-# their output option and left out of the keyword scan (the lines around them are still read whole).
-_COMMAND_WORDS = (" -o ",)  # every compile and link command names its output
+# of such a log's bytes, and never an error — the compiler says that on lines of its own. Long ones (as progress
+# reads them: bot.builds.progress.COMMAND_RE) are found by their output option and left out of the keyword scan;
+# the lines around them are still read whole.
+_COMMAND_OUTPUT = " -o "   # every compile and link command names its output
 _COMMAND_MIN = 512
-_COMMAND = re.compile(r"(?:\S*(?:ccache|sccache)\s+)?(?:\S*/)?(?:nvcc|[\w.-]*(?:\+\+|gcc|clang))(?:-[\d.]+)?\s+-")
 _COMMON = " etaoinsr-lcd/._hmup\tf0b1g2x3C=4M5y6k7\"w8v9ADEFIBULSNOTRP'GH,:;()[]"   # in build logs, roughly
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)")
 _CONTINUED = re.compile(r'\s+(?:\d+ +)?\||\s+File "|\s+from ')   # source context, traceback, include chain
@@ -211,29 +212,24 @@ class _Log:
     def _without_commands(self, begin: int, end: int) -> tuple[str, list[int], list[int]]:
         """text[begin:end] less its long compiler command lines, with where each piece of it starts there and
         in the text."""
-        text, commands = self.text, set()
-        for word in _COMMAND_WORDS:
-            at = text.find(word, begin, end)
-            while at >= 0:
-                start = text.rfind("\n", begin, at) + 1 or begin
-                stop = text.find("\n", at, end)
-                stop = end if stop < 0 else stop + 1
-                if stop - start >= _COMMAND_MIN and _COMMAND.match(_strip_prefix(text[start:stop]).lstrip()):
-                    commands.add((start, stop))
-                at = text.find(word, stop, end)
-        if not commands:
-            return text[begin:end], [0], [begin]
-        pieces, starts, origins, at, length = [], [], [], begin, 0
-        for start, stop in sorted(commands):
-            if start > at:
-                pieces.append(text[at:start])
-                starts.append(length)
-                origins.append(at)
-                length += start - at
-            at = max(at, stop)
-        pieces.append(text[at:end])
+        text = self.text
+        pieces, starts, origins, kept, length = [], [], [], begin, 0
+        at = text.find(_COMMAND_OUTPUT, begin, end)
+        while at >= 0:                              # one line at a time, in order
+            start = text.rfind("\n", begin, at) + 1 or begin
+            stop = text.find("\n", at, end)
+            stop = end if stop < 0 else stop + 1
+            if stop - start >= _COMMAND_MIN and COMMAND_RE.match(_strip_prefix(text[start:stop]).lstrip()):
+                if start > kept:
+                    pieces.append(text[kept:start])
+                    starts.append(length)
+                    origins.append(kept)
+                    length += start - kept
+                kept = stop
+            at = text.find(_COMMAND_OUTPUT, stop, end)
+        pieces.append(text[kept:end])
         starts.append(length)
-        origins.append(at)
+        origins.append(kept)
         return "".join(pieces), starts, origins
 
     def _rules_for(self, line: str, triggers: list[str]) -> list[Rule]:

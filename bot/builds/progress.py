@@ -80,7 +80,7 @@ _DOCKER_STEP = re.compile(r"(?:RUN|COPY|ADD|FROM|WORKDIR|ENV|ARG|CMD|ENTRYPOINT|
 _COMMAND = (r"(?:(?:cd\ \S+|:)\ &&\ )?(?:\S*(?:ccache|sccache|distcc)\s+)?"
             r"(?:\"?[^\s\"]*[/\\])?(?:(?P<cc>nvcc|hipcc|nvc\+\+|icpx|icx|(?:[\w.]+-)*(?:g\+\+|gcc|c\+\+|cc|clang\+\+"
             r"|clang)(?:-\d+(?:\.\d+)*)?)(?:\.exe)?\"?\s+-|(?P<ar>(?:[\w.]+-)*(?:ar|ranlib)\s))")
-_COMMAND_RE = re.compile(_COMMAND, re.X)
+COMMAND_RE = re.compile(_COMMAND, re.X)  # also bot.builds.diagnose's: a command line is never the error
 
 _DESC = re.compile(r"""(?:
     (?P<compiling>Building\ \w+\ object|Compiling\ |Precompiling)
@@ -223,7 +223,7 @@ def _desc_phase(desc: str, current: str | None) -> str | None:
         if name != "keep":
             return name
     else:
-        c = _COMMAND_RE.match(desc)
+        c = COMMAND_RE.match(desc)
         if c is not None:
             return _command_phase(c, desc)
     return current if current in _BUILDING else "building"

@@ -29,7 +29,7 @@ log = logging.getLogger(__name__)
 HOME_LOOKBACK = 24 * 3600  # the Home tab lists builds finished in the last day
 QUOTES = str.maketrans({"“": '"', "”": '"', "„": '"', "‘": "'", "’": "'"})  # Slack clients type curly quotes
 CHANNEL_RE = re.compile(r"^<#([CG][A-Z0-9]+)(?:\|[^>]*)?>$")  # as Slack escapes it: <#C1|ops>, <#C1|>, <#C1>
-CHANNEL_ID_RE = re.compile(r"^[CG][A-Z0-9]{2,}$")  # a channel's id typed bare: the id of markup's <#C…> token
+CHANNEL_ID_RE = re.compile(r"^[CGD][A-Z0-9]{2,}$")  # a channel's id typed bare (C…, G…, or a DM's D…)
 CHANNEL_NAME_RE = re.compile(r"^#([a-z0-9][a-z0-9._-]{0,79})$")  # as typed, when Slack does not escape it
 UNQUOTED_RE = re.compile(r"^(every\s+\d+\s*[a-z]+|hourly|@[a-z]+|(?:daily|weekdays)\s+at\s+\d{1,2}:\d{2})(?=\s|$)",
                          re.IGNORECASE)
