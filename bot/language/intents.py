@@ -466,6 +466,8 @@ def guess(text: str, *, config: Config, context: ThreadContext | None = None,
 def _read_clause(body: str, addressed: bool, *, question: bool = False,
                  taking: frozenset[str] = frozenset()) -> _Hits:
     hits = _Hits()
+    if addressed and (asked := w.as_asked(body.removeprefix(w.LEAD_MARK))):
+        body = w.LEAD_MARK + asked  # "I suggest killing X", "any chance you could rerun X": asked all the same
     opens = body.removeprefix(w.LEAD_MARK)
     if addressed:
         opens = w.ASKED_LEAD_RE.sub("", opens)

@@ -126,9 +126,11 @@ LATER_CONDITION_RE = re.compile(
     r"|\b(?:if|when|whenever|once|in case) (?:it|this|that|BUILD|the build|HOST) (?:ever )?(?:hangs|stalls|gets stuck"
     r"|freezes|ooms|oom's|dies|fails|crashes|breaks|gets killed|runs out of memory|starts swapping|swaps)\b"
     r"|^should (?:it|BUILD|the build|HOST) (?:ever )?(?:die|fail|crash|oom|hang|break|get killed|run out|stall)\b"
-    r"|^(?:after|once|when) (?:the |its |BUILD's )?(?:tests?|build|BUILD|it|compile|install|job|memory|ram|HOST)"
+    # … or after the request: "restart X after the current run finishes", "rebuild X when the tests pass"
+    r"|(?:^|\s)(?:after|once|when|as soon as) (?:the |its |BUILD's |this |that |my |our |current |other |first )*"
+    r"(?:tests?|build|BUILD|it|compile|install|job|run|memory|ram|HOST|ci|pipeline|one)"
     r"[^,;]{0,30}? (?:pass|passes|passed|finish|finishes|is done|are done|completes|ends|frees up|is free"
-    r"|comes back|recovers|settles|calms down)\b"
+    r"|comes back|recovers|settles|calms down|lands|is merged|gets merged|is over)\b"
 )
 HYPOTHETICAL_RE = re.compile(
     r"\b(?:if(?! (?:possible|you can|you could|you don't mind|you do not mind|that's ok|that is ok|convenient"
@@ -239,7 +241,10 @@ GERUND_SUBJECT_RE = re.compile(
     r"|started|ends up|ended up|gives|gave)\b"
 )
 # A question about the build's recent past is a look: "what failed?", "did it finish?", "where did it die?".
-QUESTION_START_RE = re.compile(r"^(?:what|which|where|why|when|did|has|have|is|was|how)\b")
+# A question asked without its question mark ("whats the status of X", "anything running on the gpus of HOST"):
+# how it opens says so.
+QUESTION_START_RE = re.compile(r"^(?:what|whats|which|where|wheres|why|when|did|does|do|has|have|is|are|was|were|how"
+                               r"|hows|any|anything|anyone|who|whos)\b")
 
 
 def act_of(clause: str, *, addressed: bool, imperative: bool, has_names: bool, trouble: bool = False) -> Act | None:

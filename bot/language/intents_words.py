@@ -359,6 +359,49 @@ ASKED_LEAD_RE = re.compile(r"^(?:should (?:we|i|you)|shall (?:we|i)|do you want 
                            r" (?:way|thing|fix|option|bet|move) (?:here )?(?:would be|is|will be) (?:to|if you)"
                            r"|(?:i'm |im |we're |i am |we are )?(?:gonna|going to) need (?:you|u) to)"
                            r"(?: just)? ")
+# Said to rigops, a request put indirectly asks all the same: a suggestion ("I suggest killing X", "I suggest we
+# cancel X"), a hope or a wonder ("any chance you could rerun X", "wondering if you could stop X", "I was hoping you
+# could post …", "I'd love to see …"), or what is needed done to a build ("I
+# need X rebuilt with 4 jobs", "we need X restarted at -j8"). ``as_asked`` gives the plain request.
+_GERUNDS = {"killing": "kill", "cancelling": "cancel", "canceling": "cancel", "stopping": "stop",
+            "aborting": "abort", "terminating": "terminate", "restarting": "restart", "rebuilding": "rebuild",
+            "rerunning": "rerun", "retrying": "retry", "relaunching": "relaunch", "checking": "check",
+            "showing": "show", "posting": "post", "tailing": "tail", "pulling": "pull", "getting": "get",
+            "trying": "try", "dropping": "drop", "lowering": "lower", "reducing": "reduce", "running": "run",
+            "looking at": "look at"}
+_SUGGEST_RE = re.compile(
+    r"^(?:i |we )?(?:(?:would |'d )?(?:suggest|propose|recommend))(?: that)?(?: (?:we|you|u|rigops))?"
+    r"(?: (?:just|now|go ahead and))? (?=(?:" + "|".join(_GERUNDS) + r"|kill|cancel|stop|abort|terminate|restart"
+    r"|rebuild|rerun|retry|relaunch)\b)")
+_HOPE_RE = re.compile(
+    r"^(?:(?:is there )?any chance (?:you (?:could|can|would|might) |to |of )"
+    r"|(?:i was |i'm |i am |we were |we're |we are |just )?(?:wondering|hoping) (?:if |whether )?(?:you|u)"
+    r" (?:could|can|would|might|will) "
+    r"|(?:i|we)(?: would|'d) (?:love|appreciate it if you (?:could|would)) (?:(?:you )?to )?"
+    r"|(?:please |pls )?feel free to )")
+_PARTICIPLES = {"rebuilt": "rebuild", "restarted": "restart", "rerun": "rerun", "retried": "retry",
+                "relaunched": "relaunch", "recompiled": "recompile", "killed": "kill", "stopped": "stop",
+                "cancelled": "cancel", "canceled": "cancel", "aborted": "abort"}
+_NEEDED_DONE_RE = re.compile(
+    r"^(?:i |we )?(?:need|want|would like|'d like) (?P<what>(?:the )?(?:BUILD|it|HOST's build)(?: build)?"
+    r"(?: on HOST)?) (?P<done>" + "|".join(_PARTICIPLES) + r")\b")
+
+
+def as_asked(clause: str) -> str | None:
+    """The plain request a clause said to rigops puts indirectly; None when it puts none."""
+    if m := _SUGGEST_RE.match(clause):
+        rest = clause[m.end():]
+        for gerund, verb in _GERUNDS.items():
+            if rest.startswith(gerund + " ") or rest == gerund:
+                return verb + rest[len(gerund):]
+        return rest
+    if m := _HOPE_RE.match(clause):
+        return clause[m.end():] or None
+    if m := _NEEDED_DONE_RE.match(clause):
+        return f"{_PARTICIPLES[m.group('done')]} {m.group('what')}{clause[m.end():]}"
+    return None
+
+
 # Where a request's reason or purpose begins: "stop it as it waits for an input that can't be given". What
 # follows says why, and its tenses and negations are not the request's ("… so it doesn't come back later").
 # Conditions ("if", "unless", "when") are not reasons: "rebuild at 8 if it fails" stays a supposition.
@@ -563,7 +606,7 @@ STATUS_RE = re.compile(
     rf"|^(?:did|has) (?:the |my |our )?{_BUILDISH}(?: (?:on|@) HOST)? (?:finish|finished|complete|completed"
     r"|succeed|succeeded|pass|passed|fail|failed|die|died|crash|crashed|break|broke|end|ended|work)\b"
     r"|^what is (?:running|going on|happening) (?:on|@|with) (?:HOST|the build|BUILD)\b|^what is running$"
-    r"|^(?:is )?(?:anything|something) (?:still )?running\b"
+    r"|^(?:is )?(?:anything|something) (?:still )?running\b(?! on (?:the |all the )?(?:HOST's )?(?:gpus?|cards)\b)"
     r"|^(?:check|show|get|give me|post)(?: me)? (?:the )?(?:build )?(?:status|progress)\b"
 )
 # "show me the error", "pull the gpu picture", "output the whole log", "can we see what nvidia-smi says": a look
@@ -602,7 +645,8 @@ STATUS_QUESTION_RE = re.compile(
     rf"|^(?:{_SUBJECT} )?(?:still )?(?:alive|running|going|compiling|building|progressing|moving)"
     r"(?: or (?:dead|not|hung|stuck|what))?$"
     r"|^(?:still )?alive(?: or dead)?$"
-    r"|\bhow far\b|\bhow (?:close|near)\b|\bhow (?:much )?longer\b|\bhow long (?:until|till|to go|left|remaining)\b"
+    r"|\bhow far\b|\bhow (?:close|near)\b(?![^?]{0,30}\bto (?:oom|an oom|the oom|running out|swap|swapping)\b)"
+    r"|\bhow (?:much )?longer\b|\bhow long (?:until|till|to go|left|remaining)\b"
     r"|^(?:what|which) (?:step|stage|file|target|phase|object|percent|percentage|point|part|line) (?:is|'s|are|has)\b"
     r"|^what (?:is|'s) (?:BUILD|it|the build)(?: on HOST)? (?:on|at|doing|up to)\b"
     r"|^where(?: is|'s|s) (?:BUILD|it|the build)(?: on HOST)?(?: at)?(?: now| right now| currently| so far)?$"
@@ -621,6 +665,12 @@ STATUS_QUESTION_RE = re.compile(
     r"|^is (?:BUILD|it|the build)(?: (?:on|@) HOST)? (?:through|there|ready|done|over)(?: yet)?$"
     r"|^what(?: is|'s|s) the (?:verdict|word|news|story|deal|status|situation) (?:on|with|for) (?:BUILD|HOST|it"
     r"|the build)\b"
+    # "what's the state of the BUILD build", "the current progress of BUILD"
+    r"|^(?:what(?: is|'s|s) )?the (?:current |latest )?(?:state|status|progress) of (?:the |my |our )?(?:BUILD|it"
+    r"|the build|HOST's build)(?: build)?(?: (?:on|@) HOST)?(?: now| right now| currently)?$"
+    # "how long has BUILD been building?", "how long has it been running on HOST"
+    r"|^how long (?:has|have) (?:the |my |our )?(?:BUILD|it|the build)(?: build)?(?: (?:on|@) HOST)? been"
+    r" (?:building|running|going|compiling|linking|at it|stuck|hanging|up)\b"
     r"|^any (?:luck|joy|progress|news)(?: (?:with|on|for) (?:BUILD|HOST|it|the build))?$"
     r"|^(?:the )?BUILD(?: build)?(?: (?:on|@) HOST)? (?:done|finished|ready|dead|alive|through|over"
     r"|still (?:going|running|alive|building|compiling))(?: yet)?$"
@@ -640,7 +690,10 @@ MEM_QUESTION_RE = re.compile(
     r"|^(?:is|are|how is|what is) (?:HOST |HOST's |the box |the machine |it |BUILD |the build |the BUILD build )?"
     r"(?:still )?(?:swapping|thrashing|out of (?:mem|memory|ram)|low on (?:mem|memory|ram)"
     r"|running (?:out of|low on) (?:mem|memory|ram))\b"
-    r"|^any (?:free |available )?(?:mem|memory|ram|swap|headroom) (?:left|free|available)\b"
+    r"|^any (?:free |available )?(?:mem|memory|ram|swap|headroom)(?: (?:left|free|available)\b|(?: (?:on|@) HOST)?$)"
+    # "how close is HOST to OOM?", "how near is the box to running out"
+    r"|^how (?:close|near) (?:is |are )?(?:HOST|it|the box|the machine|the host|BUILD|we)"
+    r" to (?:oom|an oom|the oom|running out|swap|swapping)\b"
     r"|^what(?: is|'s|s) free(?: (?:on|@) HOST)?(?: now| right now)?$"
     # "what does free -h say on HOST", "how much does HOST have free"
     r"|^what(?: does| did| is|'s|s) free(?: -[hmgb])? (?:say|show|print|output)\b"
@@ -663,7 +716,8 @@ GPU_QUESTION_RE = re.compile(
     r"\b(?:free|busy|idle|in use|used|util|utilization|doing"
     r"|available|occupied|say|says|show|shows|look|looking|loaded|hot|running|on)\b"
     r"|^(?:what is|who is|anything|anyone|what's|who's|whats|whos)"
-    r" (?:running |using |on |hogging |eating |holding |occupying |sitting on )(?:the |all the )?(?:HOST's )?gpus?\b"
+    r" (?:running (?:on )?|using |on |hogging |eating |holding |occupying |sitting on )(?:the |all the )?"
+    r"(?:HOST's )?gpus?\b"
     rf"|^is (?:there )?anything (?:running )?on (?:the )?(?:{_GPU}|cards\b)"
 )
 LOG_QUESTION_RE = re.compile(
@@ -682,8 +736,13 @@ REBUILD_AGAIN_RE = re.compile(
     r"^(?:build|compile|install|start|launch|try building|try compiling)"
     r" (?:it|that|BUILD|the build|the BUILD build|BUILD build)(?: on HOST)? (?:again|once more|one more time"
     r"|from scratch|another (?:go|shot|try))\b"
-    r"|^(?:run|try|kick off|give) (?:BUILD|the BUILD build|BUILD build)(?: on HOST)? (?:again|once more|one more time"
-    r"|from scratch|another (?:go|shot|try))\b"
+    r"|^(?:run|try|kick off|fire off|fire up|spin up|start up|bring back|bring up|give) (?:BUILD|the BUILD build"
+    r"|BUILD build)(?: on HOST)? (?:again|once more|one more time|from scratch|another (?:go|shot|try))\b"
+    # "spin up a new BUILD build", "fire off another BUILD build": a new run of the build, by its noun
+    r"|^(?:spin up|fire off|fire up|kick off|start|launch|queue|run) (?:a |an )?(?:new|fresh|another|second)"
+    r" (?:BUILD build|build of BUILD|run of BUILD|BUILD run|BUILD)\b"
+    # "bring BUILD back with 4 jobs", "bring the build back up at -j6"
+    r"|^bring (?:BUILD|the build|the BUILD build) back(?: up)?(?= (?:with|at|using|on) )"
 )
 LOG_RE = re.compile(
     # "show me what BUILD printed last"

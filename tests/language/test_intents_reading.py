@@ -1457,3 +1457,69 @@ def test_nvidia_smis_column_names_are_the_gpus() -> None:
     assert steps(said("<@U0RIGOPS> check memory-usage on b200", addressed=True)) == "mem"
     # nor does a CUDA build make it the cards' (a CUDA build runs out of the host's memory)
     assert steps(said("<@U0RIGOPS> the cuda build on node-3 is slow, show memory-usage", addressed=True)) == "mem"
+
+
+@pytest.mark.parametrize(("text", "want"), [
+    ("<@U0RIGOPS> I suggest killing vllm", "kill"),
+    ("<@U0RIGOPS> i suggest we cancel the llama-cpp build, gpu01 is swapping", "kill mem"),
+    ("<@U0RIGOPS> any chance you could rerun flash-attn with MAX_JOBS=4", "rebuild=4"),
+    ("<@U0RIGOPS> wondering if you could stop the llama-cpp build", "kill"),
+    ("<@U0RIGOPS> i was hoping you could post the gpu usage on node-3", "gpu"),
+    ("<@U0RIGOPS> I'd love to see how much memory node-3 has left", "mem"),
+    ("<@U0RIGOPS> I need vllm rebuilt with 4 jobs", "rebuild=4"),
+    ("<@U0RIGOPS> we need flash-attn restarted at -j8", "kill rebuild=8"),
+])
+def test_a_request_put_indirectly_to_rigops_asks_all_the_same(text: str, want: str) -> None:
+    assert steps(said(text, addressed=True)) == want
+
+
+@pytest.mark.parametrize("text", [
+    "<@U0RIGOPS> I suggest we don't restart vllm yet",
+    "<@U0RIGOPS> I suggest reading the docs on MAX_JOBS",
+    "<@U0RIGOPS> wondering if you could explain how -j works",
+    "<@U0RIGOPS> I'd love to see this fixed upstream",
+    "<@U0RIGOPS> you could kill it but it'd lose 3 hours of work",
+    "<@U0RIGOPS> I would recommend restarting with fewer jobs next time it ooms",
+])
+def test_what_only_looks_like_an_indirect_request_asks_nothing(text: str) -> None:
+    assert not said(text, addressed=True).destructive
+
+
+def test_an_indirect_request_not_said_to_rigops_is_the_channels_business() -> None:
+    assert not said("I suggest killing vllm").steps
+    assert not said("any chance you could rerun flash-attn with MAX_JOBS=4").steps
+
+
+@pytest.mark.parametrize("text", [
+    "restart flash-attn after the current run finishes",
+    "rebuild vllm when the tests pass",
+    "kill vllm once the tests pass",
+    "<@U0RIGOPS> we need vllm rebuilt when the tests pass",
+    "<@U0RIGOPS> retry sgl-kernel at 8 as soon as the other build is done",
+])
+def test_a_request_for_after_an_event_asks_nothing_now(text: str) -> None:
+    plan, ignored = read(text, config=CFG, addressed=text.startswith("<@"), channel=OPS)
+    assert not plan.steps, plan
+    assert ("hypothetical" in {why for _, why in ignored}), ignored
+
+
+@pytest.mark.parametrize("word", ["finishes", "willing", "states", "crashes", "shopping", "stepping", "ruining",
+                                  "likes", "crushed", "topping"])
+def test_an_english_word_near_the_vocabulary_is_no_typo(word: str) -> None:
+    assert mend(word) == word
+
+
+@pytest.mark.parametrize(("text", "want"), [
+    ("<@U0RIGOPS> whats the status of vllm", "status"),
+    ("<@U0RIGOPS> anything running on the GPUs of b200", "gpu"),
+    ("<@U0RIGOPS> what's the state of the sgl-kernel build", "status"),
+    ("<@U0RIGOPS> how long has vllm been building", "status"),
+    ("<@U0RIGOPS> how close is b200 to OOM right now", "mem"),
+    ("<@U0RIGOPS> any headroom on gpu01?", "mem"),
+    ("<@U0RIGOPS> fire off sgl-kernel one more time", "rebuild"),
+    ("<@U0RIGOPS> spin up a new llama-cpp build", "rebuild"),
+])
+def test_a_look_or_a_rerun_in_more_words_and_a_question_without_its_mark(text: str, want: str) -> None:
+    assert steps(said(text, addressed=True)) == want
+    if want != "rebuild":
+        assert not said("I wonder " + text.removeprefix("<@U0RIGOPS> ")).destructive
