@@ -555,6 +555,19 @@ def test_corpus_of_real_logs_is_large_spread_and_split() -> None:
      "nvcc fatal   : The version ('190000') of the host compiler ('clang') is not supported"),
     ("The detected CUDA version (12.8) mismatches the version that was used to compile\n", "hostcc_mismatch",
      "The detected CUDA version (12.8) mismatches the version that was used to compile"),
+    # gcc's "Killed" is the C library's name for SIGKILL, in the build's locale; other signals are no memory
+    ("[ 53%] Linking CXX executable tfs\nc++: fatal error: Morto signal terminated program lto1\n"
+     "compilation terminated.\n", "oom_compiler", "c++: fatal error: Morto signal terminated program lto1"),
+    ("g++: internal compiler error: Getötet signal terminated program cc1plus\n", "oom_compiler",
+     "g++: internal compiler error: Getötet signal terminated program cc1plus"),
+    ("g++: internal compiler error: Segmentation fault signal terminated program cc1plus\n", "compile_error",
+     "g++: internal compiler error: Segmentation fault signal terminated program cc1plus"),
+    # a Windows path keeps its drive letter (javac, MinGW gcc, clang on Windows)
+    ("> Task :app:compileJava\nD:\\src\\app\\Tracker.java:32: error: cannot find symbol\n    x = y;\n"
+     "2 errors\n\nFAILURE: Build failed with an exception.\n", "compile_error",
+     "D:\\src\\app\\Tracker.java:32: error: cannot find symbol"),
+    ("C:/msys64/home/u/x/foo.c:7:3: error: unknown type name 'uint'\n", "compile_error",
+     "C:/msys64/home/u/x/foo.c:7:3: error: unknown type name 'uint'"),
 ])
 def test_line_semantics(text: str, category: str, line: str) -> None:
     found = diagnose(text)
