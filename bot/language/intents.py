@@ -241,14 +241,15 @@ def _read_whole(
     # a thread rigops acts in talks to rigops; a message about one of its builds or hosts talks about them
     actions = _actions(hits, addressed or context is not None, named=bool(names.hosts or names.builds)
                        and not w.ALTERNATIVES_RE.search(masked))
-    if addressed and not hits.jobs and (names.builds or names.hosts) and (
-            "rebuild" in actions or not actions) and (m := w.JOBS_AS_FORMULA_RE.search(masked)):
+    bounded = w.COUNT_BOUND_BY_FORMULA_RE.search(masked)
+    if addressed and (not hits.jobs or bounded) and (names.builds or names.hosts) and (
+            "rebuild" in actions or not actions) and (m := bounded or w.JOBS_AS_FORMULA_RE.search(masked)):
         # said to rigops, a count given as a formula where the jobs go ("jobs number = nproc", "-j `nproc`",
         # "replace -j12 with the number of logical cores", "bare -j"): refused, never run with an old count
         actions.add("rebuild")
         hits.strong.add("rebuild")
         hits.order.setdefault("rebuild", 0)
-        hits.jobs.append(w.Number(w.UNWORKABLE, f"{shown_clause(m.group(0), 40)}{w.UNWORKABLE_NOTE}"))
+        hits.jobs = [w.Number(w.UNWORKABLE, f"{shown_clause(m.group(0), 40)}{w.UNWORKABLE_NOTE}")]
     if not actions and addressed and all(w.SEEMS_STALLED_RE.search(c) or why == "report" for c, why in hits.ignored) \
             and (looks := w.fallback_looks(masked)):
         hits.strong.update(looks)  # said to rigops and read as nothing else: "job status gpu01", "tailable logs?"

@@ -79,6 +79,10 @@ SLANG: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\b(kill|stop|cancel|abort)(?: it)? (?:n|'n'|&|\+) (restart|rebuild|retry|rerun)\b"), r"\1 and \2"),
     (re.compile(r"^(?:whr|wher|whre)\b"), "where"),
     (re.compile(r"\b(?:chk|chek|chck)\b"), "check"),
+    (re.compile(r"\b(?:teh|hte)\b"), "the"),
+    # "and" mistyped between two things to look at: "the mem ans swap", "logs adn status"
+    (re.compile(r"\b(mem|memory|ram|swap|logs?|gpus?|status|progress) (?:ans|adn|nad|annd) (?=(?:the )?(?:mem|memory"
+                r"|ram|swap|logs?|gpus?|status|progress)\b)"), r"\1 and "),
     # "free memory across all Nvidia GPUs": the GPUs' memory, not the host's
     (re.compile(r"\b(?:free |used |available )?memory (?:usage )?(?:across|of|on|for|in) (?:all |each |every |the )*"
                 r"(?:nvidia |cuda )?(?:gpus?|cards?|devices)\b"), "gpu memory"),
@@ -193,7 +197,7 @@ VOCABULARY: frozenset[str] = frozenset((
     "swapping", "swap", "logs", "lines", "jobs", "parallel", "please", "running", "still", "again", "alive",
     "going", "check", "killed", "stuck", "frozen", "finished", "error", "errors", "output", "nvidia-smi",
     "usage", "available", "restarting", "rebuilding", "killing", "stopping", "crashed", "crashing", "linking",
-    "the",
+    "the", "what",
 ))
 # English words one edit away from a vocabulary word: these stay as they are.
 ENGLISH_NEAR: frozenset[str] = word_set("""

@@ -387,8 +387,21 @@ _NEEDED_DONE_RE = re.compile(
     r"(?: on HOST)?) (?P<done>" + "|".join(_PARTICIPLES) + r")\b")
 
 
+# "(it) would be nice if you posted the X log", "I'd appreciate it if you killed X": a wish in the past tense
+_PAST_ASKED = {"posted": "post", "showed": "show", "shared": "share", "sent": "send", "pulled": "pull",
+               "grabbed": "grab", "checked": "check", "killed": "kill", "stopped": "stop", "cancelled": "cancel",
+               "canceled": "cancel", "aborted": "abort", "restarted": "restart", "reran": "rerun", "rebuilt": "rebuild",
+               "retried": "retry", "relaunched": "relaunch", "tailed": "tail", "gave": "give", "dumped": "dump"}
+_WISHED_RE = re.compile(
+    r"^(?:(?:it )?(?:would|'d) be (?:really |very |so |super )?(?:nice|great|good|awesome|helpful|cool|handy|lovely"
+    r"|ideal|useful|appreciated)|(?:i|we)(?: would|'d) (?:appreciate it|be grateful|love it|like it)) if you"
+    r"(?: could| would)?(?: just)? (?P<past>" + "|".join(_PAST_ASKED) + r")\b")
+
+
 def as_asked(clause: str) -> str | None:
     """The plain request a clause said to rigops puts indirectly; None when it puts none."""
+    if m := _WISHED_RE.match(clause):
+        return _PAST_ASKED[m.group("past")] + clause[m.end():]
     if m := _SUGGEST_RE.match(clause):
         rest = clause[m.end():]
         for gerund, verb in _GERUNDS.items():
@@ -751,7 +764,7 @@ LOG_RE = re.compile(
     r"^(?:tail|cat|show|post|paste|send|give|get|dump|grab|check|see|look at|print|pull|fetch|share|return)\b"
     r"[^?]{0,40}?\b(?:logs?|(?<!nvidia-smi )(?<!free -h )(?<!df -h )(?<!htop )output(?! of (?:nvidia-smi|free|df|htop))"
     r"|lines)\b"
-    r"|^tail(?: -[nf]| --lines=?)?(?: ?-?\d+)?(?: (?:it|the log|the logs|BUILD|on HOST))*$"
+    r"|^tail(?: -[nf]| --lines=?)?(?: ?-?\d+)?(?: (?:it|the log|the logs|BUILD|on HOST|of (?:it|that|the log|BUILD)))*$"
     # "…, then logs from the job as it runs": the log asked after another look
     r"|^(?:the )?(?:build )?logs? (?:from|of|for) (?:the job|the build|it|BUILD)(?: on HOST)?(?: as it runs| live)?$"
     r"|^tail (?:the )?last -?\d+\b|\blast -?\d+ (?:log |build log |output )?lines?\b"
@@ -892,6 +905,10 @@ HOST_SLOT_RE = re.compile(
     r"|(?:^|(?<=[.?!;,:\n\x01]) ?)([a-z][a-z0-9_.-]{0,62}\d[a-z0-9_.-]{0,62})(?= (?:is|was|keeps|has|just|seems)"
     r" (?:down|dying|swapping|thrashing|oom|ooming|out of|low on|running out|at \d|full|unreachable|unresponsive"
     r"|hung|stuck|on fire|melting|crawling|killing)\b)"
+    # a host named bare after what to do, said in a word: "nvidia-smi node-5", "kill BUILD node-5", "mem h100-3"
+    r"|(?:^|(?<=[.?!;,:\n\x01]) ?)(?:nvidia-smi|free -[hmgb]|free|mem|memory|ram|swap|status|progress|logs?|tail"
+    r"|gpus?|kill|stop|abort|cancel|restart|rebuild|rerun|retry|check)(?: BUILD| the BUILD build)?"
+    r" ([a-z][a-z0-9_.-]{0,62}\d[a-z0-9_.-]{0,62})(?=\s*(?:$|[.?!;,\n]|please\b|pls\b|now\b))"
 )
 NOT_A_HOST_RE = re.compile(  # arches, toolchains, versions, models, sizes and times that look like hosts
     r"(?:j\d+|sm_?\d+[a-z]?|compute_\d+|cuda[\w.-]*|cu\d+|py(?:thon)?[\d.]*|gcc[\w.-]*|g\+\+|clang[\w.-]*"
@@ -996,9 +1013,9 @@ def _mask_unknown_hosts(text: str, stems: frozenset[str] = frozenset()) -> tuple
     unknown: list[str] = []
 
     def slot(m: re.Match[str]) -> str:
-        index = next(i for i in (1, 2, 3) if m.group(i))
+        index = next(i for i in (1, 2, 3, 4) if m.group(i))
         word = m.group(index).rstrip("._-")
-        shaped = index != 3 and any(word.startswith(stem) and word[len(stem):].isdigit() for stem in stems)
+        shaped = index in (1, 2) and any(word.startswith(stem) and word[len(stem):].isdigit() for stem in stems)
         if not any(c.isdigit() for c in word) or (NOT_A_HOST_RE.fullmatch(word) and not shaped):
             return m.group(0)
         unknown.append(word)
@@ -1191,14 +1208,20 @@ _FORMULA = (r"(?:\$\(|\$expr\b|`nproc`|\bnproc\b|\bn_?cpus?\b|\bncores\b|\b(?:nu
             r"| (?:with|without) (?:no |a |an |any )?(?:number|explicit|limit|count|argument|integer))"
             r"|\bas many (?:jobs|threads|processes) as (?:possible|it can|it wants)\b)")
 JOBS_AS_FORMULA_RE = re.compile(
-    r"\b(?:use|using|set|unset|replace|switch|change|rebuild|cap|parallelize|parallelise|make|run|remove|pass|add"
-    r"|adding|speed up)\b"
+    r"\b(?:use|using|set|unset|replace|switch|change|rebuild|restart|rerun|retry|relaunch|recompile|cap|parallelize"
+    r"|parallelise|make|run|remove|pass|add|adding|speed up)\b"
     rf"[^.;?!\n]{{0,60}}?(?:-j|\bjobs?\b|\bparallel\w*|\bcores\b|\bthreads\b)[^.;?!\n]{{0,40}}?{_FORMULA}"
-    rf"|\b(?:use|set|replace|switch|change|rebuild|cap)\b[^.;?!\n]{{0,30}}?{_FORMULA}[^.;?!\n]{{0,40}}?"
+    rf"|\b(?:use|set|replace|switch|change|rebuild|restart|rerun|retry|cap)\b[^.;?!\n]{{0,30}}?{_FORMULA}"
+    r"[^.;?!\n]{0,40}?"
     r"(?:-j|\bjobs?\b|\bparallel\w*)"
     rf"|(?:\b(?:use|using|pass|add|adding)\b|->|=>)[^.;?!\n]{{0,20}}?{_FORMULA}"
     r"|\b(?:with|using) (?:make |ninja )?(?<![\w-])-j(?=\s*$| \(no number\)| (?:with|without) )"
 )
+# A count given with a bound rigops cannot work out: "16 threads or the number available, whichever is smaller",
+# "min(16, nproc)". The number beside it is not the count asked for.
+COUNT_BOUND_BY_FORMULA_RE = re.compile(
+    r"\bwhichever is (?:smaller|less|lower|fewer|the smallest|the lowest|greater|larger|bigger|higher|more"
+    r"|the largest|the highest)\b|\b(?:min|max)\s*\(\s*\d+\s*,|\b(?:min|max)\s*\([^)]{0,20}\bnproc\b")
 # A clause that tells a build failed ("X test crashes", "vllm fails with `file truncated`"): a bare "again" after it
 # says how often, and "build with 40 jobs" after it the setup it failed in — neither is a request.
 FAILED_NOW_RE = re.compile(r"\b(?:crash(?:es|ed)?|fail(?:s|ed)?(?: with| at| on)?|died|dies|broke|breaks|oom(?:s|ed)?"

@@ -1523,3 +1523,55 @@ def test_a_look_or_a_rerun_in_more_words_and_a_question_without_its_mark(text: s
     assert steps(said(text, addressed=True)) == want
     if want != "rebuild":
         assert not said("I wonder " + text.removeprefix("<@U0RIGOPS> ")).destructive
+
+
+@pytest.mark.parametrize(("text", "want"), [
+    ("switch llama-cpp to 4 pls", "rebuild=4"),
+    ("<@U0RIGOPS> set vllm to 6", "rebuild=6"),
+    ("<@U0RIGOPS> move flash-attn to 6 jobs", "rebuild=6"),
+])
+def test_a_build_switched_to_a_count_is_a_rebuild_at_it(text: str, want: str) -> None:
+    assert steps(said(text, addressed=text.startswith("<@"))) == want
+    assert not said("we switched vllm to 4 last week").steps
+
+
+def test_the_typos_of_small_words_are_read() -> None:
+    assert steps(said("<@U0RIGOPS> waht's teh mem ans swap on gpu01", addressed=True)) == "mem"
+    assert mend("what") == "what" and mend("waht") == "what"
+
+
+@pytest.mark.parametrize("text", [
+    "<@U0RIGOPS> rebuild flash-attn limited to 16 threads or the number of threads available, whichever is smaller",
+    "<@U0RIGOPS> rebuild vllm with MAX_JOBS=min(8, nproc)",
+    "<@U0RIGOPS> restart llama-cpp on gpu01 with -j (number of threads -1)",
+])
+def test_a_count_bounded_by_what_rigops_cannot_work_out_is_refused(text: str) -> None:
+    plan = said(text, addressed=True)
+    assert plan.error is not None and "name a number" in plan.error, plan
+    assert steps(said("<@U0RIGOPS> rebuild vllm with 8 jobs, whichever node it lands on", addressed=True)) \
+        == "rebuild=8"
+
+
+@pytest.mark.parametrize(("text", "want"), [
+    ("<@U0RIGOPS> would be nice if you posted the flash-attn log so I can see what's it complaining about!", "log"),
+    ("<@U0RIGOPS> I'd appreciate it if you killed sgl-kernel", "kill"),
+    ("<@U0RIGOPS> it would be great if you restarted vllm at 6", "kill rebuild=6"),
+])
+def test_a_wish_in_the_past_tense_said_to_rigops_asks(text: str, want: str) -> None:
+    assert steps(said(text, addressed=True)) == want
+    assert not said(text.removeprefix("<@U0RIGOPS> ")).steps  # to the channel, a wish
+
+
+@pytest.mark.parametrize("text", ["<@U0RIGOPS> nvidia-smi node-5", "<@U0RIGOPS> mem h100-3",
+                                  "kill vllm node-5", "<@U0RIGOPS> lucky enough to have 8 cards on node-5. "
+                                                      "<@U0RIGOPS> nvidia-smi node-5"])
+def test_a_host_named_bare_after_the_command_is_never_another_host(text: str) -> None:
+    plan = said(text, addressed=text.startswith("<@"))
+    assert plan.error is not None and "unknown host" in plan.error and not plan.host, plan
+    assert steps(said("<@U0RIGOPS> nvidia-smi gpu01", addressed=True)) == "gpu"
+    assert said("<@U0RIGOPS> rebuild vllm cu128", addressed=True).error is None
+
+
+def test_a_tail_in_code_of_the_log_named_before_gives_its_lines() -> None:
+    plan = said("<@U0RIGOPS> check out the vllm log on node-3, `tail -n 80` of it", addressed=True)
+    assert steps(plan) == "log=80" and (plan.host, plan.build) == ("node-3", "vllm")
