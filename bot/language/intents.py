@@ -469,6 +469,8 @@ def _read_clause(body: str, addressed: bool, *, question: bool = False,
     hits = _Hits()
     if addressed and (asked := w.as_asked(body.removeprefix(w.LEAD_MARK))):
         body = w.LEAD_MARK + asked  # "I suggest killing X", "any chance you could rerun X": asked all the same
+    if addressed and (this_time := _THIS_TIME_RE.match(body.removeprefix(w.LEAD_MARK))):
+        body = body.removeprefix(w.LEAD_MARK)[this_time.end():]  # "retry X, this time with -j2": how, this time
     opens = body.removeprefix(w.LEAD_MARK)
     if addressed:
         opens = w.ASKED_LEAD_RE.sub("", opens)
@@ -654,6 +656,10 @@ def _read_jobs(body: str, addressed: bool) -> list[w.Number]:
     if change is not None and not n.JOBS_STORY_AFTER_RE.match(body, change.end()):
         found[change.start(1 + _group_index(change))] = w.Number.of(_first_group(change), "-j{}")
     return list(found.values())
+
+
+_THIS_TIME_RE = re.compile(r"^(?:but |and |only )?this time(?: around| round)?,? (?=with |at |using |-j|j\d|max_jobs"
+                           r"|\d|(?:only |just )?\d|make_jobs|cmake_build_parallel_level|jobs)")
 
 
 # A supposition that governs the clause after it opens with its condition: "if it dies again, kill it", "once it

@@ -80,6 +80,9 @@ SLANG: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"^(?:whr|wher|whre)\b"), "where"),
     (re.compile(r"\b(?:chk|chek|chck)\b"), "check"),
     (re.compile(r"\b(?:teh|hte)\b"), "the"),
+    # how often, not a request to go again: "failing again and again", "over and over"
+    (re.compile(r"\b(?:again and again|again &(?:amp;)? again|over and over(?: again)?|time and (?:time )?again)\b"),
+     "repeatedly"),
     # "and" mistyped between two things to look at: "the mem ans swap", "logs adn status"
     (re.compile(r"\b(mem|memory|ram|swap|logs?|gpus?|status|progress) (?:ans|adn|nad|annd) (?=(?:the )?(?:mem|memory"
                 r"|ram|swap|logs?|gpus?|status|progress)\b)"), r"\1 and "),

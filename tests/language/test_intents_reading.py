@@ -1575,3 +1575,25 @@ def test_a_host_named_bare_after_the_command_is_never_another_host(text: str) ->
 def test_a_tail_in_code_of_the_log_named_before_gives_its_lines() -> None:
     plan = said("<@U0RIGOPS> check out the vllm log on node-3, `tail -n 80` of it", addressed=True)
     assert steps(plan) == "log=80" and (plan.host, plan.build) == ("node-3", "vllm")
+
+
+@pytest.mark.parametrize("text", ["<@U0RIGOPS> retry vllm but this time MAX_JOBS=2 and NVCC_THREADS=1",
+                                  "<@U0RIGOPS> retry vllm, this time with -j2"])
+def test_this_time_after_a_rerun_gives_its_count(text: str) -> None:
+    assert steps(said(text, addressed=True)) == "rebuild=2"
+
+
+def test_again_and_again_says_how_often_and_asks_no_rerun() -> None:
+    plan = said("<@U0RIGOPS> build of sgl-kernel failing again and again, what is the error", addressed=True)
+    assert steps(plan) == "log" and not plan.destructive
+
+
+@pytest.mark.parametrize("text", ["<@U0RIGOPS> what's taking so long with vllm",
+                                  "<@U0RIGOPS> why is vllm taking so long"])
+def test_what_takes_so_long_asks_the_status(text: str) -> None:
+    assert steps(said(text, addressed=True)) == "status"
+
+
+def test_a_build_that_eats_all_memory_is_trouble_and_help_beside_it_is_a_cry() -> None:
+    assert steps(said("<@U0RIGOPS> pls help, gpu01 unresponsive, i think llama-cpp eat all memory",
+                      addressed=True)) == "mem"
