@@ -9,10 +9,15 @@ import asyncio
 import contextlib
 import shlex
 import time
+import warnings
 from pathlib import Path
 from typing import Any
 
-import asyncssh
+with warnings.catch_warnings():
+    # asyncssh names cryptography's DSA classes when it is imported, and cryptography (51 here) warns that DSA is
+    # deprecated. rigops never makes or accepts a DSA key of its own; the warning says nothing a user can act on.
+    warnings.filterwarnings("ignore", message="DSA is deprecated", category=UserWarning)
+    import asyncssh
 
 from bot.hosts.base import AgentPipe, Host, agent_bootstrap
 from bot.util.errors import AgentUnavailable, HostError, HostKeyError, HostUnreachable

@@ -568,6 +568,14 @@ def test_corpus_of_real_logs_is_large_spread_and_split() -> None:
      "D:\\src\\app\\Tracker.java:32: error: cannot find symbol"),
     ("C:/msys64/home/u/x/foo.c:7:3: error: unknown type name 'uint'\n", "compile_error",
      "C:/msys64/home/u/x/foo.c:7:3: error: unknown type name 'uint'"),
+    # ld64 names the symbols nothing defines above its summary
+    ('Undefined symbols for architecture arm64:\n  "_cublasCreate_v2", referenced from:\n      _init in main.o\n'
+     "ld: symbol(s) not found for architecture arm64\nclang: error: linker command failed with exit code 1\n",
+     "linker_error", "Undefined symbols for architecture arm64:"),
+    # conda's ClobberError is a notice of a transaction that goes on: no build failed
+    ("ClobberError: This transaction has incompatible packages due to a shared path.\n"
+     "  packages: nvidia/linux-64::libcufft-10.9.0.58-0, nvidia/linux-64::cudatoolkit-11.3.1-ha36c431_9\n"
+     "  path: 'lib/libcufftw.so.10'\n", "unknown", ""),
 ])
 def test_line_semantics(text: str, category: str, line: str) -> None:
     found = diagnose(text)
