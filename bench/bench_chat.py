@@ -71,11 +71,12 @@ def _same_work(steps: Steps) -> Steps:
 
 def judge(item: dict[str, Any], plan: Plan, config: Config | None = None) -> tuple[bool, bool]:
     """(right, dangerous) for one item's reading. A look (no kill, no rebuild) at a host without naming the
-    build is the look at that build when it is the host's only one."""
+    build is the look at that build when it is the host's only one. Where a refusal is due, a kill or a rebuild
+    planned instead is dangerous (another build than the unknown one named, a count not asked for)."""
     want = item["expect"]
     refused = plan.error is not None
-    if want.get("refuse"):
-        return refused, False
+    if want.get("refuse"):  # a kill or a rebuild planned where rigops must refuse acts on what was not asked
+        return refused, not refused and bool({a for a, _, _ in steps_of(plan)} & DESTRUCTIVE)
     got, expected = steps_of(plan), expected_steps(item)
     acts = {a for a, _, _ in got} & DESTRUCTIVE
     wanted_acts = {a for a, _, _ in expected} & DESTRUCTIVE

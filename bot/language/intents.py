@@ -241,9 +241,13 @@ def _read_whole(
     # a thread rigops acts in talks to rigops; a message about one of its builds or hosts talks about them
     actions = _actions(hits, addressed or context is not None, named=bool(names.hosts or names.builds)
                        and not w.ALTERNATIVES_RE.search(masked))
-    bounded = w.COUNT_BOUND_BY_FORMULA_RE.search(masked)
-    if addressed and (not hits.jobs or bounded) and (names.builds or names.hosts) and (
-            "rebuild" in actions or not actions) and (m := bounded or w.JOBS_AS_FORMULA_RE.search(masked)):
+    # a count beside one given as a formula ("-j8 … or better yet -j $(nproc)", "use that instead of passing -j8") or
+    # bounded by one ("16 or the number of cores, whichever is smaller"): which is meant is not known, so refused
+    bounded = w.COUNT_BOUND_BY_FORMULA_RE.search(masked) or _count_beside_formula(masked, hits.jobs)
+    if (names.builds or names.hosts) and (
+            (addressed and (not hits.jobs or bounded) and ("rebuild" in actions or not actions))
+            or (bounded and "rebuild" in actions)) and (
+            m := bounded or w.JOBS_AS_FORMULA_RE.search(masked) or w.JOBS_FORMULA_SLOT_RE.search(masked)):
         # said to rigops, a count given as a formula where the jobs go ("jobs number = nproc", "-j `nproc`",
         # "replace -j12 with the number of logical cores", "bare -j"): refused, never run with an old count
         actions.add("rebuild")
@@ -698,6 +702,20 @@ PARALLEL_CAP_RE = re.compile(r"\b(?:at most|no more than|max(?:imum)?(?: of)?|on
                              r" (?:processes|procs|jobs|compiles|compilers|compile jobs|threads|workers)"
                              r"(?: (?:will |can |may |should |would )?(?:run|go|be running|be built|build))?"
                              r" (?:in parallel|at once|at a time|concurrently|simultaneously)\b")
+
+
+_SENTENCE_END_RE = re.compile(r"(?<!\.)[.;?!](?!\.)(?:\s|$)|\n")
+
+
+def _count_beside_formula(masked: str, counts: list[w.Number]) -> re.Match[str] | None:
+    """A formula for the jobs in the same sentence as a count asked for, neither of them what is replaced ("-j 8 … or
+    better yet -j $(nproc)"; not "-j2 instead of -j", nor a story's "ran -j$(nproc) = -j16" before "cap it at 4")."""
+    said = [str(c.value) for c in counts if c.value != w.UNWORKABLE]
+    for sentence in _SENTENCE_END_RE.split(w.INSTEAD_TAIL_RE.sub("", masked)):
+        if any(re.search(rf"(?<!\d){v}(?!\d)", sentence) for v in said) and (
+                m := w.JOBS_AS_FORMULA_RE.search(sentence) or w.JOBS_FORMULA_SLOT_RE.search(sentence)):
+            return m
+    return None
 
 
 def _count_said_before(masked: str) -> w.Number | None:

@@ -51,7 +51,7 @@ _ENV_KEYS = (  # names of settings, which also take a plain space: "MAX_JOBS 20"
     r"max_jobs|max jobs|max_job|max job|cmake_build_parallel_level|make_jobs|ninja_jobs|num_jobs|build_jobs"
     r"|parallel_level"
 )
-_JOBS_KEYS = rf"{_ENV_KEYS}|parallelism|concurrency|jobs|par|parallel"
+_JOBS_KEYS = rf"{_ENV_KEYS}|parallelism|concurrency|jobs|par|parallel|cores|cpus|workers|procs"  # "cores = 0"
 _SEPARATOR = r"(?:\s*(?::=|:)\s*|\s+-+\s+)"
 JOBS_SEPARATOR_RE = re.compile(
     rf"(?:(?<![\w-])(?P<env>{_ENV_KEYS})\s+|(?<![\w$-])(?P<key>-{{1,2}}j(?:obs)?|j|{_JOBS_KEYS}){_SEPARATOR})"
@@ -323,9 +323,10 @@ CHANGE_START_RE = re.compile(
     r"|scale|limit|cap|throttle|rebuild|restart|retry|rerun)\b"
 )
 # Words before a number that make it the old value, not the new one: "from -j64 to -j20", "we were at -j64".
-JOBS_LOOKBACK = 24  # characters before a number that JOBS_NOT_NEW_RE looks at
+JOBS_LOOKBACK = 40  # characters before a number that JOBS_NOT_NEW_RE looks at ("instead of naively passing -j8")
 JOBS_NOT_NEW_RE = re.compile(
-    r"(?:\bfrom|\bnot|\binstead of|\bthan|\bwas|\bwere|\bcurrently|\bstill at|\bspawned|\bspawns|\bspawning"
+    r"(?:\bfrom|\bnot|\b(?:instead of|rather than|in place of)(?: [a-z]+){0,3}|\bthan|\bwas|\bwere|\bcurrently"
+    r"|\bstill at|\bspawned|\bspawns|\bspawning"
     r"|\bforked|\bhad|\bhas|\buses|\bused|\b(?:was|were|is|are|been|ran|running|stuck|died|failed|crashed"
     r"|oomed|ooming|oom-ing|it's|we're|still) at)\s*$"
 )

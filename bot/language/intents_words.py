@@ -1049,16 +1049,16 @@ UNKNOWN_BUILD_RE = re.compile(  # groups 1, 2, 3 and 6: a build's own slot; 4, 5
     r"|running|going|log|logs|oom|ooming|oom-ing|swapping|killed|dead|died|isn't|isnt|is not|won't|keeps"
     r"|throwing|throws|crash|crashed|crashes|crashing|fails|failed|failing|hangs|hanging|broke|out of memory"
     r"|unresponsive)\b)"
-    rf"|\bbuilding {_NAME} (?:on|@) HOST\b"
+    rf"|\b(?:building|compiling|installing|rebuilding|recompiling) {_NAME} (?:on|@) HOST\b"
     rf"|\b(?:re-?run|rerun|restart|retry|redo|kick off|start) (?:the )?(?:build|compile|install) (?:for|of) {_NAME}\b"
-    rf"|{_CLAUSE_START}{_NAME}(?: [a-z_]+\.py| build| compile| install)? "
+    rf"|{_CLAUSE_START}{_NAME}(?: [a-z_]+\.py| build| compile| install)?(?: engine| step| process| stage)? "
     r"(?=(?:oom'?e?d|oom|ooms|oom-killed|ooming|oom-ing|ran out of memory|got oom)\b)"
     # "don't waste time compiling koboldcpp on one core", "opencv has lack of available memory", "X stays in an
     # unresponsive state on HOST": a name beside the request, refused when the message names no build of ours
     rf"|\b(?:compiling|building|installing|rebuilding|recompiling) {_NAME}(?= (?:on|with|using|from|at|for|in)\b)"
     r"(?! (?:on|@) HOST\b)"
     rf"|{_CLAUSE_START}{_NAME} (?:has|had|is|was|stays|stayed|keeps|kept|gets|got|seems|looks|hangs|hung|runs|ran"
-    r"|goes|went)\b(?=[^,;.]{0,50}\b(?:memory|oom|stuck|hung|unresponsive|crash\w*|fail\w*|dead|died|killed"
+    r"|goes|went)\b(?=[^,;.]{0,50}\b(?:memory|ram|swap|oom|stuck|hung|unresponsive|crash\w*|fail\w*|dead|died|killed"
     r"|frozen|freezing)\b)"
     # a look at a build by its name: "status of X on HOST?", "progress on X?", "last 50 lines of X", "is X still
     # compiling on HOST?"
@@ -1069,6 +1069,10 @@ UNKNOWN_BUILD_RE = re.compile(  # groups 1, 2, 3 and 6: a build's own slot; 4, 5
     # the name after the word "build": "stop build foo on HOST", "restart the build foo-full on HOST"
     rf"|{_CLAUSE_START}(?:kill|stop|abort|cancel|halt|terminate|rebuild|restart|retry|rerun|relaunch)"
     rf"(?: (?:when|the|that|this))? (?:build|compile|job) {_NAME}(?= (?:on|@) HOST\b)"
+    # what to stop named by its compile: "abort building opencv", "stop compiling pytorch on HOST"
+    rf"|{_CLAUSE_START}(?:kill|stop|abort|cancel|halt|terminate|restart|rerun|retry)(?: the)?"
+    rf" (?:compiling|building|installing|compile of|build of|install of) {_NAME}"
+    r"(?= (?:on|@) HOST\b| now\b| please\b| pls\b|[.!?]*$)"
 )
 # What a kill or a restart may be asked for that is no build: a server (also one named after the build it serves:
 # "the vllm server", "llama-server"), a service, a notebook's kernel, a training run, a container, a python process.
@@ -1095,7 +1099,7 @@ BUILD_TARGET_TOO_RE = re.compile(
     r"(?:build|compile|BUILD)\b(?!\s+(?:server|servers|service|container|notebook|kernel|process|serve|tests|test suite"
     r"|test run|pytest|ctest|agent|runners?)\b)"
 )
-_OWN_SLOTS = (1, 2, 3, 6, 11, 12)  # the groups of UNKNOWN_BUILD_RE that stand in a build's own slot
+_OWN_SLOTS = (1, 2, 3, 6, 11, 12, 13)  # the groups of UNKNOWN_BUILD_RE that stand in a build's own slot
 # "a working build", "the passing build", "the unbounded jobs", "the uncapped build": what it is like
 _DESCRIBING_RE = re.compile(r"[a-z]{3,}ing|un[a-z]{3,}(?:ed|able)")
 # A model named with its version or size ("llama2-13b", "mistral-small-24b") is something a build's place can hold;
@@ -1157,7 +1161,12 @@ def _could_name_a_build(word: str, *, log_slot: bool) -> bool:
     version, toolchain or arch (a model only with its size), a gerund, or, before "log", the kind of log."""
     if word in NOT_A_BUILD or word.isdigit() or _DESCRIBING_RE.fullmatch(word) or (log_slot and word in _LOG_KINDS):
         return False
-    return not NOT_A_HOST_RE.fullmatch(word) or bool(_MODEL_NAME_RE.fullmatch(word))
+    return not NOT_A_HOST_RE.fullmatch(word) or bool(_MODEL_NAME_RE.fullmatch(word) or _PRODUCT_RE.fullmatch(word))
+
+
+# Names NOT_A_HOST_RE keeps from being hosts that are builds' names all the same: "the torchvision build", "rebuild
+# llama.cpp-python on HOST", "kill the torch build".
+_PRODUCT_RE = re.compile(r"(?:torch|llama|qwen|mistral|mixtral|deepseek|glm|gemma|nccl)[\w.+-]*(?<!-server)(?<!-serve)")
 
 
 def unique(items: list[str]) -> tuple[str, ...]:
@@ -1206,21 +1215,36 @@ _FALLBACK_LOOKS = (
 
 # A count given as a formula next to the word for the jobs, in a request to change them: what rigops cannot
 # work out from chat ("set jobs to n_cpus + 2", "-j `nproc`", "the number of logical cores", "-j by itself").
-_FORMULA = (r"(?:\$\(|\$expr\b|`nproc`|\bnproc\b|\bn_?cpus?\b|\bncores\b|\b(?:number|amount|count) of (?:\w+ ){0,2}"
-            r"(?:cores|cpus|processors|threads)\b|\bdivided by\b|\bwhere n\b|\bmemory budget\b"
+_FORMULA = (r"(?:\$\(|\$expr\b|`nproc`|\bnproc\b(?! (?:says|said|shows|showed|reports|returns|returned|gives|gave"
+            r"|prints|printed|is|was|output|outputs) )|\bn_?cpus?\b|\bncores\b"
+            r"|\b(?:number|amount|count) of (?:\w+ ){0,2}"
+            r"(?:cores|cpus|processors|threads)\b|#\s?(?:of )?(?:cores|cpus|procs|processors|threads)\b"
+            r"|\bnum[ _]?(?:of[ _])?(?:cores|cpus|procs|threads)\b|\b(?:core|cpu|thread) count\b|\bdivided by\b"
+            r"|\bwhere n\b|\bmemory budget\b"
             r"|(?<![\w-])-j(?: by itself|`| \(no number\)|\s*$|\n"
             r"| (?:with|without) (?:no |a |an |any )?(?:number|explicit|limit|count|argument|integer))"
             r"|\bas many (?:jobs|threads|processes) as (?:possible|it can|it wants)\b)")
 JOBS_AS_FORMULA_RE = re.compile(
     r"\b(?:use|using|set|unset|replace|switch|change|rebuild|restart|rerun|retry|relaunch|recompile|cap|parallelize"
     r"|parallelise|make|run|remove|pass|add|adding|speed up)\b"
-    rf"[^.;?!\n]{{0,60}}?(?:-j|\bjobs?\b|\bparallel\w*|\bcores\b|\bthreads\b)[^.;?!\n]{{0,40}}?{_FORMULA}"
+    r"[^.;?!\n]{0,60}?(?:-j|\bjobs?\b|\bparallel\w*|\bcores\b|\bthreads\b"
+    r"|\bj (?:param|parameter|value|flag|option)\b)"
+    rf"[^.;?!\n]{{0,40}}?{_FORMULA}"
     rf"|\b(?:use|set|replace|switch|change|rebuild|restart|rerun|retry|cap)\b[^.;?!\n]{{0,30}}?{_FORMULA}"
     r"[^.;?!\n]{0,40}?"
     r"(?:-j|\bjobs?\b|\bparallel\w*)"
     rf"|(?:\b(?:use|using|pass|add|adding)\b|->|=>)[^.;?!\n]{{0,20}}?{_FORMULA}"
     r"|\b(?:with|using) (?:make |ninja )?(?<![\w-])-j(?=\s*$| \(no number\)| (?:with|without) )"
+    # "determine the number of cores on HOST and use that"
+    rf"|\b(?:determine|detect|compute|calculate|figure out|find out|count|check)\b[^.;?!\n]{{0,20}}?{_FORMULA}"
+    r"[^.;?!\n]{0,40}?\buse (?:that|it|this|them)\b"
 )
+# A formula where the jobs go, with no verb: "-j $(nproc)", "MAX_JOBS=nproc", "the param should be #cores + 1".
+JOBS_FORMULA_SLOT_RE = re.compile(
+    rf"(?:-j|\bmax_jobs|\bjobs?|\bparallel(?:ism)?|\b(?:param|parameter|setting|flag|value) (?:should be|is|=))"
+    rf"\s*(?:=\s*|:\s*)?#?\s*{_FORMULA}")
+# What comes after "instead of" is what is replaced: "-j2 instead of -j", "use that instead of passing -j8".
+INSTEAD_TAIL_RE = re.compile(r"\b(?:instead of|rather than|in place of)\b[^.;?!\n]*")
 # A count given with a bound rigops cannot work out: "16 threads or the number available, whichever is smaller",
 # "min(16, nproc)". The number beside it is not the count asked for.
 COUNT_BOUND_BY_FORMULA_RE = re.compile(

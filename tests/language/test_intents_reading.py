@@ -1597,3 +1597,53 @@ def test_what_takes_so_long_asks_the_status(text: str) -> None:
 def test_a_build_that_eats_all_memory_is_trouble_and_help_beside_it_is_a_cry() -> None:
     assert steps(said("<@U0RIGOPS> pls help, gpu01 unresponsive, i think llama-cpp eat all memory",
                       addressed=True)) == "mem"
+
+
+@pytest.mark.parametrize("text", [
+    "<@U0RIGOPS> I recommend adding the `-j 8` back in on flash-attn... or perhaps better yet: `-j $(nproc)`. "
+    "rebuild it like that",
+    "I recommend adding the `-j 8` back in on flash-attn... or perhaps better yet: `-j $(nproc)`. rebuild it like that",
+    "<@U0RIGOPS> rebuild vllm on node-3, the `j` param should be #cores + 1",
+    "<@U0RIGOPS> llama-cpp: determine the number of cores on gpu01 and use that instead of naively passing -j8",
+    "<@U0RIGOPS> rebuild vllm with cores = 0, in which case it will be the total number of cores in the system",
+])
+def test_a_count_beside_a_formula_or_out_of_range_is_refused_never_run(text: str) -> None:
+    plan = said(text, addressed=text.startswith("<@"))
+    assert plan.error is not None, plan
+
+
+@pytest.mark.parametrize(("text", "want"), [
+    ("<@U0RIGOPS> plz rebuld flash-attn w/ -j4 instead of the bare make -j", "rebuild=4"),
+    ("<@U0RIGOPS> use `-j2` instead of `-j` for flash-attn", "rebuild=2"),
+    ("<@U0RIGOPS> didn't have enough memory on node-3 to build vllm using all the threads. use -j=6", "rebuild=6"),
+    ("gpu01 llama-cpp: cap it at twenty jobs, nproc says 36 but the ram can't take that", "rebuild=20"),
+    ("vllm ran `cmake --build -j$(nproc)` = -j16 and overran the cgroup. cap it at 4", "rebuild=4"),
+    ("<@U0RIGOPS> rebuild vllm with 4 jobs instead of 8", "rebuild=4"),
+])
+def test_a_count_with_the_formula_it_replaces_or_told_before_is_that_count(text: str, want: str) -> None:
+    assert steps(said(text, addressed=text.startswith("<@"))).endswith(want)
+
+
+@pytest.mark.parametrize("text", [
+    "<@U0RIGOPS> stop compiling pytorch on node-3",
+    "<@U0RIGOPS> abort building opencv",
+    "<@U0RIGOPS> rebuild llama.cpp-python on gpu01",
+    "gpu01 is swapping because of the torchvision build, someone kill it",
+    "<@U0RIGOPS> deepspeed is eating all the ram on b200, kill it",
+    "<@U0RIGOPS> tensorrt-llm build engine OOM on node-3, kill it",
+])
+def test_a_build_the_config_does_not_have_is_refused_not_swapped_for_the_hosts(text: str) -> None:
+    plan = said(text, addressed=text.startswith("<@"))
+    assert plan.error is not None and "no build" in plan.error and plan.build is None, plan
+
+
+def test_the_judge_calls_a_kill_where_a_refusal_is_due_dangerous() -> None:
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+    from bench_chat import judge
+    item = {"id": "x", "addressed": True, "expect": {"host": "node-3", "build": None, "steps": [], "refuse": True}}
+    acted = parse("<@U0RIGOPS> kill vllm", config=CFG, addressed=True, channel=OPS)
+    assert judge(item, acted, CFG) == (False, True)
+    refused = parse("<@U0RIGOPS> kill triton on node-3", config=CFG, addressed=True, channel=OPS)
+    assert judge(item, refused, CFG) == (True, False)
+    silent = parse("nothing to see here", config=CFG, channel=OPS)
+    assert judge(item, silent, CFG) == (False, False)
