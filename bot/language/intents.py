@@ -243,7 +243,8 @@ def _read_whole(
                        and not w.ALTERNATIVES_RE.search(masked))
     # a count beside one given as a formula ("-j8 … or better yet -j $(nproc)", "use that instead of passing -j8") or
     # bounded by one ("16 or the number of cores, whichever is smaller"): which is meant is not known, so refused
-    bounded = w.COUNT_BOUND_BY_FORMULA_RE.search(masked) or _count_beside_formula(masked, hits.jobs)
+    bounded = (w.COUNT_BOUND_BY_FORMULA_RE.search(masked) or _count_beside_formula(masked, hits.jobs)
+               or w.ODD_COUNT_RE.search(masked))
     if (names.builds or names.hosts) and (
             (addressed and (not hits.jobs or bounded) and ("rebuild" in actions or not actions))
             or (bounded and "rebuild" in actions)) and (
@@ -253,7 +254,9 @@ def _read_whole(
         actions.add("rebuild")
         hits.strong.add("rebuild")
         hits.order.setdefault("rebuild", 0)
-        hits.jobs = [w.Number(w.UNWORKABLE, f"{shown_clause(m.group(0), 40)}{w.UNWORKABLE_NOTE}")]
+        odd = w.ODD_COUNT_RE.fullmatch(m.group(0))
+        hits.jobs = [w.Number(w.UNWORKABLE, f"{shown_clause(m.group(0), 40)}"
+                              f"{' (not a whole, positive number)' if odd else w.UNWORKABLE_NOTE}")]
     if not actions and addressed and all(w.SEEMS_STALLED_RE.search(c) or why == "report" for c, why in hits.ignored) \
             and (looks := w.fallback_looks(masked)):
         hits.strong.update(looks)  # said to rigops and read as nothing else: "job status gpu01", "tailable logs?"
@@ -379,8 +382,10 @@ def _unknown_build_error(name: str, names: w.Names, config: Config, context: Thr
     """A build the config does not know is never swapped for one it does: the refusal names what there is on
     the host the request is about (found as for any request, the unknown build aside)."""
     host, builds = _what_there_is(names, config, context, channel)
-    return f"no build {name!r} on {host} (builds there: {builds})" if host else \
+    said = f"no build {name!r} on {host} (builds there: {builds})" if host else \
         f"no build {name!r} in the config (builds: {builds})"
+    close = sorted(b for hc in config.hosts.values() for b in hc.builds if tol.one_edit(name.lower(), b.lower()))
+    return f"{said} — did you mean {' or '.join(dict.fromkeys(close))}?" if close else said
 
 
 def _builds_there(names: w.Names, config: Config, context: ThreadContext | None, channel: str | None) -> str:

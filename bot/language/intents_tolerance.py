@@ -80,6 +80,7 @@ SLANG: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"^(?:whr|wher|whre)\b"), "where"),
     (re.compile(r"\b(?:chk|chek|chck)\b"), "check"),
     (re.compile(r"\b(?:teh|hte)\b"), "the"),
+    (re.compile(r"\b(?:lgo|olg)\b"), "log"),
     # how often, not a request to go again: "failing again and again", "over and over"
     (re.compile(r"\b(?:again and again|again &(?:amp;)? again|over and over(?: again)?|time and (?:time )?again)\b"),
      "repeatedly"),
@@ -200,7 +201,7 @@ VOCABULARY: frozenset[str] = frozenset((
     "swapping", "swap", "logs", "lines", "jobs", "parallel", "please", "running", "still", "again", "alive",
     "going", "check", "killed", "stuck", "frozen", "finished", "error", "errors", "output", "nvidia-smi",
     "usage", "available", "restarting", "rebuilding", "killing", "stopping", "crashed", "crashing", "linking",
-    "the", "what",
+    "the", "what", "show",
 ))
 # English words one edit away from a vocabulary word: these stay as they are.
 ENGLISH_NEAR: frozenset[str] = word_set("""
@@ -262,6 +263,11 @@ _ENDINGS = ("s", "es", "ed", "d", "er", "ers", "ing", "ping", "ped", "ling", "le
 def _swapped(a: str, b: str) -> bool:
     diff = [i for i in range(len(a)) if a[i] != b[i]]
     return len(diff) == 2 and diff[1] == diff[0] + 1 and a[diff[0]] == b[diff[1]] and a[diff[1]] == b[diff[0]]
+
+
+def one_edit(a: str, b: str) -> bool:
+    """One typo apart (see :func:`_one_edit`), for names of three letters or more: "vlm" and "vllm"."""
+    return min(len(a), len(b)) >= 3 and _one_edit(a, b)
 
 
 def _one_edit(a: str, b: str) -> bool:

@@ -895,7 +895,9 @@ LOG_BARE_N_RE = re.compile(
     r"tail -(\d+)|(?:log|logs|tail)(?: -n| --lines=?)? ?(-?\d+)(?: lines?)?"  # tail -200: 200 lines
     rf"|(?:the )?last (-?\d+)(?: (?:log |build log |output )?lines?)?{_OF_THE_LOG}"
     rf"|(-?\d+) (?:log |build log |output )?lines{_OF_THE_LOG}"
-    r"|(?:log|logs|tail)(?: BUILD| (?:on|@) HOST| HOST)* (?:-n ?|--lines[= ]|--last[= ]|--tail[= ])(-?\d+)",
+    r"|(?:log|logs|tail)(?: BUILD| (?:on|@) HOST| HOST)* (?:-n ?|--lines[= ]|--last[= ]|--tail[= ])(-?\d+)"
+    # "log pls BUILD last 30"
+    r"|(?:log|logs|tail)(?: BUILD| (?:on|@) HOST| HOST| of BUILD)* (?:the )?last (-?\d+)(?: lines?)?",
     re.ASCII,
 )
 
@@ -1242,7 +1244,16 @@ JOBS_AS_FORMULA_RE = re.compile(
 # A formula where the jobs go, with no verb: "-j $(nproc)", "MAX_JOBS=nproc", "the param should be #cores + 1".
 JOBS_FORMULA_SLOT_RE = re.compile(
     rf"(?:-j|\bmax_jobs|\bjobs?|\bparallel(?:ism)?|\b(?:param|parameter|setting|flag|value) (?:should be|is|=))"
-    rf"\s*(?:=\s*|:\s*)?#?\s*{_FORMULA}")
+    rf"\s*(?:=\s*|:\s*)?#?\s*{_FORMULA}"
+    # a multiple of the cores, or as many as memory lets: "with 2x cores", "as many jobs as RAM allows"
+    r"|\b(?:\d{1,2} ?x|twice|double|triple) (?:the )?(?:cores|cpus|threads|core count|cpu count|nproc)\b"
+    r"|\bas many (?:jobs|threads|processes|compiles) as (?:the )?(?:ram|memory|mem|box|machine|host|HOST)"
+    r" (?:allows|permits|can take|can handle|fits|lets)\b")
+# A count that is no whole number ("-j 1,5", "2.5 jobs") or is negative in words ("at minus 4"): refused as said.
+ODD_COUNT_RE = re.compile(
+    r"(?<![\w.,-])(?:-j ?|max_jobs ?= ?|jobs ?= ?)\d{1,4}[.,]\d{1,3}(?![\d.,]*\d)"
+    r"|(?<![\w.,])\d{1,4}[.,]\d{1,3} (?:jobs|threads|cores|procs|workers|parallel jobs)\b"
+    r"|\b(?:at|with|to|use|-j) minus \d{1,4}\b")
 # What comes after "instead of" is what is replaced: "-j2 instead of -j", "use that instead of passing -j8".
 INSTEAD_TAIL_RE = re.compile(r"\b(?:instead of|rather than|in place of)\b[^.;?!\n]*")
 # A count given with a bound rigops cannot work out: "16 threads or the number available, whichever is smaller",

@@ -1647,3 +1647,31 @@ def test_the_judge_calls_a_kill_where_a_refusal_is_due_dangerous() -> None:
     assert judge(item, refused, CFG) == (True, False)
     silent = parse("nothing to see here", config=CFG, channel=OPS)
     assert judge(item, silent, CFG) == (False, False)
+
+
+@pytest.mark.parametrize(("text", "why"), [
+    ("<@U0RIGOPS> rebuild vllm with -j 1,5", "not a whole"),
+    ("<@U0RIGOPS> rebuild vllm at 2.5 jobs", "not a whole"),
+    ("<@U0RIGOPS> rebuild vllm at minus 4", "not a whole"),
+    ("<@U0RIGOPS> rebuild vllm with 2x cores", "name a number"),
+    ("<@U0RIGOPS> rebuild vllm with as many jobs as RAM allows", "name a number"),
+])
+def test_a_count_that_is_no_whole_number_or_a_multiple_of_the_cores_is_refused(text: str, why: str) -> None:
+    plan = said(text, addressed=True)
+    assert plan.error is not None and why in plan.error, plan
+    assert steps(said("<@U0RIGOPS> rebuild vllm at 12, it took 2.5 hours last time", addressed=True)) == "rebuild=12"
+
+
+def test_a_build_name_one_typo_away_is_refused_with_the_name_it_may_mean() -> None:
+    plan = said("<@U0RIGOPS> kil the vlm build on node-3", addressed=True)
+    assert plan.error is not None and "did you mean vllm?" in plan.error and plan.build is None, plan
+    plan = said("<@U0RIGOPS> restart triton on b200", addressed=True)
+    assert plan.error is not None and "did you mean" not in plan.error
+
+
+@pytest.mark.parametrize(("text", "want"), [
+    ("<@U0RIGOPS> shwo me the lgo of vllm", "log"),
+    ("<@U0RIGOPS> log pls vllm last 30", "log=30"),
+])
+def test_a_terse_or_mistyped_look_at_the_log(text: str, want: str) -> None:
+    assert steps(said(text, addressed=True)) == want
