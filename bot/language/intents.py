@@ -709,6 +709,9 @@ PARALLEL_CAP_RE = re.compile(r"\b(?:at most|no more than|max(?:imum)?(?: of)?|on
                              r" (?:in parallel|at once|at a time|concurrently|simultaneously)\b")
 
 
+# A command substituted that computes no count ("-j2 $(touch /tmp/x)"): beside a count, no formula for it.
+_NOT_A_COUNT_RE = re.compile(r"\$\((?!\s*(?:nproc|getconf|expr|\(|echo|python|sysctl|lscpu|grep|cat|awk|free))"
+                             r"[^)]{0,200}\)")
 _SENTENCE_END_RE = re.compile(r"(?<!\.)[.;?!](?!\.)(?:\s|$)|\n")
 
 
@@ -716,7 +719,7 @@ def _count_beside_formula(masked: str, counts: list[w.Number]) -> re.Match[str] 
     """A formula for the jobs in the same sentence as a count asked for, neither of them what is replaced ("-j 8 … or
     better yet -j $(nproc)"; not "-j2 instead of -j", nor a story's "ran -j$(nproc) = -j16" before "cap it at 4")."""
     said = [str(c.value) for c in counts if c.value != w.UNWORKABLE]
-    for sentence in _SENTENCE_END_RE.split(w.INSTEAD_TAIL_RE.sub("", masked)):
+    for sentence in _SENTENCE_END_RE.split(_NOT_A_COUNT_RE.sub(" ", w.INSTEAD_TAIL_RE.sub("", masked))):
         if any(re.search(rf"(?<!\d){v}(?!\d)", sentence) for v in said) and (
                 m := w.JOBS_AS_FORMULA_RE.search(sentence) or w.JOBS_FORMULA_SLOT_RE.search(sentence)):
             return m
