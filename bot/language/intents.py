@@ -238,6 +238,12 @@ def _read_whole(
     if hits.trouble and not hits.jobs and not whole and (m := n.JOBS_RETRY_AT_RE.search(masked)):
         hits.strong.add("rebuild")
         hits.jobs.append(w.Number.of(m.group(1), "-j{}"))
+    if (hits.trouble and addressed and not hits.jobs and not whole
+            and not (hits.strong | hits.weak) & {"kill", "rebuild"}
+            and (m := n.COUNT_ENOUGH_RE.search(masked))):
+        hits.strong.add("rebuild")  # said to rigops: "X ran out of memory at -j16. 8 should work"
+        hits.order.setdefault("rebuild", len(parts))
+        hits.jobs.append(w.Number.of(m.group(1), "-j{}"))
     # a thread rigops acts in talks to rigops; a message about one of its builds or hosts talks about them
     actions = _actions(hits, addressed or context is not None, named=bool(names.hosts or names.builds)
                        and not w.ALTERNATIVES_RE.search(masked))

@@ -309,8 +309,8 @@ NAME_AT_COUNT_RE = re.compile(rf"^BUILD(?: build)?(?: on HOST)? (?:at|with|w/) {
                               r"(?: (?:please|pls|plz|now|again|this time|instead|thanks|thx))*[.!]*$")
 # "reduce the jobs on BUILD …. 3 should do": a number said to be enough, in a sentence of its own.
 COUNT_ENOUGH_RE = re.compile(
-    r"(?:^|[.;!?] )(?:-j ?)?([0-9]{1,4})(?: jobs)? (?:should|will|would|ought to) (?:do(?: it)?|be (?:fine|enough|ok"
-    r"|okay|plenty))\s*[.!]?$"
+    r"(?:^|[.;!?] )(?:-j ?)?([0-9]{1,4})(?: jobs)? (?:should|will|would|ought to) (?:do(?: it)?|work|be (?:fine|enough"
+    r"|ok|okay|plenty|safe))\s*[.!]?$"
 )
 # "from 160 to 10", "from 4 jobs to 2": the new value is the second (the clause must ask for the change).
 JOBS_FROM_TO_RE = re.compile(

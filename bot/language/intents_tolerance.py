@@ -57,6 +57,7 @@ SLANG: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(rf"\bsend {_IT} again\b"), "retry it"),
     (re.compile(rf"\bstart {_IT} (?:again|over|back up)\b"), "rerun it"),
     (re.compile(rf"\bbounce {_IT}\b"), "restart it"),
+    (re.compile(r"\bgive (BUILD|the build|the BUILD build|it) a (?:kick|nudge|poke)\b"), r"retry \1"),
     (re.compile(r"\b(?:respin|re-?kick|re-?fire|redo)\b(?= (?:it|that|this|the|BUILD)\b|$)"), "rebuild"),
     (re.compile(rf"\breboot {_IT}\b(?<!HOST)"), "restart it"),
     (re.compile(r"\b(?:take|have|give it) another (?:go|shot|stab|crack|swing)\b"), "retry"),

@@ -536,9 +536,14 @@ REBUILD_NOUN_RE = re.compile(
 # When the bot is addressed, a clause that opens with the verb is a request whatever follows.
 ADDRESSED_KILL_RE = re.compile(rf"^/?{_FORCE}(?:kill|stop|abort|cancel|halt|terminate|nuke)\b"  # "/kill BUILD" too
                                r"|^end (?:the|this|that) (?:process|build|job|run)$")  # "can you end the process?"
-ADDRESSED_REBUILD_RE = re.compile(r"^/?(?:build )?(?:rebuild|retry|rerun|restart|relaunch|re-?trigger)\b"
-                                  r"|^(?:run|start|launch|kick off) (?:the )?BUILD(?: build)?(?: on HOST)?"
-                                  r"(?: (?:now|please|pls|plz|again))?$")
+ADDRESSED_REBUILD_RE = re.compile(
+    r"^/?(?:build )?(?:rebuild|retry|rerun|restart|relaunch|re-?trigger)\b"
+    r"|^(?:run|start|launch|kick off|kick|compile|install|reinstall|do) (?:the )?BUILD(?: build)?(?: on HOST)?"
+    r"(?: from source)?(?: (?:now|please|pls|plz|again|once more|one more time))*$"
+    # "BUILD needs a rebuild", "it needs to be restarted", "BUILD could use a fresh build"
+    r"|^(?:BUILD|it|the build|the BUILD build)(?: (?:on|@) HOST)? (?:needs|could use|wants|requires|needs to be)"
+    r" (?:a |another )?(?:(?:fresh|clean|full|new) )?(?:rebuild|re-?run|restart|retry|recompile|rebuilt|restarted"
+    r"|rerun|recompiled|relaunched)\b")
 AGAIN_ONLY_RE = re.compile(r"(?:again|go again|once more|one more time)(?: please| now)?")
 # A clause that takes back what came before it: "kill it? nah", "restart vllm... never mind".
 TAKEN_BACK_RE = re.compile(r"(?:nah|nope|no|never ?mind|nvm|scratch that|forget it|on second thought|hold on"

@@ -1675,3 +1675,23 @@ def test_a_build_name_one_typo_away_is_refused_with_the_name_it_may_mean() -> No
 ])
 def test_a_terse_or_mistyped_look_at_the_log(text: str, want: str) -> None:
     assert steps(said(text, addressed=True)) == want
+
+
+@pytest.mark.parametrize(("text", "want"), [
+    ("<@U0RIGOPS> vllm needs a rebuild", "rebuild"),
+    ("<@U0RIGOPS> kick sgl-kernel", "rebuild"),
+    ("<@U0RIGOPS> do vllm again", "rebuild"),
+    ("<@U0RIGOPS> compile flash-attn", "rebuild"),
+    ("<@U0RIGOPS> install vllm from source again", "rebuild"),
+    ("<@U0RIGOPS> give vllm a kick", "rebuild"),
+    ("<@U0RIGOPS> flash-attn ran out of memory at -j16. 8 should work", "rebuild=8"),
+])
+def test_a_rerun_said_to_rigops_in_few_words(text: str, want: str) -> None:
+    assert steps(said(text, addressed=True)).endswith(want)
+
+
+@pytest.mark.parametrize("text", ["vllm needs a rebuild after the merge", "compile flash-attn from source is painful",
+                                  "<@U0RIGOPS> compile flash-attn from source is painful",
+                                  "flash-attn ran out of memory at -j16 for me. 8 should work"])
+def test_a_need_or_a_remark_about_compiling_is_no_rerun(text: str) -> None:
+    assert not said(text, addressed=text.startswith("<@")).destructive
