@@ -133,7 +133,9 @@ LATER_CONDITION_RE = re.compile(
     r"|comes back|recovers|settles|calms down|lands|is merged|gets merged|is over)\b"
 )
 HYPOTHETICAL_RE = re.compile(
-    r"\b(?:if(?! (?:possible|you can|you could|you don't mind|you do not mind|that's ok|that is ok|convenient"
+    # "check if HOST is swapping": what to look at, no condition ("wanna see if it got killed" stays one)
+    r"\b(?:(?<!\bcheck )(?<!\bverify )(?<!\bconfirm )"
+    r"if(?! (?:possible|you can|you could|you don't mind|you do not mind|that's ok|that is ok|convenient"
     r"|you have a (?:sec|second|minute|moment))\b)|unless|once(?! (?:more|again|over))|whenever|in case|assuming"
     r"|suppose|supposing|what if"
     r"|when(?= (?:it|the|we|BUILD|HOST)"

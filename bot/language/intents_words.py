@@ -603,6 +603,12 @@ MEM_RE = re.compile(
     r"(?: (?:is )?(?:left|free|available|used|in use|on HOST|does HOST have|do we have|is there"
     r"|have we got)|$)"
     r"|^what is (?:using|eating|hogging) (?:all )?(?:the )?(?:mem|memory|ram)\b"
+    # "which process is using the most ram on HOST", "how full is the ram", "htop on HOST"
+    r"|^(?:which|what) (?:process|processes|procs?|job|jobs|thing|program)(?: is| are)?"
+    r" (?:using|eating|hogging|holding)"
+    r" (?:the most |all the |so much |most of the )?(?:mem|memory|ram|swap)\b"
+    r"|^how (?:full|much used) is (?:the )?(?:HOST's )?(?:mem|memory|ram|swap)\b"
+    r"|^(?:show |run |post |check |get |give me )?(?:htop|top|btop|vmstat|free)(?: (?:for|on|of|@) HOST| HOST)?$"
 )
 _BUILDISH = r"(?:build|compile|BUILD)"
 # "is X running out of memory?" asks the memory, not whether X runs
@@ -642,7 +648,7 @@ ADDRESSED_LOOK_TOOL_RE = re.compile(r"^(?:use|try|try running|try using|run|just
 LOOK_OBJECTS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("gpu", re.compile(r"\b(?:nvidia-smi|gpus?|gpu picture|cards|vram|gpu temps?|gpu util\w*)(?![\w-])")),
     ("log", re.compile(r"\b(?:logs?|output|errors?|failure|traceback|stack trace|last \d+|tail)\b")),
-    ("mem", re.compile(r"\b(?:mem|memory|ram|swap|free -h|free memory)\b")),
+    ("mem", re.compile(r"\b(?:mem|memory|ram|swap|swapping|thrashing|free -h|free memory)\b")),
     ("status", re.compile(r"\b(?:status|progress|which step|what step|how far)\b")),
 )
 
@@ -695,6 +701,11 @@ STATUS_QUESTION_RE = re.compile(
     r"|still (?:going|running|alive|building|compiling))(?: yet)?$"
     r"|^still (?:going|running|alive|building|compiling)(?:,? (?:BUILD|HOST|the build))?$"
     r"|^where are we (?:with|on|at) (?:BUILD|HOST|it|the build)\b"
+    # "how many steps left on X", "what % is X at", "when will X be done"
+    r"|^how many (?:steps|targets|files|objects|jobs|units) (?:are )?(?:left|remaining|to go)\b"
+    r"|^what (?:%|percent|percentage) is (?:BUILD|it|the build)(?: build)?(?: on HOST)? at\b"
+    r"|^when (?:will|does|is) (?:BUILD|it|the build)(?: build)?(?: on HOST)? (?:be )?(?:done|finish|finished|end"
+    r"|complete|completed|ready)\b"
     # "what's taking so long with X", "why is X taking so long"
     r"|^(?:what(?: is|'s|s) taking (?:so|this|that) long|why is (?:BUILD|it|the build)(?: build)?(?: on HOST)?"
     r" taking (?:so|this|that) long)(?: (?:with|on|for) (?:BUILD|HOST|it|the build)(?: build)?)?\b"
@@ -749,6 +760,7 @@ LOG_QUESTION_RE = re.compile(
     # "what did X spit out", "what broke in X"
     r"|^what (?:did|does) (?:BUILD|it|the build)(?: (?:on|@) HOST)? (?:spit out|print|say|output|log|end with)\b"
     r"|^what (?:broke|failed|went wrong|blew up|died) (?:in|on|with|for) (?:BUILD|the build|it)\b"
+
     # "what does the tail of BUILD look like"
     r"|^what (?:does|did) the (?:tail|end|last (?:few )?lines?) of (?:the )?(?:BUILD|it|the build)(?: build)?"
     r"(?: log| output)?(?: on HOST)? (?:look like|say|show)\b"
@@ -770,7 +782,7 @@ LOG_RE = re.compile(
     # "show me what BUILD printed last"
     r"^(?:show|tell|give) (?:me |us )?what (?:BUILD|it|the build)(?: on HOST)?"
     r" (?:printed|said|spat out|logged|output)(?: last| at the end| before it died)?$|"
-    r"^(?:tail|cat|show|post|paste|send|give|get|dump|grab|check|see|look at|print|pull|fetch|share|return)\b"
+    r"^(?:tail|cat|show|post|paste|send|give|get|dump|grab|check|see|look at|print|pull|fetch|share|return|grep)\b"
     r"[^?]{0,40}?\b(?:logs?|(?<!nvidia-smi )(?<!free -h )(?<!df -h )(?<!htop )output(?! of (?:nvidia-smi|free|df|htop))"
     r"|lines)\b"
     r"|^tail(?: -[nf]| --lines=?)?(?: ?-?\d+)?(?: (?:it|the log|the logs|BUILD|on HOST|of (?:it|that|the log|BUILD)))*$"

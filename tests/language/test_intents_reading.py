@@ -1695,3 +1695,22 @@ def test_a_rerun_said_to_rigops_in_few_words(text: str, want: str) -> None:
                                   "flash-attn ran out of memory at -j16 for me. 8 should work"])
 def test_a_need_or_a_remark_about_compiling_is_no_rerun(text: str) -> None:
     assert not said(text, addressed=text.startswith("<@")).destructive
+
+
+@pytest.mark.parametrize(("text", "want"), [
+    ("<@U0RIGOPS> how full is the ram on node-3", "mem"),
+    ("<@U0RIGOPS> check if node-3 is swapping", "mem"),
+    ("<@U0RIGOPS> show htop for b200", "mem"),
+    ("<@U0RIGOPS> which process is using the most ram on node-3", "mem"),
+    ("<@U0RIGOPS> how many steps left on vllm", "status"),
+    ("<@U0RIGOPS> what % is vllm at", "status"),
+    ("<@U0RIGOPS> when will flash-attn be done", "status"),
+    ("<@U0RIGOPS> grep the vllm log for error", "log"),
+])
+def test_looks_in_more_words(text: str, want: str) -> None:
+    assert steps(said(text, addressed=True)) == want
+
+
+def test_a_purpose_to_see_if_something_happened_stays_a_condition() -> None:
+    plan = said("tail 100 lines of the vllm log on node-3, wanna see if cc1plus got killed")
+    assert steps(plan) == "log=100"
