@@ -220,7 +220,7 @@ def _read_whole(
         hits.jobs.append(w.Number.of(m.group(1), "-j{}"))  # "retry with fewer jobs, say 4": that is the number
         hits.relative = None
     if ("rebuild" in hits.strong | hits.weak and not hits.jobs and not whole
-            and (said := _count_said_before(masked))):
+            and (said := _count_said_before(masked) or _count_quoted(masked, normal.quoted))):
         hits.jobs.append(said)  # "max job 12 is okay to me for vllm. rebuild with that": the count said before
     if (not (hits.strong | hits.weak) & {"kill", "rebuild"} and not whole and names.builds
             and (do := DO_THAT_RE.search(masked)) and (said := _one_count(masked[:do.start()]))):
@@ -748,6 +748,16 @@ DO_THAT_RE = re.compile(r"(?:^|[,.;:!?\-] ?|\b(?:so|then|just|pls|please) )do (?
                         r"(?: (?:for|on|with|to) (?:BUILD|it))?(?: (?:please|pls|then|too|now))?"
                         r"(?:\s*[.!]*$|(?= (?:and|then|on|do) ))"
                         r"|\bdo BUILD (?:like that|that way|the same way)\b")
+
+
+def _count_quoted(masked: str, quoted: str) -> w.Number | None:
+    """The one count a quote above the request tells, when the request points back at it: "> something sensible
+    like `make -j 4`" above "yes, rebuild vllm with that"."""
+    if not quoted or not (m := WITH_THAT_RE.search(masked) or DO_THAT_RE.search(masked)):
+        return None
+    if _one_count(masked[: m.start()]):
+        return None
+    return _one_count(quoted)
 
 
 def _one_count(before: str) -> w.Number | None:

@@ -244,6 +244,7 @@ CLAUSE_SPLIT_RE = re.compile(
 LEAD_RE = re.compile(
     r"^(?:(?:hey|hi|hello|yo|ok|okay|k|so|and|also|then|now|please|just|quick|quickly|maybe|right|alright|actually"
     r"|first(?: of all| off)?(?! (?:time|thing|try|run|build|attempt|one)\b)|firstly|after that|afterwards|finally"
+    r"|at least(?= (?:try|do|run|rebuild|restart|kill|stop|show|check|give)\b)"
     r"|lastly"
     r"|rigops|bot|guys|folks|team|someone|somebody|anyone|anybody|ya|yeah|yep|yes|ugh|hmm+|lol|damn|welp|oof"
     r"|can you|could you|can u|could u|would you|will you|can someone|could someone|can somebody|can anyone"
@@ -260,6 +261,7 @@ FILLER_LEADS = frozenset((
     "hey", "hi", "hello", "yo", "ok", "okay", "k", "so", "and", "also", "then", "now", "right", "alright",
     "rigops", "bot", "guys", "folks", "team", "ya", "yeah", "yep", "yes", "ugh", "lol", "damn", "welp", "oof",
     "maybe", "actually", "first", "firstly", "of", "all", "off", "after", "that", "afterwards", "finally", "lastly",
+    "at", "least",
 ))
 HEDGES = frozenset(("maybe", "perhaps"))
 LEAD_MARK = "\x01"  # opens a clause whose lead-in made it a request ("can you", "pls", "let's")
@@ -337,13 +339,14 @@ ASKED_LEAD_RE = re.compile(r"^(?:should (?:we|i|you)|shall (?:we|i)|do you want 
                            # a wish or a way put to rigops asks it: "is there a way to get the log?", "any way to kill
                            # this?",
                            # "would be nice if you could show the tail", "the easy way would be to rebuild …"
-                           r"|(?:is there|there is|any) (?:a |some )?way (?:for you )?to"
+                           r"|(?:is there|there is|any) (?:a |an |some )?(?:way|option|command|chance) (?:for you )?to"
                            r"(?![^?.]*\b(?:myself|ourselves|by hand|manually"
                            r"|from the (?:terminal|shell|command line|cli)))"
                            r"(?= (?:get|see|show|view|check"
                            r"|print|display|pull|fetch|tail|read|look|post|dump|grab|share"
                            r"|(?:kill|stop|cancel|abort|terminate|restart|rebuild|rerun|retry)"
-                           r" (?:it|this|that|them|BUILD|the BUILD build|the build on HOST))\b)"
+                           r" (?:it|this|that|them|BUILD|the BUILD build|the build on HOST"
+                           r"|the (?:running|current|stuck|hung) (?:build|compile)))\b)"
                            r"|(?:can|could) you (?:find a way|manage) to"
                            # a wish said to rigops: "we actually want to rebuild X", "I need to see the log"
                            r"|(?:we|i) (?:actually |really |just |now |also )?(?:want|need|would like|'d like)"
@@ -925,7 +928,9 @@ HOST_SLOT_RE = re.compile(
     r"(?:(?<![\w-])on|(?<![\w])@)\s?(?:(?:the )?(?:host|box|node|machine|server) )?([a-z][a-z0-9_.-]{0,62})"
     r"|(?<![\w.-])([a-z][a-z0-9_.-]{0,62})'s\b"
     # a host told about as the subject of its trouble: "h100-7 is down to 10% swap free, kill whatever is building"
-    r"|(?:^|(?<=[.?!;,:\n\x01]) ?)([a-z][a-z0-9_.-]{0,62}\d[a-z0-9_.-]{0,62})(?= (?:is|was|keeps|has|just|seems)"
+    r"|(?:^|(?<=[.?!;,:\n\x01]) ?)([a-z][a-z0-9_.-]{0,62}\d[a-z0-9_.-]{0,62})(?= (?:cannot allocate memory"
+    r"|can't allocate memory|out of memory|oom-?(?:ing|ed|killed)|swapping|thrashing|ran out of memory)\b"
+    r"| (?:is|was|keeps|has|just|seems)"
     r" (?:down|dying|swapping|thrashing|oom|ooming|out of|low on|running out|at \d|full|unreachable|unresponsive"
     r"|hung|stuck|on fire|melting|crawling|killing)\b)"
     # a host named bare after what to do, said in a word: "nvidia-smi node-5", "kill BUILD node-5", "mem h100-3"
@@ -1088,6 +1093,9 @@ UNKNOWN_BUILD_RE = re.compile(  # groups 1, 2, 3 and 6: a build's own slot; 4, 5
     # the name after the word "build": "stop build foo on HOST", "restart the build foo-full on HOST"
     rf"|{_CLAUSE_START}(?:kill|stop|abort|cancel|halt|terminate|rebuild|restart|retry|rerun|relaunch)"
     rf"(?: (?:when|the|that|this))? (?:build|compile|job) {_NAME}(?= (?:on|@) HOST\b)"
+    # the log of a build by its name, asked for: "show me the findbugs log", "tail the xformers output"
+    rf"|{_CLAUSE_START}(?:show|post|get|give|send|tail|grab|fetch|pull|paste|dump)(?: me| us)? (?:the )?{_NAME}"
+    r"(?: build)? (?:log|logs|output|build log)(?=[?!.]*$| please\b| pls\b| now\b)"
     # what to stop named by its compile: "abort building opencv", "stop compiling pytorch on HOST"
     rf"|{_CLAUSE_START}(?:kill|stop|abort|cancel|halt|terminate|restart|rerun|retry)(?: the)?"
     rf" (?:compiling|building|installing|compile of|build of|install of) {_NAME}"
@@ -1118,13 +1126,13 @@ BUILD_TARGET_TOO_RE = re.compile(
     r"(?:build|compile|BUILD)\b(?!\s+(?:server|servers|service|container|notebook|kernel|process|serve|tests|test suite"
     r"|test run|pytest|ctest|agent|runners?)\b)"
 )
-_OWN_SLOTS = (1, 2, 3, 6, 11, 12, 13)  # the groups of UNKNOWN_BUILD_RE that stand in a build's own slot
+_OWN_SLOTS = (1, 2, 3, 6, 11, 12, 13, 14)  # the groups of UNKNOWN_BUILD_RE that stand in a build's own slot
 # "a working build", "the passing build", "the unbounded jobs", "the uncapped build": what it is like
 _DESCRIBING_RE = re.compile(r"[a-z]{3,}ing|un[a-z]{3,}(?:ed|able)")
 # A model named with its version or size ("llama2-13b", "mistral-small-24b") is something a build's place can hold;
 # a model family alone ("llama") is no host and may be a loose word for a build of the config, so it is no name.
 _MODEL_NAME_RE = re.compile(r"(?:llama|qwen|mistral|mixtral|deepseek|gpt|glm|gemma|phi|kimi)[a-z.-]*\d[\w.-]*")
-_LOG_SLOT = 2  # "the X log on HOST": X may say which log it is rather than whose
+_LOG_SLOTS = (2, 14)  # "the X log on HOST", "show me the X log": X may say which log it is rather than whose
 _LOG_KINDS = word_set("error errors output console system syslog dmesg journal kernel debug verbose install setup "
                       "configure compile full whole raw crash access audit boot")
 NOT_A_BUILD = word_set("""
@@ -1164,7 +1172,7 @@ def unknown_builds(masked: str, config: Config) -> tuple[tuple[str, ...], bool, 
     def slot(m: re.Match[str]) -> str:
         index = next((i for i, g in enumerate(m.groups(), 1) if g), 0)
         name = (m.group(index) or "").rstrip("._-") if index else ""
-        if not name or _key(name) in known or not _could_name_a_build(name, log_slot=index == _LOG_SLOT):
+        if not name or _key(name) in known or not _could_name_a_build(name, log_slot=index in _LOG_SLOTS):
             return m.group(0)
         found.append(name)
         own_slot.append(index in _OWN_SLOTS)
@@ -1240,6 +1248,7 @@ _FORMULA = (r"(?:\$\(|\$expr\b|`nproc`|\bnproc\b(?! (?:says|said|shows|showed|re
             r"(?:cores|cpus|processors|threads)\b|#\s?(?:of )?(?:cores|cpus|procs|processors|threads)\b"
             r"|\bnum[ _]?(?:of[ _])?(?:cores|cpus|procs|threads)\b|\b(?:core|cpu|thread) count\b|\bdivided by\b"
             r"|\bwhere n\b|\bmemory budget\b"
+            r"|\bbased on (?:the )?(?:available |free )?(?:memory|ram|cores|cpus|core count)\b"
             r"|(?<![\w-])-j(?: by itself|`| \(no number\)|\s*$|\n"
             r"| (?:with|without) (?:no |a |an |any )?(?:number|explicit|limit|count|argument|integer))"
             r"|\bas many (?:jobs|threads|processes) as (?:possible|it can|it wants)\b)")
@@ -1262,6 +1271,9 @@ JOBS_AS_FORMULA_RE = re.compile(
 JOBS_FORMULA_SLOT_RE = re.compile(
     rf"(?:-j|\bmax_jobs|\bjobs?|\bparallel(?:ism)?|\b(?:param|parameter|setting|flag|value) (?:should be|is|=))"
     rf"\s*(?:=\s*|:\s*)?#?\s*{_FORMULA}"
+    # the jobs set by what the host has: "limit the number of jobs for BUILD based on memory"
+    r"|\b(?:jobs|-j|parallelism|job count)(?: (?:for|of|on) (?:BUILD|it|the build))?,? based on (?:the )?"
+    r"(?:available |free )?(?:memory|ram|cores|cpus|core count)\b"
     # a multiple of the cores, or as many as memory lets: "with 2x cores", "as many jobs as RAM allows"
     r"|\b(?:\d{1,2} ?x|twice|double|triple) (?:the )?(?:cores|cpus|threads|core count|cpu count|nproc)\b"
     r"|\bas many (?:jobs|threads|processes|compiles) as (?:the )?(?:ram|memory|mem|box|machine|host|HOST)"

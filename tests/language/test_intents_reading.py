@@ -1714,3 +1714,27 @@ def test_looks_in_more_words(text: str, want: str) -> None:
 def test_a_purpose_to_see_if_something_happened_stays_a_condition() -> None:
     plan = said("tail 100 lines of the vllm log on node-3, wanna see if cc1plus got killed")
     assert steps(plan) == "log=100"
+
+
+@pytest.mark.parametrize(("text", "want"), [
+    ("<@U0RIGOPS> is there a way to kill the running build?", "kill"),
+    ("<@U0RIGOPS> llama-cpp looks like it hangs. is there an option to show the build progress?", "status"),
+    ("<@U0RIGOPS> at least try `rm -rf build/` and rebuild flash-attn", "rebuild"),
+    ("&gt; override the default to something sensible like `make -j 4`\n<@U0RIGOPS> yes, rebuild vllm with that",
+     "rebuild=4"),
+])
+def test_a_way_asked_at_least_tried_or_a_count_pointed_back_at_in_a_quote(text: str, want: str) -> None:
+    assert steps(said(text, addressed=True)) == want
+    clean = said("<@U0RIGOPS> at least try `rm -rf build/` and rebuild flash-attn", addressed=True)
+    assert clean.steps[-1].clean
+
+
+@pytest.mark.parametrize("text", [
+    "<@U0RIGOPS> worker-2 Cannot allocate memory. kill whatever is building there",
+    "findbugs returned 137 on gpu01.\n<@U0RIGOPS> what could kill the process? show me the findbugs log",
+    "<@U0RIGOPS> limit the number of jobs for flash-attn based on memory, building it requires ~2GB per core",
+])
+def test_an_unknown_host_or_build_or_a_count_by_memory_is_refused(text: str) -> None:
+    plan = said(text, addressed=True)
+    assert plan.error is not None and plan.build in (None, "flash-attn"), plan
+    assert steps(said("<@U0RIGOPS> show me the error log of vllm", addressed=True)) == "log"
