@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bot.actions.rebuild import build_command, build_env, log_path
-from bot.config import parse
+from bot.config import ALL_HOSTS, parse
 from bot.language import intents
 from bot.language.commands import step_names
 from bot.language.plan import MAX_JOBS, MIN_JOBS
@@ -29,7 +29,7 @@ ALLOWED_COMMAND = re.compile(r"^uv pip install -e \. --no-build-isolation -v -j\
 @given(TEXT, st.booleans())
 def test_any_text_gives_a_plan_of_config_names_and_bounded_numbers(text: str, addressed: bool) -> None:
     plan = intents.parse(text, config=CONFIG, addressed=addressed)
-    assert plan.host in (None, *CONFIG.hosts)
+    assert plan.host in (None, ALL_HOSTS, *CONFIG.hosts)  # "all" is rigops' own word for every host ("mem for all")
     assert plan.build in (None, "sgl-kernel")
     for step in plan.steps:
         assert step.action in step_names()
@@ -65,3 +65,10 @@ def test_runs_started_in_the_same_second_keep_their_own_logs() -> None:
     assert len(logs) == 4, logs
     assert log_path(build, now=second + 0.25).endswith("-250.log")
     assert sorted(logs) == [log_path(build, now=second + ms / 1000) for ms in (0, 1, 250, 999)]  # they sort in time
+
+
+def test_every_host_in_a_rebuild_is_refused_with_its_count() -> None:
+    """Found by the property above: "do/for all j0" names every host and -j0; both are refused, nothing runs."""
+    plan = intents.parse("DO/FOR ALL J0", config=CONFIG)
+    assert plan.host == ALL_HOSTS and plan.build is None and plan.error is not None
+    assert "-j0" in plan.error and "one host at a time" in plan.error
