@@ -333,6 +333,8 @@ DESCRIPTION_RE = re.compile(
 # Negated destructive requests ("don't kill it", "no need to rebuild").
 NEGATIONS = r"don't|dont|do not|never|no need|not|nope|cannot|can't|cant|shouldn't|mustn't|won't|wouldn't"
 NEGATION_RE = re.compile(rf"\b(?:{NEGATIONS}|avoid|without|stop (?:killing|rebuilding|restarting|retrying))\b")
+# How a wish is put: "it would be nice …", "it'd be really helpful …".
+_NICE = r"(?:really |very |so |super )?(?:nice|great|good|awesome|helpful|cool|handy|lovely|ideal|useful|appreciated)"
 # Said to the bot, "should we kill it?" asks it to: this lead-in is dropped when the bot is addressed.
 ASKED_LEAD_RE = re.compile(r"^(?:should (?:we|i|you)|shall (?:we|i)|do you want to|wanna|want to"
                            r"|(?:(?:would|could|can|will) you )?(?:be so kind as to|be kind enough to|kindly)"
@@ -356,16 +358,15 @@ ASKED_LEAD_RE = re.compile(r"^(?:should (?:we|i|you)|shall (?:we|i)|do you want 
                            r"|(?:what if|how about(?: if)?) you(?: will| would| could| just| try to| tried to)?"
                            r"(?! run out)(?= (?:run|rebuild|restart|retry|kill|stop|build|try|use|drop|lower)\b)"
                            r"|(?:is it|would it be|will it be|is that) possible (?:for you )?to"
-                           r"|(?:it )?(?:would|'d) be (?:really |very |so )?(?:nice|great|good|awesome|helpful|cool"
-                           r"|handy|lovely|ideal|useful) (?:if you (?:could|can|would)|to)"
+                           rf"|(?:it )?(?:would|'d) be {_NICE} (?:if you (?:could|can|would)|to)"
                            r"|(?:the |your )?(?:easy|easiest|simple|simplest|quick|quickest|fast|fastest|best|safest)"
                            r" (?:way|thing|fix|option|bet|move) (?:here )?(?:would be|is|will be) (?:to|if you)"
                            r"|(?:i'm |im |we're |i am |we are )?(?:gonna|going to) need (?:you|u) to)"
                            r"(?: just)? ")
 # Said to rigops, a request put indirectly asks all the same: a suggestion ("I suggest killing X", "I suggest we
 # cancel X"), a hope or a wonder ("any chance you could rerun X", "wondering if you could stop X", "I was hoping you
-# could post …", "I'd love to see …"), or what is needed done to a build ("I
-# need X rebuilt with 4 jobs", "we need X restarted at -j8"). ``as_asked`` gives the plain request.
+# could post …", "I'd love to see …"), or what is needed done to a build ("I need X rebuilt with 4 jobs", "we need X
+# restarted at -j8"). ``as_asked`` gives the plain request.
 _GERUNDS = {"killing": "kill", "cancelling": "cancel", "canceling": "cancel", "stopping": "stop",
             "aborting": "abort", "terminating": "terminate", "restarting": "restart", "rebuilding": "rebuild",
             "rerunning": "rerun", "retrying": "retry", "relaunching": "relaunch", "checking": "check",
@@ -396,8 +397,7 @@ _PAST_ASKED = {"posted": "post", "showed": "show", "shared": "share", "sent": "s
                "canceled": "cancel", "aborted": "abort", "restarted": "restart", "reran": "rerun", "rebuilt": "rebuild",
                "retried": "retry", "relaunched": "relaunch", "tailed": "tail", "gave": "give", "dumped": "dump"}
 _WISHED_RE = re.compile(
-    r"^(?:(?:it )?(?:would|'d) be (?:really |very |so |super )?(?:nice|great|good|awesome|helpful|cool|handy|lovely"
-    r"|ideal|useful|appreciated)|(?:i|we)(?: would|'d) (?:appreciate it|be grateful|love it|like it)) if you"
+    rf"^(?:(?:it )?(?:would|'d) be {_NICE}|(?:i|we)(?: would|'d) (?:appreciate it|be grateful|love it|like it)) if you"
     r"(?: could| would)?(?: just)? (?P<past>" + "|".join(_PAST_ASKED) + r")\b")
 
 
