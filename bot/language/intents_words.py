@@ -1100,6 +1100,11 @@ UNKNOWN_BUILD_RE = re.compile(  # groups 1, 2, 3 and 6: a build's own slot; 4, 5
     rf"|{_CLAUSE_START}(?:kill|stop|abort|cancel|halt|terminate|restart|rerun|retry)(?: the)?"
     rf" (?:compiling|building|installing|compile of|build of|install of) {_NAME}"
     r"(?= (?:on|@) HOST\b| now\b| please\b| pls\b|[.!?]*$)"
+    # the subject of its trouble, in a few words: "pytorch from source is oom-ing on HOST", "nccl build stuck on HOST"
+    rf"|{_CLAUSE_START}(?:the |my |our )?{_NAME}(?: (?:from source|build|compile|install|wheel|wheel build"
+    r"|compilation))?(?: (?:on|@) HOST)? (?:is |was |keeps |just |has been |got |seems )?(?:still )?(?:oom-?ing"
+    r"|oom'?ing|oomed|oom-?killed|swapping|thrashing|eating all|hogging|stuck|hung|hanging|dying|crashing|failing"
+    r"|died|crashed|failed|frozen|wedged)\b"
 )
 # What a kill or a restart may be asked for that is no build: a server (also one named after the build it serves:
 # "the vllm server", "llama-server"), a service, a notebook's kernel, a training run, a container, a python process.
@@ -1157,6 +1162,12 @@ smoke unit integration regression e2e functional perf performance benchmark benc
 unlimited excessive concurrent simultaneous extra heavy huge massive many multiple several few more less fewer
 spawned background foreground remaining remote parallelised parallelized
 and or but nor so if else than as also too just only not no yes ok okay
+pipeline runner runners laptop desktop workstation tmux ssh sshd session terminal shell screen browser ide vscode
+editor upload download network
+rustc collect2 lto1 lto-wrapper cc1 as gold nvlink fatbinary cudafe cudafe++ nvidia-smi htop top kswapd apt dpkg
+yum dnf pacman brew ghc javac kotlinc swiftc zig tsc esbuild webpack xcodebuild msbuild scons bitbake
+compilation installation configuration deployment execution generation optimization optimisation preparation
+migration conversion extraction
 """)
 
 
@@ -1193,7 +1204,8 @@ def _could_name_a_build(word: str, *, log_slot: bool) -> bool:
 
 # Names NOT_A_HOST_RE keeps from being hosts that are builds' names all the same: "the torchvision build", "rebuild
 # llama.cpp-python on HOST", "kill the torch build".
-_PRODUCT_RE = re.compile(r"(?:torch|llama|qwen|mistral|mixtral|deepseek|glm|gemma|nccl)[\w.+-]*(?<!-server)(?<!-serve)")
+_PRODUCT_RE = re.compile(r"(?:(?:torch|llama|qwen|mistral|mixtral|deepseek|glm|gemma|nccl)[\w.+-]*|cuda-[a-z][\w.+-]*)"
+                         r"(?<!-server)(?<!-serve)")
 
 
 def unique(items: list[str]) -> tuple[str, ...]:

@@ -1738,3 +1738,21 @@ def test_an_unknown_host_or_build_or_a_count_by_memory_is_refused(text: str) -> 
     plan = said(text, addressed=True)
     assert plan.error is not None and plan.build in (None, "flash-attn"), plan
     assert steps(said("<@U0RIGOPS> show me the error log of vllm", addressed=True)) == "log"
+
+
+@pytest.mark.parametrize("text", [
+    "pytorch from source is oom-ing on node-3, please stop it",
+    "<@U0RIGOPS> nccl build stuck on gpu01, can you restart it",
+    "<@U0RIGOPS> stop my cuda-samples build",
+])
+def test_a_build_the_config_does_not_have_as_the_subject_of_its_trouble_is_refused(text: str) -> None:
+    plan = said(text, addressed=text.startswith("<@"))
+    assert plan.error is not None and "no build" in plan.error and plan.build is None, plan
+
+
+@pytest.mark.parametrize("text", ["<@U0RIGOPS> compilation is stuck on node-3, kill it",
+                                  "<@U0RIGOPS> rustc is hanging on node-3, kill vllm",
+                                  "<@U0RIGOPS> installation hung on node-3, kill it"])
+def test_a_step_or_a_tool_in_trouble_is_no_build_of_its_own(text: str) -> None:
+    plan = said(text, addressed=True)
+    assert plan.error is None and steps(plan) == "kill" and plan.host == "node-3", plan
