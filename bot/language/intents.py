@@ -220,7 +220,7 @@ def _read_whole(
         hits.jobs.append(w.Number.of(m.group(1), "-j{}"))  # "retry with fewer jobs, say 4": that is the number
         hits.relative = None
     if ("rebuild" in hits.strong | hits.weak and not hits.jobs and not whole
-            and (said := _count_said_before(masked) or _count_quoted(masked, normal.quoted))):
+            and (said := _count_said_before(masked, quoted=normal.quoted))):
         hits.jobs.append(said)  # "max job 12 is okay to me for vllm. rebuild with that": the count said before
     if (not (hits.strong | hits.weak) & {"kill", "rebuild"} and not whole and names.builds
             and (do := DO_THAT_RE.search(masked)) and (said := _one_count(masked[:do.start()]))):
@@ -260,9 +260,8 @@ def _read_whole(
         actions.add("rebuild")
         hits.strong.add("rebuild")
         hits.order.setdefault("rebuild", 0)
-        odd = w.ODD_COUNT_RE.fullmatch(m.group(0))
-        hits.jobs = [w.Number(w.UNWORKABLE, f"{shown_clause(m.group(0), 40)}"
-                              f"{' (not a whole, positive number)' if odd else w.UNWORKABLE_NOTE}")]
+        why = " (not a whole, positive number)" if m.re is w.ODD_COUNT_RE else w.UNWORKABLE_NOTE
+        hits.jobs = [w.Number(w.UNWORKABLE, f"{shown_clause(m.group(0), 40)}{why}")]
     if not actions and addressed and all(w.SEEMS_STALLED_RE.search(c) or why == "report" for c, why in hits.ignored) \
             and (looks := w.fallback_looks(masked)):
         hits.strong.update(looks)  # said to rigops and read as nothing else: "job status gpu01", "tailable logs?"
@@ -674,7 +673,7 @@ def _read_jobs(body: str, addressed: bool) -> list[w.Number]:
 
 
 _THIS_TIME_RE = re.compile(r"^(?:but |and |only )?this time(?: around| round)?,? (?=with |at |using |-j|j\d|max_jobs"
-                           r"|\d|(?:only |just )?\d|make_jobs|cmake_build_parallel_level|jobs)")
+                           r"|(?:only |just )?\d|make_jobs|cmake_build_parallel_level|jobs)")
 
 
 # A supposition that governs the clause after it opens with its condition: "if it dies again, kill it", "once it
@@ -732,11 +731,12 @@ def _count_beside_formula(masked: str, counts: list[w.Number]) -> re.Match[str] 
     return None
 
 
-def _count_said_before(masked: str) -> w.Number | None:
-    """The one jobs count told before the request, when the request points back at it."""
+def _count_said_before(masked: str, *, quoted: str = "") -> w.Number | None:
+    """The one jobs count told before the request, when the request points back at it; else the one a quote above
+    the request tells ("> something sensible like `make -j 4`" above "yes, rebuild vllm with that")."""
     if not (m := WITH_THAT_RE.search(masked) or DO_THAT_RE.search(masked)):
         return None
-    return _one_count(masked[: m.start()])
+    return _one_count(masked[: m.start()]) or (_one_count(quoted) if quoted else None)
 
 
 # The second of two things that both did something: "-j2 and -j4 both worked", "-j8 and -j16 all failed".
@@ -748,16 +748,6 @@ DO_THAT_RE = re.compile(r"(?:^|[,.;:!?\-] ?|\b(?:so|then|just|pls|please) )do (?
                         r"(?: (?:for|on|with|to) (?:BUILD|it))?(?: (?:please|pls|then|too|now))?"
                         r"(?:\s*[.!]*$|(?= (?:and|then|on|do) ))"
                         r"|\bdo BUILD (?:like that|that way|the same way)\b")
-
-
-def _count_quoted(masked: str, quoted: str) -> w.Number | None:
-    """The one count a quote above the request tells, when the request points back at it: "> something sensible
-    like `make -j 4`" above "yes, rebuild vllm with that"."""
-    if not quoted or not (m := WITH_THAT_RE.search(masked) or DO_THAT_RE.search(masked)):
-        return None
-    if _one_count(masked[: m.start()]):
-        return None
-    return _one_count(quoted)
 
 
 def _one_count(before: str) -> w.Number | None:

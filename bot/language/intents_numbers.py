@@ -266,7 +266,7 @@ JOBS_SERIAL_RE = re.compile(
 JOBS_TO_RE = re.compile(  # imperative "drop to 32", "cap it at 16", "set jobs to 16", "switch BUILD to 4"
     r"(?:^|\bto )(?:(?:drop|lower|reduce|cut|go down|bump|raise|limit|cap|throttle|bound|restrict|constrain|pin"
     r"|switch|move|set)"
-    r"(?: (?:it|that|BUILD|the build))?|set"
+    r"(?: (?:it|that|BUILD|the build))?"
     r"|hard-?code|change|make|go|(?:restore|reset|revert|return)(?: (?:it|that|BUILD|the build))?"
     r"|(?:bring|take|knock|dial|scale|turn|put|set|get)(?: (?:it|that|BUILD|the build))?(?: on HOST)? (?:down|back|up))"
     r"(?: (?:the |BUILD's |the BUILD )?(?:number of |no\.? of |count of )?(?:parallel |concurrent |compile |build )?"

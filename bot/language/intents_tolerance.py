@@ -222,7 +222,7 @@ tuning turning burning running cunning punning gunning dunning sunning stilling 
 rebuilt prebuild prebuilt rebuilds reruns retries restarts relaunched restored stopped stoppage
 states likes willing willed shopping stepping stomping stooping topping finishes crashes crushed crushing
 clashed clashing cashed cashing trashed trashing ruining sinking licking blinking winking inking milling lanes
-mines wines fines vines pines dines limes nines lines liens linens liners lifes pleas pease snuck terrors
+mines wines fines vines pines dines limes nines liens linens liners lifes pleas pease snuck terrors
 germinate goring boing shill stratus alice clive emory alain hines linus kipling osage errol stoll usagi
 """)
 TOKEN_RE = re.compile(r"(?<![\w-])[a-z]{4,16}(?![\w-])")

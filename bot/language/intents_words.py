@@ -350,6 +350,13 @@ ASKED_LEAD_RE = re.compile(r"^(?:should (?:we|i|you)|shall (?:we|i)|do you want 
                            r" (?:it|this|that|them|BUILD|the BUILD build|the build on HOST"
                            r"|the (?:running|current|stuck|hung) (?:build|compile)))\b)"
                            r"|(?:can|could) you (?:find a way|manage) to"
+                           # a hope or a wonder: "any chance you could rerun X", "wondering if you could stop X",
+                           # "I was hoping you could post …", "I'd love to see …", "feel free to restart X"
+                           r"|(?:is there )?any chance (?:you (?:could|can|would|might)|to|of)"
+                           r"|(?:i was |i'm |i am |we were |we're |we are |just )?(?:wondering|hoping)"
+                           r" (?:if |whether )?(?:you|u) (?:could|can|would|might|will)"
+                           r"|(?:i|we)(?: would|'d) (?:love|appreciate it if you (?:could|would))(?: (?:you )?to)?"
+                           r"|(?:please |pls )?feel free to"
                            # a wish said to rigops: "we actually want to rebuild X", "I need to see the log"
                            r"|(?:we|i) (?:actually |really |just |now |also )?(?:want|need|would like|'d like)"
                            r" (?:you )?to(?= (?:rebuild|restart|rerun|retry|kill|stop|cancel|see|get|check|view"
@@ -363,10 +370,10 @@ ASKED_LEAD_RE = re.compile(r"^(?:should (?:we|i|you)|shall (?:we|i)|do you want 
                            r" (?:way|thing|fix|option|bet|move) (?:here )?(?:would be|is|will be) (?:to|if you)"
                            r"|(?:i'm |im |we're |i am |we are )?(?:gonna|going to) need (?:you|u) to)"
                            r"(?: just)? ")
-# Said to rigops, a request put indirectly asks all the same: a suggestion ("I suggest killing X", "I suggest we
-# cancel X"), a hope or a wonder ("any chance you could rerun X", "wondering if you could stop X", "I was hoping you
-# could post …", "I'd love to see …"), or what is needed done to a build ("I need X rebuilt with 4 jobs", "we need X
-# restarted at -j8"). ``as_asked`` gives the plain request.
+# Said to rigops, a request put indirectly asks all the same, in words that must be put back as the verb: a
+# suggestion ("I suggest killing X", "I suggest we cancel X"), what is needed done to a build ("I need X rebuilt with
+# 4 jobs", "we need X restarted at -j8"), a wish in the past tense ("would be nice if you posted the log").
+# ``as_asked`` gives the plain request; a lead-in that only goes ("any chance you could …") is ASKED_LEAD_RE's.
 _GERUNDS = {"killing": "kill", "cancelling": "cancel", "canceling": "cancel", "stopping": "stop",
             "aborting": "abort", "terminating": "terminate", "restarting": "restart", "rebuilding": "rebuild",
             "rerunning": "rerun", "retrying": "retry", "relaunching": "relaunch", "checking": "check",
@@ -377,12 +384,6 @@ _SUGGEST_RE = re.compile(
     r"^(?:i |we )?(?:(?:would |'d )?(?:suggest|propose|recommend))(?: that)?(?: (?:we|you|u|rigops))?"
     r"(?: (?:just|now|go ahead and))? (?=(?:" + "|".join(_GERUNDS) + r"|kill|cancel|stop|abort|terminate|restart"
     r"|rebuild|rerun|retry|relaunch)\b)")
-_HOPE_RE = re.compile(
-    r"^(?:(?:is there )?any chance (?:you (?:could|can|would|might) |to |of )"
-    r"|(?:i was |i'm |i am |we were |we're |we are |just )?(?:wondering|hoping) (?:if |whether )?(?:you|u)"
-    r" (?:could|can|would|might|will) "
-    r"|(?:i|we)(?: would|'d) (?:love|appreciate it if you (?:could|would)) (?:(?:you )?to )?"
-    r"|(?:please |pls )?feel free to )")
 _PARTICIPLES = {"rebuilt": "rebuild", "restarted": "restart", "rerun": "rerun", "retried": "retry",
                 "relaunched": "relaunch", "recompiled": "recompile", "killed": "kill", "stopped": "stop",
                 "cancelled": "cancel", "canceled": "cancel", "aborted": "abort"}
@@ -411,8 +412,6 @@ def as_asked(clause: str) -> str | None:
             if rest.startswith(gerund + " ") or rest == gerund:
                 return verb + rest[len(gerund):]
         return rest
-    if m := _HOPE_RE.match(clause):
-        return clause[m.end():] or None
     if m := _NEEDED_DONE_RE.match(clause):
         return f"{_PARTICIPLES[m.group('done')]} {m.group('what')}{clause[m.end():]}"
     return None
@@ -763,7 +762,6 @@ LOG_QUESTION_RE = re.compile(
     # "what did X spit out", "what broke in X"
     r"|^what (?:did|does) (?:BUILD|it|the build)(?: (?:on|@) HOST)? (?:spit out|print|say|output|log|end with)\b"
     r"|^what (?:broke|failed|went wrong|blew up|died) (?:in|on|with|for) (?:BUILD|the build|it)\b"
-
     # "what does the tail of BUILD look like"
     r"|^what (?:does|did) the (?:tail|end|last (?:few )?lines?) of (?:the )?(?:BUILD|it|the build)(?: build)?"
     r"(?: log| output)?(?: on HOST)? (?:look like|say|show)\b"
@@ -1062,50 +1060,57 @@ def word_set(text: str) -> frozenset[str]:
 # HOST", "restart deepspeed". Words that describe a build ("the whole build", "the cuda build") are no names.
 _NAME = r"([a-z][a-z0-9_.+-]{1,40}[a-z0-9+]|[a-z]{2})"
 _CLAUSE_START = r"(?:^|(?<=[.?!;,:\n\x01]) ?)"
-UNKNOWN_BUILD_RE = re.compile(  # groups 1, 2, 3 and 6: a build's own slot; 4, 5 and 7: a name beside a host
-    rf"\b(?:the|my|our|that|this|a|your) {_NAME}(?: (?:python|cuda|c\+\+|pip|wheel|extension|extensions|ext|package"
-    r"|module|kernel|kernels|ops)){0,2}"
-    r" (?:build|builds|prebuild|rebuild|rebuilds|compile|install|tests|test suite|job|jobs)\b"
-    rf"|\b(?:the|my|our|that|this|a|your) {_NAME} (?:log|logs|build log)(?= (?:on|@) HOST\b)"
-    rf"|{_CLAUSE_START}(?:kill|stop|abort|cancel|halt|terminate|rebuild|restart|retry|rerun|relaunch) (?:the )?{_NAME}"
-    r"(?= (?:on|@) HOST\b| (?:with|at|using|to) (?:-j|max_jobs|\d)| now\b| please\b|$)"
-    rf"|{_CLAUSE_START}{_NAME} (?:on|@) HOST\b(?=[^,;]*\b(?:status|stuck|frozen|hung|progress|far along|alive"
-    r"|running|going|log|logs|oom|ooming|oom-ing|swapping|killed|dead|died|isn't|isnt|is not|won't|keeps"
-    r"|throwing|throws|crash|crashed|crashes|crashing|fails|failed|failing|hangs|hanging|broke|out of memory"
-    r"|unresponsive)\b)"
-    rf"|\b(?:building|compiling|installing|rebuilding|recompiling) {_NAME} (?:on|@) HOST\b"
-    rf"|\b(?:re-?run|rerun|restart|retry|redo|kick off|start) (?:the )?(?:build|compile|install) (?:for|of) {_NAME}\b"
-    rf"|{_CLAUSE_START}{_NAME}(?: [a-z_]+\.py| build| compile| install)?(?: engine| step| process| stage)? "
-    r"(?=(?:oom'?e?d|oom|ooms|oom-killed|ooming|oom-ing|ran out of memory|got oom)\b)"
+# Where a build-like name stands that the config may not know, each place with what it says of the name: "own", the
+# build's own slot ("the xformers build", "kill xformers on HOST": refused even beside a known name); "log", its own
+# slot before "log", where the word may say which log it is rather than whose; "beside", a name beside the request
+# (refused when the message names no build of ours). Each place holds one group, the name.
+_UNKNOWN_BUILD_PLACES: tuple[tuple[str, str], ...] = (
+    ("own", rf"\b(?:the|my|our|that|this|a|your) {_NAME}(?: (?:python|cuda|c\+\+|pip|wheel|extension|extensions|ext"
+            r"|package|module|kernel|kernels|ops)){0,2}"
+            r" (?:build|builds|prebuild|rebuild|rebuilds|compile|install|tests|test suite|job|jobs)\b"),
+    ("log", rf"\b(?:the|my|our|that|this|a|your) {_NAME} (?:log|logs|build log)(?= (?:on|@) HOST\b)"),
+    ("own", rf"{_CLAUSE_START}(?:kill|stop|abort|cancel|halt|terminate|rebuild|restart|retry|rerun|relaunch) (?:the )?"
+            rf"{_NAME}(?= (?:on|@) HOST\b| (?:with|at|using|to) (?:-j|max_jobs|\d)| now\b| please\b|$)"),
+    ("beside", rf"{_CLAUSE_START}{_NAME} (?:on|@) HOST\b(?=[^,;]*\b(?:status|stuck|frozen|hung|progress|far along"
+               r"|alive|running|going|log|logs|oom|ooming|oom-ing|swapping|killed|dead|died|isn't|isnt|is not|won't"
+               r"|keeps|throwing|throws|crash|crashed|crashes|crashing|fails|failed|failing|hangs|hanging|broke"
+               r"|out of memory|unresponsive)\b)"),
+    ("beside", rf"\b(?:building|compiling|installing|rebuilding|recompiling) {_NAME} (?:on|@) HOST\b"),
+    ("own", rf"\b(?:re-?run|rerun|restart|retry|redo|kick off|start) (?:the )?(?:build|compile|install) (?:for|of)"
+            rf" {_NAME}\b"),
+    ("beside", rf"{_CLAUSE_START}{_NAME}(?: [a-z_]+\.py| build| compile| install)?(?: engine| step| process| stage)? "
+               r"(?=(?:oom'?e?d|oom|ooms|oom-killed|ooming|oom-ing|ran out of memory|got oom)\b)"),
     # "don't waste time compiling koboldcpp on one core", "opencv has lack of available memory", "X stays in an
-    # unresponsive state on HOST": a name beside the request, refused when the message names no build of ours
-    rf"|\b(?:compiling|building|installing|rebuilding|recompiling) {_NAME}(?= (?:on|with|using|from|at|for|in)\b)"
-    r"(?! (?:on|@) HOST\b)"
-    rf"|{_CLAUSE_START}{_NAME} (?:has|had|is|was|stays|stayed|keeps|kept|gets|got|seems|looks|hangs|hung|runs|ran"
-    r"|goes|went)\b(?=[^,;.]{0,50}\b(?:memory|ram|swap|oom|stuck|hung|unresponsive|crash\w*|fail\w*|dead|died|killed"
-    r"|frozen|freezing)\b)"
-    # a look at a build by its name: "status of X on HOST?", "progress on X?", "last 50 lines of X", "is X still
-    # compiling on HOST?"
-    rf"|{_CLAUSE_START}(?:(?:the )?(?:status|progress|eta|update|updates|news) (?:of|on|for)"
-    rf"|(?:tail|(?:the )?last \d+(?: lines)? (?:of|from))) (?:the )?{_NAME}"
-    r"(?=(?: build)?(?: (?:on|@) HOST)?(?: please| pls| now)?[?!.]*$)"
-    rf"|{_CLAUSE_START}(?:is|are) (?:the )?{_NAME}(?: build)? still (?:compiling|building|running|going|installing)\b"
+    # unresponsive state on HOST"
+    ("beside", rf"\b(?:compiling|building|installing|rebuilding|recompiling) {_NAME}"
+               r"(?= (?:on|with|using|from|at|for|in)\b)(?! (?:on|@) HOST\b)"),
+    ("beside", rf"{_CLAUSE_START}{_NAME} (?:has|had|is|was|stays|stayed|keeps|kept|gets|got|seems|looks|hangs|hung"
+               r"|runs|ran|goes|went)\b(?=[^,;.]{0,50}\b(?:memory|ram|swap|oom|stuck|hung|unresponsive|crash\w*"
+               r"|fail\w*|dead|died|killed|frozen|freezing)\b)"),
+    # a look at a build by its name: "status of X on HOST?", "progress on X?", "last 50 lines of X"
+    ("beside", rf"{_CLAUSE_START}(?:(?:the )?(?:status|progress|eta|update|updates|news) (?:of|on|for)"
+               rf"|(?:tail|(?:the )?last \d+(?: lines)? (?:of|from))) (?:the )?{_NAME}"
+               r"(?=(?: build)?(?: (?:on|@) HOST)?(?: please| pls| now)?[?!.]*$)"),
+    # "is X still compiling on HOST?"
+    ("own", rf"{_CLAUSE_START}(?:is|are) (?:the )?{_NAME}(?: build)? still"
+            r" (?:compiling|building|running|going|installing)\b"),
     # the name after the word "build": "stop build foo on HOST", "restart the build foo-full on HOST"
-    rf"|{_CLAUSE_START}(?:kill|stop|abort|cancel|halt|terminate|rebuild|restart|retry|rerun|relaunch)"
-    rf"(?: (?:when|the|that|this))? (?:build|compile|job) {_NAME}(?= (?:on|@) HOST\b)"
+    ("own", rf"{_CLAUSE_START}(?:kill|stop|abort|cancel|halt|terminate|rebuild|restart|retry|rerun|relaunch)"
+            rf"(?: (?:when|the|that|this))? (?:build|compile|job) {_NAME}(?= (?:on|@) HOST\b)"),
     # the log of a build by its name, asked for: "show me the findbugs log", "tail the xformers output"
-    rf"|{_CLAUSE_START}(?:show|post|get|give|send|tail|grab|fetch|pull|paste|dump)(?: me| us)? (?:the )?{_NAME}"
-    r"(?: build)? (?:log|logs|output|build log)(?=[?!.]*$| please\b| pls\b| now\b)"
+    ("log", rf"{_CLAUSE_START}(?:show|post|get|give|send|tail|grab|fetch|pull|paste|dump)(?: me| us)? (?:the )?"
+            rf"{_NAME}(?: build)? (?:log|logs|output|build log)(?=[?!.]*$| please\b| pls\b| now\b)"),
     # what to stop named by its compile: "abort building opencv", "stop compiling pytorch on HOST"
-    rf"|{_CLAUSE_START}(?:kill|stop|abort|cancel|halt|terminate|restart|rerun|retry)(?: the)?"
-    rf" (?:compiling|building|installing|compile of|build of|install of) {_NAME}"
-    r"(?= (?:on|@) HOST\b| now\b| please\b| pls\b|[.!?]*$)"
+    ("own", rf"{_CLAUSE_START}(?:kill|stop|abort|cancel|halt|terminate|restart|rerun|retry)(?: the)?"
+            rf" (?:compiling|building|installing|compile of|build of|install of) {_NAME}"
+            r"(?= (?:on|@) HOST\b| now\b| please\b| pls\b|[.!?]*$)"),
     # the subject of its trouble, in a few words: "pytorch from source is oom-ing on HOST", "nccl build stuck on HOST"
-    rf"|{_CLAUSE_START}(?:the |my |our )?{_NAME}(?: (?:from source|build|compile|install|wheel|wheel build"
-    r"|compilation))?(?: (?:on|@) HOST)? (?:is |was |keeps |just |has been |got |seems )?(?:still )?(?:oom-?ing"
-    r"|oom'?ing|oomed|oom-?killed|swapping|thrashing|eating all|hogging|stuck|hung|hanging|dying|crashing|failing"
-    r"|died|crashed|failed|frozen|wedged)\b"
+    ("beside", rf"{_CLAUSE_START}(?:the |my |our )?{_NAME}(?: (?:from source|build|compile|install|wheel"
+               r"|wheel build|compilation))?(?: (?:on|@) HOST)? (?:is |was |keeps |just |has been |got |seems )?"
+               r"(?:still )?(?:oom-?ing|oom'?ing|oomed|oom-?killed|swapping|thrashing|eating all|hogging|stuck|hung"
+               r"|hanging|dying|crashing|failing|died|crashed|failed|frozen|wedged)\b"),
 )
+UNKNOWN_BUILD_RE = re.compile("|".join(place for _, place in _UNKNOWN_BUILD_PLACES))
 # What a kill or a restart may be asked for that is no build: a server (also one named after the build it serves:
 # "the vllm server", "llama-server"), a service, a notebook's kernel, a training run, a container, a python process.
 NOT_A_BUILD_TARGET_RE = re.compile(
@@ -1131,13 +1136,14 @@ BUILD_TARGET_TOO_RE = re.compile(
     r"(?:build|compile|BUILD)\b(?!\s+(?:server|servers|service|container|notebook|kernel|process|serve|tests|test suite"
     r"|test run|pytest|ctest|agent|runners?)\b)"
 )
-_OWN_SLOTS = (1, 2, 3, 6, 11, 12, 13, 14)  # the groups of UNKNOWN_BUILD_RE that stand in a build's own slot
+# the groups of UNKNOWN_BUILD_RE, by what their place says of the name
+_OWN_SLOTS = frozenset(i for i, (kind, _) in enumerate(_UNKNOWN_BUILD_PLACES, 1) if kind != "beside")
+_LOG_SLOTS = frozenset(i for i, (kind, _) in enumerate(_UNKNOWN_BUILD_PLACES, 1) if kind == "log")
 # "a working build", "the passing build", "the unbounded jobs", "the uncapped build": what it is like
 _DESCRIBING_RE = re.compile(r"[a-z]{3,}ing|un[a-z]{3,}(?:ed|able)")
 # A model named with its version or size ("llama2-13b", "mistral-small-24b") is something a build's place can hold;
 # a model family alone ("llama") is no host and may be a loose word for a build of the config, so it is no name.
 _MODEL_NAME_RE = re.compile(r"(?:llama|qwen|mistral|mixtral|deepseek|gpt|glm|gemma|phi|kimi)[a-z.-]*\d[\w.-]*")
-_LOG_SLOTS = (2, 14)  # "the X log on HOST", "show me the X log": X may say which log it is rather than whose
 _LOG_KINDS = word_set("error errors output console system syslog dmesg journal kernel debug verbose install setup "
                       "configure compile full whole raw crash access audit boot")
 NOT_A_BUILD = word_set("""
@@ -1203,8 +1209,9 @@ def _could_name_a_build(word: str, *, log_slot: bool) -> bool:
 
 
 # Names NOT_A_HOST_RE keeps from being hosts that are builds' names all the same: "the torchvision build", "rebuild
-# llama.cpp-python on HOST", "kill the torch build".
-_PRODUCT_RE = re.compile(r"(?:(?:torch|llama|qwen|mistral|mixtral|deepseek|glm|gemma|nccl)[\w.+-]*|cuda-[a-z][\w.+-]*)"
+# llama.cpp-python on HOST", "kill the torch build", "stop my cuda-samples build" (a model family alone, "the llama
+# build", stays a loose word for a build of the config: see _MODEL_NAME_RE).
+_PRODUCT_RE = re.compile(r"(?:torch[\w.+-]*|nccl[\w.+-]*|cuda-[a-z][\w.+-]*|llama[.-]?cpp[.-][\w.+-]+)"
                          r"(?<!-server)(?<!-serve)")
 
 
