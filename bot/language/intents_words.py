@@ -91,6 +91,10 @@ CODE_BUTTON_RE = re.compile(r"\s*(?:start|run|re-?run|re-?start|re-?build|retry|
                             r"(?: [a-z]{1,12}){0,4}\s*", re.I)
 
 
+# One name in code, as people quote a package, a build or a host: "`tensorrt-llm`", "`node-3`", "`vllm`". Not a
+# word of a log ("`Killed`", "`OOM`": capitalised or upper case), an identifier ("`common_ops`"), a path, a flag or a
+# number.
+CODE_NAME_RE = re.compile(r"\s*(?=[a-z0-9.+-]*[a-z])[a-z0-9][a-z0-9.+-]{1,39}\s*")
 # A jobs setting inside a longer command: "`--build-arg max_jobs=8`", "`export MAX_JOBS=4`", "`ninja -j 2`".
 CODE_JOBS_IN_RE = re.compile(
     r"(?<![\w-])(?:-{1,2}j(?:obs)?\s*=?\s*(?:\d{1,6}|\$\(+ ?nproc\)?[)/*+ 0-9-]{0,12})"
@@ -144,6 +148,8 @@ def _inline_code_jobs(m: re.Match[str]) -> str:
         return " $expr "  # "`nproc` jobs", "`$(nproc)/2`": what the count is said as
     if CODE_AFTER_JOBS_WORD_RE.search(m.string[max(0, m.start() - 12): m.start()]) and not inner.strip().isdigit():
         return " $expr "
+    if CODE_NAME_RE.fullmatch(inner):
+        return f" {inner.strip()} "  # "kill `tensorrt-llm` on HOST": a name in code is still the name said
     return " "
 
 

@@ -13,6 +13,7 @@ import pytest
 from bot import config
 from bot.language.intents import guess, parse, read
 from bot.language.intents_tolerance import mend
+from bot.language.intents_words import normalise
 from bot.language.plan import Plan
 from tests.language.test_intents import summary as steps
 
@@ -1774,3 +1775,16 @@ def test_every_place_of_an_unknown_build_holds_one_name() -> None:
 def test_a_word_in_a_builds_place_that_names_no_build(text: str, want: str) -> None:
     plan = said(text, addressed=True)
     assert steps(plan) == want and plan.error is None, plan
+
+
+@pytest.mark.parametrize(("text", "plan"), [("<@U0RIGOPS> abort `tensorrt-llm` on gpu01 pls", None),
+                                            ("<@U0RIGOPS> abort `llama-cpp` on gpu01 pls", ("gpu01", "llama-cpp")),
+                                            ("kill `sgl-kernel` now, it's eating all the ram", ("b200", "sgl-kernel"))])
+def test_a_name_in_code_is_the_name_said(text: str, plan: tuple[str, str] | None) -> None:
+    read_ = said(text, addressed=text.startswith("<@"))
+    if plan is None:  # a build the config does not have, quoted: refused, never the host's only build
+        assert read_.error is not None and "tensorrt-llm" in read_.error and read_.build is None, read_
+    else:
+        assert steps(read_).split()[0] == "kill" and (read_.host, read_.build) == plan and read_.error is None, read_
+    quoted = normalise("that `Killed` is the OOM killer's, `common_ops` was compiling, see `/tmp/x.log`")
+    assert not {"killed", "common_ops", "x.log"} & set(quoted.split()), quoted  # a log's word, an identifier, a path
