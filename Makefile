@@ -48,7 +48,7 @@ ccache:
 	fi
 
 lint: $(STAMP)
-	$(BIN)/ruff check bot tests bench
+	$(BIN)/ruff check bot tests bench tools
 	$(BIN)/mypy --strict bot slackemu
 
 unit: $(STAMP)

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field, replace
 
 from bot.config import ALL_HOSTS, NAME_RE, BuildConfig, Config
 from bot.language import intents_acts as acts
+from bot.language import intents_model as model
 from bot.language import intents_numbers as n
 from bot.language import intents_tolerance as tol
 from bot.language import intents_words as w
@@ -123,7 +124,46 @@ def read(
     channel: str | None = None, taking: frozenset[str] = frozenset(),
 ) -> tuple[Plan, list[tuple[str, str]]]:
     """The plan, and the clauses that did not act with why (for ``rigops explain``). ``taking``: kinds of
-    clause read as requests all the same (for :func:`guess`)."""
+    clause read as requests all the same (for :func:`guess`, whose offer is not doubted: it is only offered).
+
+    A kill or a rebuild the rules read is planned only when the learned reading (``intents_model``) also reads a
+    request to act: where it reads a request to refuse, the plan is refused; where it reads no request, nothing
+    acts (said to rigops, :func:`guess` then offers the plan as *Did you mean …?*)."""
+    plan, ignored = _read_rules(text, config=config, context=context, addressed=addressed, channel=channel,
+                                taking=taking)
+    if taking or not plan.destructive or plan.error is not None or plan.question is not None:
+        return plan, ignored
+    doubt = model.doubts_act(seen(text, config=config, addressed=addressed or context is not None))
+    if doubt is None:
+        return plan, ignored
+    if doubt == "refuse":
+        return replace(plan, error=_unsure_error(plan, config)), ignored
+    return Plan(), [*ignored, (w.normalise(text), "unsure")]
+
+
+def seen(text: str, *, config: Config, addressed: bool) -> model.Seen:
+    """What the learned reading reads of a message: the neutral text the rules read, and what it names."""
+    normal = w.normalise_parts(text)
+    names = w.find_names(normal.text, config)
+    unknown_builds, own_slot, masked = w.unknown_builds(tol.slang(tol.correct(names.masked)), config)
+    return model.Seen(masked, addressed, unknown_build=bool(unknown_builds), unknown_build_slot=own_slot,
+                      unknown_host=bool(names.unknown))
+
+
+def _unsure_error(plan: Plan, config: Config) -> str:
+    what = " and ".join(dict.fromkeys(s.action for s in plan.steps if command(s.action).destructive))
+    host = config.hosts.get(plan.host) if plan.host else None
+    there = f" (builds on {plan.host}: {', '.join(host.builds) or 'none'})" if host else ""
+    return (f"not run: this reads like a {what} request that cannot be carried out as said: a count given as a "
+            f"formula or a size, or a build or host the config does not have?{there} Say it plainly, as in "
+            f"`rebuild <build> on <host> -j8`")
+
+
+def _read_rules(
+    text: str, *, config: Config, context: ThreadContext | None, addressed: bool, channel: str | None,
+    taking: frozenset[str],
+) -> tuple[Plan, list[tuple[str, str]]]:
+    """The rules' reading of :func:`read`, before the learned reading has its say."""
     plan, ignored = _read_whole(text, config=config, context=context, addressed=addressed, channel=channel,
                                 taking=taking)
     if (not plan.steps or plan.error) and addressed and (said := _said_after_mention(text)) is not None:

@@ -18,7 +18,7 @@ from typing import Literal
 from bot.language.intents_words import NEGATIONS
 
 Act = Literal["story", "advice", "hypothetical", "negation", "other-team", "how-to", "report", "to-someone",
-              "statement", "pasted-log", "rhetorical"]
+              "statement", "pasted-log", "rhetorical", "unsure"]
 
 WHY: dict[str, str] = {
     "story": "it reads as a story (something that happened before, or a habit)",
@@ -32,6 +32,8 @@ WHY: dict[str, str] = {
     "statement": "it says what someone does or finds, and asks for nothing",
     "pasted-log": "it introduces pasted output, and asks for nothing",
     "rhetorical": "it is a rhetorical question, not a request",
+    "unsure": "the rules read a kill or a rebuild in it, but the learned reading does not read a request to act "
+              "(said to rigops, it is offered as 'Did you mean …?')",
 }
 
 # A clause that opens with one of these verbs is an order, whatever else it says.

@@ -82,9 +82,18 @@ AS_MANY_AS_CORES_RE = re.compile(
     rf"|\bas many (?:{_CORES} )?as (?:HOST|it|the (?:box|machine|host|node|server)|[a-z][\w-]*\d[\w-]*)"
     r" (?:has|have|got)\b")
 NUMBER_OF_CORES_RE = re.compile(rf"\b(?:(?:equal|equivalent|set) to )?the (?:number|count|no\.?|amount) of {_CORES}")
+_PER_UNIT = (r"(?:single )?(?:core|cpu|processor|thread|gpu|card|device|node|numa node|socket"
+             r"|\d{1,4} ?(?:gb|gib|g|gigs?)(?: of (?:ram|memory))?|gb|gib|gig)\b")
 JOB_PER_CORE_RE = re.compile(r"\b(?:one|a|1|two|2|three|3|four|4|half a) (?:jobs?|threads?|workers?|process(?:es)?)"
-                             r" (?:per|for each|for every|a) (?:core|cpu|processor|thread"
-                             r"|\d{1,4} ?(?:gb|gib|g)(?: of (?:ram|memory))?|gb|gib)\b"
+                             rf" (?:per|for each|for every|a) {_PER_UNIT}"
+                             # a rate of GPUs, nodes or memory: "4 jobs per GPU", "MAX_JOBS at 1 per 8GB"
+                             r"|\b\d{1,2} (?:(?:compile |parallel |build )?(?:jobs?|threads?|workers?|processes) )?"
+                             rf"(?:per|for each|for every) {_PER_UNIT}"
+                             # memory per job, said where the count goes: "2 gigs per compile job"
+                             r"|\b\d{1,3} ?(?:gb|gib|g|gigs?)(?: of (?:ram|memory))? (?:per|for each|for every|a|each)"
+                             r" (?:compile |parallel |build )?(?:job|process|worker|compiler|compile)\b"
+                             # "all but 2 cores"
+                             r"|\ball but (?:one|two|a few|\d{1,2}) (?:of the )?(?:cores?|cpus?|threads|processors?)\b"
                              # "one less than HOST physically has", "two more than the core count"
                              r"|\b(?:one|two|a few|1|2|\d{1,2}) (?:less|fewer|more) than (?:what )?(?:the )?"
                              r"(?:HOST|[a-z][\w-]*\d[\w-]*|it|the box|the machine|the node|the core count|the cores"
@@ -109,6 +118,8 @@ JOBS_EXPR_RE = re.compile(
     # a formula in words: "N = [RAM in GB] / 8 + 1 jobs", "(total ram)/4"
     rf"|\[[^\[\]\n]{{1,30}}\](?:{_OP}{_OPERAND})+"
     rf"|\b(?:ram|memory|mem|total ram|total memory)(?: in {_SIZE_UNIT})?\)?{_OP}\d{{1,5}}(?: ?{_SIZE_UNIT})?\b"
+    # a variable where the count goes: "-j {cores}", "-j N", "-j 2N", "MAX_JOBS=${CPUS}"
+    r"|(?<![\w-])(?:-j|max_jobs|jobs)\s*=?\s*(?:\{[\w ]{1,20}\}|\$\{?(?!expr\b)[a-z_]\w{0,20}\}?|\d{0,2}n\b(?!'))"
     r"|\bno limit on (?:the )?(?:number of )?(?:job slots|jobs?|parallelism|parallel jobs)"
     r"|\bunlimited (?:jobs|parallelism|job slots)\b"
 )

@@ -1066,16 +1066,19 @@ def word_set(text: str) -> frozenset[str]:
 # HOST", "restart deepspeed". Words that describe a build ("the whole build", "the cuda build") are no names.
 _NAME = r"([a-z][a-z0-9_.+-]{1,40}[a-z0-9+]|[a-z]{2})"
 _CLAUSE_START = r"(?:^|(?<=[.?!;,:\n\x01]) ?)"
+# ... with the words that put a request to whoever reads it: "can someone kill X on HOST", "pls just stop X"
+_ASKED_START = (rf"{_CLAUSE_START}(?:(?:can|could|would|will) (?:someone|somebody|anyone|anybody|you|u|ya|we)"
+                r" (?:please |pls |plz |just )?|(?:please|pls|plz) (?:just )?|just )?")
 # Where a build-like name stands that the config may not know, each place with what it says of the name: "own", the
 # build's own slot ("the xformers build", "kill xformers on HOST": refused even beside a known name); "log", its own
 # slot before "log", where the word may say which log it is rather than whose; "beside", a name beside the request
 # (refused when the message names no build of ours). Each place holds one group, the name.
 _UNKNOWN_BUILD_PLACES: tuple[tuple[str, str], ...] = (
     ("own", rf"\b(?:the|my|our|that|this|a|your) {_NAME}(?: (?:python|cuda|c\+\+|pip|wheel|extension|extensions|ext"
-            r"|package|module|kernel|kernels|ops)){0,2}"
-            r" (?:build|builds|prebuild|rebuild|rebuilds|compile|install|tests|test suite|job|jobs)\b"),
+            r"|package|module|kernel|kernels|ops|jit|aot|source|engine)){0,2}"
+            r" (?:build|builds|prebuild|rebuild|rebuilds|compile|install|tests|test suite|job|jobs|wheel|wheels)\b"),
     ("log", rf"\b(?:the|my|our|that|this|a|your) {_NAME} (?:log|logs|build log)(?= (?:on|@) HOST\b)"),
-    ("own", rf"{_CLAUSE_START}(?:kill|stop|abort|cancel|halt|terminate|rebuild|restart|retry|rerun|relaunch) (?:the )?"
+    ("own", rf"{_ASKED_START}(?:kill|stop|abort|cancel|halt|terminate|rebuild|restart|retry|rerun|relaunch) (?:the )?"
             rf"{_NAME}(?= (?:on|@) HOST\b| (?:with|at|using|to) (?:-j|max_jobs|\d)| now\b| please\b|$)"),
     ("beside", rf"{_CLAUSE_START}{_NAME} (?:on|@) HOST\b(?=[^,;]*\b(?:status|stuck|frozen|hung|progress|far along"
                r"|alive|running|going|log|logs|oom|ooming|oom-ing|swapping|killed|dead|died|isn't|isnt|is not|won't"
@@ -1101,7 +1104,7 @@ _UNKNOWN_BUILD_PLACES: tuple[tuple[str, str], ...] = (
     ("own", rf"{_CLAUSE_START}(?:is|are) (?:the )?{_NAME}(?: build)? still"
             r" (?:compiling|building|running|going|installing)\b"),
     # the name after the word "build": "stop build foo on HOST", "restart the build foo-full on HOST"
-    ("own", rf"{_CLAUSE_START}(?:kill|stop|abort|cancel|halt|terminate|rebuild|restart|retry|rerun|relaunch)"
+    ("own", rf"{_ASKED_START}(?:kill|stop|abort|cancel|halt|terminate|rebuild|restart|retry|rerun|relaunch)"
             rf"(?: (?:when|the|that|this))? (?:build|compile|job) {_NAME}(?= (?:on|@) HOST\b)"),
     # the log of a build by its name, asked for: "show me the findbugs log", "tail the xformers output"
     ("log", rf"{_CLAUSE_START}(?:show|post|get|give|send|tail|grab|fetch|pull|paste|dump)(?: me| us)? (?:the )?"

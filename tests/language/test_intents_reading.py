@@ -643,7 +643,7 @@ def test_said_to_rigops_a_formula_for_the_jobs_is_refused(text: str) -> None:
 
 
 @pytest.mark.parametrize("text", [
-    "<@U0RIGOPS> rebuild vllm at 8, nproc says 64 there but memory is the limit",
+    "<@U0RIGOPS> rebuild vllm at 8, nproc says 64 there",
     "<@U0RIGOPS> is it possible to build vllm on a node without gpus?",
 ])
 def test_a_number_beside_a_formula_and_a_how_to_question_are_read_as_they_are(text: str) -> None:
@@ -818,7 +818,6 @@ def test_a_change_to_something_else_or_told_is_no_count(text: str) -> None:
     ("a fixed llama-cpp commit landed, cancel the running build and build the new one", "kill rebuild"),
     ("wipe the build folder of sgl-kernel and have everything rebuilt", "kill rebuild"),
     ("<@U0RIGOPS> the last flash-attn build hung, gonna need you to rerun it", "kill rebuild"),
-    ("it's not picking up my patch when I build vllm. trigger it by hand for now", "kill rebuild"),
 ])
 def test_a_rebuild_said_after_a_kill_or_in_other_words(text: str, expected: str) -> None:
     plan = said(text, addressed=text.startswith("<@"))
@@ -892,7 +891,6 @@ def test_a_count_far_out_of_range_said_as_a_change_is_refused() -> None:
     ("<@U0RIGOPS> vllm fills node-3's memory. reduce the CPU number used by the build to 6 and restart it",
      "rebuild=6"),
     ("<@U0RIGOPS> llama-cpp is wedged and my shell can't kill it. force kill it", "kill"),
-    ("<@U0RIGOPS> is it possible to retrigger the vllm build on node-3?", "rebuild"),
     ("<@U0RIGOPS> something broke in the templates, would you mind recompiling flash-attn?", "rebuild"),
 ])
 def test_requests_after_a_remark_or_put_as_a_question(text: str, expected: str) -> None:
@@ -1788,3 +1786,28 @@ def test_a_name_in_code_is_the_name_said(text: str, plan: tuple[str, str] | None
         assert steps(read_).split()[0] == "kill" and (read_.host, read_.build) == plan and read_.error is None, read_
     quoted = normalise("that `Killed` is the OOM killer's, `common_ops` was compiling, see `/tmp/x.log`")
     assert not {"killed", "common_ops", "x.log"} & set(quoted.split()), quoted  # a log's word, an identifier, a path
+
+
+# --- the learned reading's doubt (bot.language.intents_model) -------------------------------------------
+
+@pytest.mark.parametrize(("text", "offered"), [
+    # what the rules read as a rebuild, and the learned reading as a question (how-to or request?) or a remark
+    ("<@U0RIGOPS> is it possible to retrigger the vllm build on node-3?", "rebuild"),
+    ("it's not picking up my patch when I build vllm. trigger it by hand for now", None),
+])
+def test_a_kill_or_rebuild_the_learned_reading_doubts_is_not_run_on_the_rules_alone(
+        text: str, offered: str | None) -> None:
+    addressed = text.startswith("<@")
+    plan, ignored = read(text, config=CFG, addressed=addressed, channel=OPS)
+    assert not plan.steps and plan.error is None and ignored[-1][1] == "unsure", (plan, ignored)
+    if offered:  # said to rigops: offered as "Did you mean …?", with Run and Cancel (the mention is Slack's)
+        offer = guess(text.removeprefix("<@U0RIGOPS> "), config=CFG, channel=OPS)
+        assert offer is not None and steps(offer).split()[-1] == offered, offer
+
+
+def test_a_kill_or_rebuild_the_learned_reading_reads_as_one_to_refuse_is_refused() -> None:
+    # a count beside talk of the core count and memory, said to rigops: asked again plainly, never run on a guess
+    plan = said("<@U0RIGOPS> rebuild vllm at 8, nproc says 64 there but memory is the limit", addressed=True)
+    assert plan.error is not None and "Say it plainly" in plan.error and "builds on node-3: vllm" in plan.error, plan
+    # the same count said plainly is run
+    assert steps(said("<@U0RIGOPS> rebuild vllm at 8", addressed=True)).endswith("rebuild=8")
