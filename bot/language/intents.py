@@ -290,7 +290,8 @@ def _read_whole(
     # a count beside one given as a formula ("-j8 … or better yet -j $(nproc)", "use that instead of passing -j8") or
     # bounded by one ("16 or the number of cores, whichever is smaller"): which is meant is not known, so refused
     bounded = (w.COUNT_BOUND_BY_FORMULA_RE.search(masked) or _count_beside_formula(masked, hits.jobs)
-               or w.ODD_COUNT_RE.search(masked))
+               or w.ODD_COUNT_RE.search(masked)
+               or ("rebuild" in actions and w.JOBS_SLOT_IN_WORDS_RE.search(masked)))
     if (names.builds or names.hosts) and (
             (addressed and (not hits.jobs or bounded) and ("rebuild" in actions or not actions))
             or (bounded and "rebuild" in actions)) and (
@@ -309,6 +310,16 @@ def _read_whole(
         actions = set(looks)
     if "help" in actions and (len(actions) > 1 or hits.trouble):
         actions.discard("help")  # "help, node-3 is dying": a cry, not a request for the command list
+    if ((addressed or context is not None) and not whole and not actions & {"kill", "rebuild"}
+            and (cannot := w.CANNOT_DO_RE.search(masked))
+            and not any((cannot.group("what") or cannot.group("told")) in clause
+                        and why not in ASKING_ALL_THE_SAME for clause, why in hits.ignored)):
+        # "can you reset the gpus?", "HOST needs a cold reboot, can you do it?": asked of rigops, and not its to do
+        host = names.hosts[0] if names.hosts else (context.host if context else None)
+        what = re.sub(r"^an? ", "", cannot.group("what") or cannot.group("told")).replace("HOST", host or "the host")
+        return Plan(host=host, error=f"rigops does not {what}: it "
+                                     "stops, rebuilds and looks at builds and their hosts; ask whoever runs "
+                                     f"{host or 'the host'}"), hits.ignored
     if not actions:
         return Plan(), hits.ignored
     if "log" in actions and "rebuild" not in actions and not hits.lines and (
@@ -505,6 +516,7 @@ def _relative_jobs(plan: Plan, direction: str, context: ThreadContext | None) ->
 
 
 GUESSABLE = frozenset(("hypothetical", "advice"))  # what, said to rigops, may be a request put softly
+ASKING_ALL_THE_SAME = frozenset(("statement", "report"))  # "HOST needs a reboot" (then "can you do it?")
 
 
 def guess(text: str, *, config: Config, context: ThreadContext | None = None,

@@ -39,7 +39,7 @@ MODEL_PATH = Path(__file__).with_name("acts_model.json")
 DOUBT = 0.15
 LONG = 10
 
-_TOKEN_RE = re.compile(r"HOST|BUILD|-j ?\d+|\d+|[a-z][a-z'+-]*|\?")
+_TOKEN_RE = re.compile(r"HOST|BUILD|(?<![a-z])-?j ?=? ?\d+|\d+|[a-z][a-z'+-]*|\?")
 _CLAUSE_RE = re.compile(r"[.!;\n]+|, (?=[a-z]+ )")
 
 
@@ -63,7 +63,7 @@ def features(seen: Seen) -> set[str]:
     if seen.unknown_host:
         out.add("UH")
     for clause in _CLAUSE_RE.split(seen.masked):
-        tokens = [_number(t) if t[-1].isdigit() else t for t in _TOKEN_RE.findall(clause)]
+        tokens = [_number(t) if t[-1].isdigit() else t for t in _TOKEN_RE.findall(clause)]  # "j=6" is "-jN"
         if not tokens:
             continue
         out.add("^" + tokens[0])
@@ -79,10 +79,10 @@ def features(seen: Seen) -> set[str]:
 def _number(token: str) -> str:
     """A count as the model sees it: "N" for one rigops could run, "N0" for none, "NBIG" for more than it ever
     would (with "-j" before each when it was said as -jN)."""
-    digits = token.removeprefix("-j").strip()
+    digits = token.lstrip("-j =")
     value = int(digits) if len(digits) < 7 else 10**7
     shown = "N0" if value == 0 else "NBIG" if value > 1024 else "N"
-    return ("-j" + shown) if token.startswith("-j") else shown
+    return ("-j" + shown) if token[0] in "-j" else shown
 
 
 @functools.cache

@@ -121,6 +121,11 @@ CJK: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"お願いします|お願い|してください|下さい|ください|して(?=\s*$)"
                 r"|麻烦(?:你)?了?|拜托了?|帮忙|帮我"), " please "),
     (re.compile(r"一下|一次"), " "),
+    # a stop asked for, and the trouble said: "帮我停掉" (stop it for me), "卡死了" (it is stuck), "停不下来" (it won't
+    # stop)
+    (re.compile(r"停不下来|停不下來|止まらない"), " won't stop "),
+    (re.compile(r"卡死了?|卡住了?|固まって(?:いる|る)?|フリーズして(?:いる|る)?"), " is stuck "),
+    (re.compile(r"停掉|杀掉|殺掉|杀死|殺死|终止|終止|kill ?掉|止めて|停止して|強制終了して"), " stop it "),
     (re.compile(r"(?:显示|顯示|看|给我看|給我看)?最后 ?(\d{1,5}) ?行(?:内容)?"
                 r"|最後の ?(\d{1,5}) ?行"), r" show the last \1\2 lines "),
     (re.compile(r"的?(?:显存|顯存|vram)(?:占用|使用)?"), " gpu memory "),

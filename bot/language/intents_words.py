@@ -49,6 +49,8 @@ EMOJI_RE = re.compile(r":[a-z0-9_+'-]{1,40}:|"  # Slack's :name: and the emoji c
                       "[\U0001f000-\U0001faff\u2600-\u27bf\u2b00-\u2bff][\ufe0f\u200d\U0001f3fb-\U0001f3ff]*")
 REPEATED_RE = re.compile(r"\b([a-z]+(?: [a-z]+){0,2})(?:[ ,!]+\1\b)+")
 EMPHASIS_RE = re.compile(r"[*]+|(?<![\w])_+|_+(?![\w])")
+# ... but an asterisk between two operands is a product ("cores * 0.75", "[GPU count] * 4", "2*8"), not bold
+TIMES_RE = re.compile(r"(?<=[\w\])]) \* (?=[\w(\[$])|(?<=[\w\])])\*(?=\d)|(?<=\d)\*(?=[\w(\[$])")
 SPACES_RE = re.compile(r"[ ]{2,}")
 TYPO_FIXES: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\bre[- ]?(build|run|start|try|launch)\b"), r"re\1"),
@@ -122,11 +124,25 @@ CODE_CLEAN_RE = re.compile(r"\b(?:make (?:dist)?clean|ninja -t clean|cargo clean
 # A look's own tool, with whatever options: "`nvidia-smi --query-gpu …`", "`watch -n1 nvidia-smi`", "`free -g`".
 CODE_LOOK_RE = re.compile(r"^\s*(?:sudo\s+)?(?:watch\s+(?:-n\s*[\d.]+\s+)?)?(?P<tool>nvidia-smi|nvtop|gpustat|free|df"
                           r"|htop|vmstat)\b", re.I)
+GPU_RESET_CODE_RE = re.compile(r"\bnvidia-smi\b.*(?:\s-r\b|--gpu-reset\b)", re.I)
+# What rigops is asked for now and then and never does: reboot a host, power-cycle it, reset its GPUs. Asked as a
+# request ("please reboot HOST", "can you reset the gpus?"), or told and then asked for ("HOST needs a cold reboot,
+# can you do it?"); not told ("it crashed (hard reboot, no clean shutdown)").
+_CANNOT = (r"(?:(?:a |an )?(?:cold |hard |warm )?re-?boot|power[- ]?cycle|reset (?:the |its |all |HOST's )?"
+           r"(?:gpus?|cards?|gpu \d)|gpu reset|reset the (?:box|machine|node|host|HOST))\b")
+CANNOT_DO_RE = re.compile(
+    r"(?:^|(?<=[.?!;,:\n\x01]) ?)(?:(?:please|pls|plz|just|can you|could you|would you|will you|can u|go ahead and)"
+    rf" )*(?P<what>{_CANNOT})"
+    rf"|\b(?P<told>{_CANNOT})(?=[^.?!\n]{{0,40}}\b(?:can|could|would) (?:you|u) (?:do|handle) (?:it|that|this)\b)")
 _CODE_LOOK = {"nvidia-smi": "nvidia-smi", "nvtop": "nvidia-smi", "gpustat": "nvidia-smi", "free": "free -h",
               "htop": "free -h", "vmstat": "free -h", "df": "df -h"}
 
 
 def _inline_code(m: re.Match[str]) -> str:
+    if GPU_RESET_CODE_RE.search(m.group(1)):
+        return " reset the gpus "  # "`nvidia-smi -r`": no look, what rigops never does
+    if re.fullmatch(r"\s*(?:sudo\s+)?(?:cat|head(?:\s+-n?\s*\d+)?|grep\s+-?[\w:-]+)\s+/proc/meminfo\s*", m.group(1)):
+        return " free -h "  # "`grep MemAvailable /proc/meminfo`": the memory, as the kernel tells it
     if (look := CODE_LOOK_RE.match(m.group(1))) and not CODE_JOBS_IN_RE.search(m.group(1)):
         return f" {_CODE_LOOK[look.group('tool').lower()]} "
     if CODE_CLEAN_RE.search(m.group(1)):
@@ -222,7 +238,7 @@ def _plain(s: str) -> str:
     s = URL_RE.sub(" ", s).lower()
     s = EMOJI_RE.sub(" \n ", s)  # an emoji ends what was said before it ("… at 100% :scream: stop vllm")
     s = REPEATED_RE.sub(r"\1", s)  # "kill it kill it kill it"
-    s = EMPHASIS_RE.sub(" ", s)
+    s = EMPHASIS_RE.sub(" ", TIMES_RE.sub(" × ", s))
     for pattern, repl in TYPO_FIXES:
         s = pattern.sub(repl, s)
     return canonical_numbers(SPACES_RE.sub(" ", s)[:MAX_SCAN])
@@ -248,13 +264,14 @@ CLAUSE_SPLIT_RE = re.compile(
 )
 # Lead-ins that keep a clause imperative: "pls", "can you", "let's", "we should", "@rigops" (already gone).
 LEAD_RE = re.compile(
-    r"^(?:(?:hey|hi|hello|yo|ok|okay|k|so|and|also|then|now|please|just|quick|quickly|maybe|right|alright|actually"
+    r"^(?:(?:(?:is )?(?:anyone|anybody|someone|somebody) (?:able|around|free|willing|available) to"
+    r"|hey|hi|hello|yo|ok|okay|k|so|and|also|then|now|please|just|quick|quickly|maybe|right|alright|actually"
     r"|first(?: of all| off)?(?! (?:time|thing|try|run|build|attempt|one)\b)|firstly|after that|afterwards|finally"
     r"|at least(?= (?:try|do|run|rebuild|restart|kill|stop|show|check|give)\b)"
     r"|lastly"
     r"|rigops|bot|guys|folks|team|someone|somebody|anyone|anybody|ya|yeah|yep|yes|ugh|hmm+|lol|damn|welp|oof"
-    r"|can you|could you|can u|could u|would you|will you|can someone|could someone|can somebody|can anyone"
-    r"|could anyone|can we|could we|let's|lets|let us|go ahead and|we need to|need to|we should|you should"
+    r"|can you|could you|can u|could u|would you|will you|(?:can|could|would|will) (?:someone|somebody|anyone|anybody)"
+    r"|can we|could we|let's|lets|let us|go ahead and|we need to|need to|we should|you should"
     r"|i need you to|i'd like you to|i want you to|time to|gotta|we gotta|better|kindly|pretty please"
     r"|ok let's|how about we|why don't we|why don't you|perhaps|can we|could we|can i|could i|may i|mind"
     r"|(?:try|see) (?:if|whether) it helps (?:to|if you|if we)|(?:it's |it is |probably )?(?:best|better) to"
@@ -482,7 +499,8 @@ KILL_TARGET_RE = re.compile(
 KILL_TOOL_RE = re.compile(r"^(?:pkill|killall|kill -9)\b")
 _KILL_TAIL = (
     r"(?: (?:it|that|this|them|everything|all|now|asap|please|-9|again|already|right now|on HOST|HOST|real quick"
-    r"|quickly|for me|thanks|thx|pls|plz|already))*"
+    r"|quickly|for me|thanks|thx|pls|plz|already|before (?:that|then|it's too late|the timeout(?: fires)?"
+    r"|it times out)))*"
 )
 _FORCE = r"(?:(?:force|forcibly|hard)[- ]?)?"
 KILL_PRONOUN_RE = re.compile(
@@ -539,7 +557,8 @@ REBUILD_NOUN_RE = re.compile(
     r"(?:(?:clean|fresh|full|new|proper|from-scratch|scratch) )?"
     r"(?:re)?build"
     rf"{_NOUN_OF}(?: on HOST)?\b"
-    rf"|(?:a |an )?(?:clean|fresh|full|from-scratch|scratch) (?:re)?build{_NOUN_OF}{_NOUN_END})"
+    rf"|(?:a |an )?(?:clean|fresh|full|from-scratch|scratch)[ -](?:re)?build(?: (?:BUILD|it|that))?{_NOUN_OF}"
+    rf"{_NOUN_END})"  # "clean rebuild BUILD": the noun as a verb
 )
 # When the bot is addressed, a clause that opens with the verb is a request whatever follows.
 ADDRESSED_KILL_RE = re.compile(rf"^/?{_FORCE}(?:kill|stop|abort|cancel|halt|terminate|nuke)\b"  # "/kill BUILD" too
@@ -1306,6 +1325,14 @@ JOBS_FORMULA_SLOT_RE = re.compile(
     r"|\b(?:\d{1,2} ?x|twice|double|triple) (?:the )?(?:cores|cpus|threads|core count|cpu count|nproc)\b"
     r"|\bas many (?:jobs|threads|processes|compiles) as (?:the )?(?:ram|memory|mem|box|machine|host|HOST)"
     r" (?:allows|permits|can take|can handle|fits|lets)\b")
+# The jobs slot filled with words for the host's size, not a number: "MAX_JOBS equal to free memory over 4", "max jobs
+# = the cores", "-j at whatever keeps it under 80% of the ram", "as many jobs as it takes": in a rebuild, refused.
+JOBS_SLOT_IN_WORDS_RE = re.compile(
+    r"(?:\bmax_jobs|\bmax jobs|(?<![\w-])-j|\bjobs|\bparallelism|\bjob count)\s*(?:=|:|\bset to\b|\bequal to\b"
+    r"|\bequals\b|\bto\b|\bat\b)\s*\(?\s*(?:the |a |an |about )?(?:free |available |total |physical |logical "
+    r"|host's |machine's )?(?:memory|ram|mem|cores?|cpus?|threads|processors|whatever|\$expr)\b"
+    r"|\bwhatever (?:-j|jobs?|count|number|parallelism)\b[^.;?!\n]{0,30}\b(?:keeps|fits|stays|works|lets)\b"
+    r"|\bas many (?:jobs|threads|processes) as (?:it takes|needed|will fit|fit)\b")
 # A count that is no whole number ("-j 1,5", "2.5 jobs") or is negative in words ("at minus 4"): refused as said.
 ODD_COUNT_RE = re.compile(
     r"(?<![\w.,-])(?:-j ?|max_jobs ?= ?|jobs ?= ?)\d{1,4}[.,]\d{1,3}(?![\d.,]*\d)"

@@ -1806,8 +1806,76 @@ def test_a_kill_or_rebuild_the_learned_reading_doubts_is_not_run_on_the_rules_al
 
 
 def test_a_kill_or_rebuild_the_learned_reading_reads_as_one_to_refuse_is_refused() -> None:
-    # a count beside talk of the core count and memory, said to rigops: asked again plainly, never run on a guess
-    plan = said("<@U0RIGOPS> rebuild vllm at 8, nproc says 64 there but memory is the limit", addressed=True)
-    assert plan.error is not None and "Say it plainly" in plan.error and "builds on node-3: vllm" in plan.error, plan
-    # the same count said plainly is run
-    assert steps(said("<@U0RIGOPS> rebuild vllm at 8", addressed=True)).endswith("rebuild=8")
+    # a count from a variable the rules do not see as one, said to rigops: asked again plainly, never run on a guess
+    plan = said("<@U0RIGOPS> rebuild sgl-kernel with MAX_JOBS=$MAXJ like the ci config does", addressed=True)
+    assert plan.error is not None and "Say it plainly" in plan.error and "builds on b200: sgl-kernel" in plan.error
+    # the same request with its count said plainly is run
+    assert steps(said("<@U0RIGOPS> rebuild sgl-kernel with MAX_JOBS=8 like the ci config does",
+                      addressed=True)).endswith("rebuild=8")
+
+
+@pytest.mark.parametrize("text", ["<@U0RIGOPS> rebuild vllm with MAX_JOBS equal to free memory over 4",
+                                  "<@U0RIGOPS> rebuild vllm with max jobs = cores * 0.75",
+                                  "<@U0RIGOPS> rerun vllm with MAX_JOBS set to (RAM in GB)/5",
+                                  "<@U0RIGOPS> rebuild llama-cpp with jobs = [GPU count] * 4",
+                                  "<@U0RIGOPS> rebuild vllm at whatever -j keeps it under 80% of the ram",
+                                  "restart vllm with as many jobs as it takes to stay below the swap line"])
+def test_the_jobs_said_in_words_for_the_hosts_size_are_refused(text: str) -> None:
+    plan = said(text, addressed=text.startswith("<@"))
+    assert plan.error is not None and "name a number" in plan.error, plan
+    assert said("<@U0RIGOPS> reduce MAX_JOBS *and* the threads for vllm, not just one", addressed=True).error is None
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("<@U0RIGOPS> clean rebuild sgl-kernel", "rebuild (clean)"),
+    ("<@U0RIGOPS> clean-rebuild flash-attn please", "rebuild (clean)"),
+    ("sgl-kernel on b200 is hanging. anyone able to kill it?", "kill"),
+    ("vllm on node-3 hangs until the timeout fires. can somebody kill it before that", "kill"),
+    ("<@U0RIGOPS> gpu01 上 llama-cpp 的 make 停不下来(卡死了),帮我停掉", "kill"),
+    ("<@U0RIGOPS> `grep MemAvailable /proc/meminfo` on gpu01 before I start anything", "mem"),
+])
+def test_requests_in_the_words_people_use(text: str, expected: str) -> None:
+    plan = said(text, addressed=text.startswith("<@"))
+    got = steps(plan).replace("kill mem", "kill") + (" (clean)" if any(s.clean for s in plan.steps) else "")
+    assert got == expected and plan.error is None, plan
+
+
+@pytest.mark.parametrize("text", ["昨天 vllm 卡死了,我把它停掉了", "anyone able to explain why vllm takes so long?",
+                                  "`cat /proc/meminfo` on node-3 said 2G free yesterday"])
+def test_the_same_words_in_a_story_or_a_question_to_people_do_nothing(text: str) -> None:
+    assert said(text).steps == (), said(text)
+
+
+@pytest.mark.parametrize("text", ["<@U0RIGOPS> gpu01 needs at minimum a cold reboot, can you do it?",
+                                  "<@U0RIGOPS> please reboot node-3",
+                                  "<@U0RIGOPS> gpu01 lists GPU 0 as Unknown. can you `nvidia-smi -r` it?"])
+def test_a_reboot_or_a_gpu_reset_asked_of_rigops_is_refused_as_not_its_to_do(text: str) -> None:
+    plan = said(text, addressed=True)
+    assert plan.error is not None and plan.error.startswith("rigops does not") and not plan.steps, plan
+
+
+@pytest.mark.parametrize("text", ["<@U0RIGOPS> vllm took node-3 down last night (hard reboot, no clean shutdown)",
+                                  "<@U0RIGOPS> if it hangs again we will reboot b200",
+                                  "<@U0RIGOPS> we rebooted node-3 yesterday, show me the memory now"])
+def test_a_reboot_told_or_supposed_is_no_request(text: str) -> None:
+    assert "rigops does not" not in (said(text, addressed=True).error or "")
+
+
+@pytest.mark.parametrize("text", ["<@U0RIGOPS> restart sgl-kernel with 4 jobs per GPU",
+                                  "can someone rebuild vllm with 2 jobs per numa node",
+                                  "<@U0RIGOPS> rebuild vllm with a job for every 3 gigs of ram",
+                                  "<@U0RIGOPS> rebuild llama-cpp, 2 gigs per compile job, we have 64",
+                                  "<@U0RIGOPS> rerun llama-cpp with -j {cores}",
+                                  "<@U0RIGOPS> rebuild vllm with -j 2N",
+                                  "<@U0RIGOPS> restart flash-attn using all but 2 cores"])
+def test_a_count_as_a_rate_or_a_variable_is_refused_never_run_with_its_number(text: str) -> None:
+    plan = said(text, addressed=text.startswith("<@"))
+    assert plan.error is not None and "name a number" in plan.error, plan
+
+
+@pytest.mark.parametrize("text", ["<@U0RIGOPS> kill the deepgemm jit compile on b200",
+                                  "<@U0RIGOPS> rebuild the detectron2 wheel on gpu01 with 2 jobs",
+                                  "can someone kill xformers on b200"])
+def test_a_build_the_config_does_not_have_is_refused_in_more_of_its_places(text: str) -> None:
+    plan = said(text, addressed=text.startswith("<@"))
+    assert plan.error is not None and plan.error.startswith("no build") and plan.build is None, plan
