@@ -154,7 +154,7 @@ def _unsure_error(plan: Plan, config: Config) -> str:
     what = " and ".join(dict.fromkeys(s.action for s in plan.steps if command(s.action).destructive))
     host = config.hosts.get(plan.host) if plan.host else None
     there = f" (builds on {plan.host}: {', '.join(host.builds) or 'none'})" if host else ""
-    return (f"not run: this reads like a {what} request that cannot be carried out as said: a count given as a "
+    return (f"this reads like a {what} request that cannot be carried out as said: a count given as a "
             f"formula or a size, or a build or host the config does not have?{there} Say it plainly, as in "
             f"`rebuild <build> on <host> -j8`")
 

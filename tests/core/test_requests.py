@@ -289,3 +289,18 @@ async def test_halve_the_jobs_halves_the_thread_s_last_build(emulator: SlackEmul
         await emulator.wait_for(lambda: "started `app` at -j4" in thread_text(emulator, OPS, root), timeout=30)
         assert "half the -j8 of this thread's last build" in thread_text(emulator, OPS, root)
         assert [r.jobs for r in core.store.runs()] == [4, 8]
+
+
+async def test_a_kill_or_rebuild_the_learned_reading_doubts_is_offered_when_said_to_rigops_and_left_alone_else(
+        emulator: SlackEmulator, tmp_path: Path, state_dir: Path) -> None:
+    async with running_bot(emulator, config_with_build(tmp_path), state_dir) as core:
+        # the rules read a rebuild; the learned reading reads a question of how things work: offered, never run
+        mention = await emulator.send_mention("is it possible to retrigger the sgl-kernel build on b200?", channel=OPS)
+        offer = await wait_for_plan(emulator, OPS, str(mention["ts"]))
+        assert "*Did you mean this?*" in offer.text and "sgl-kernel" in offer.text and has_buttons(offer), offer.text
+        assert actions_run(core) == [] and core.store.runs() == []
+        # the same doubt in a message to nobody: nothing is said, nothing runs
+        event = await say(emulator, core, "it's not picking up my patch when I build sgl-kernel. trigger it by hand "
+                                          "for now")
+        assert emulator.thread(OPS, str(event["ts"])) == []
+        assert actions_run(core) == [] and core.store.runs() == []
