@@ -716,7 +716,8 @@ def _read_jobs(body: str, addressed: bool) -> list[w.Number]:
     for m in (*n.JOBS_WITH_RE.finditer(body), *n.JOBS_TO_RE.finditer(body), *n.JOBS_AT_RE.finditer(body)):
         if not n.JOBS_STORY_AFTER_RE.match(body, m.end()):
             found.setdefault(m.start(1), w.Number.of(m.group(1), "-j{}"))
-    if addressed and not found and (at := n.NAME_AT_COUNT_RE.match(body)):
+    if not found and (at := n.NAME_AT_COUNT_RE.match(body)) and (addressed or PLEASE_RE.search(at.group(0))):
+        # "@rigops vllm at 4"; to the channel only with a please: "cc1plus killed again. llama-cpp at 4 pls"
         found[at.start(1)] = w.Number.of(at.group(1), "-j{}")
     change = n.JOBS_CHANGE_RE.match(body) if not found else None
     if change is not None and not n.JOBS_STORY_AFTER_RE.match(body, change.end()):
@@ -827,6 +828,7 @@ _MACHINE_UNIT_RE = re.compile(r"\d ?(?:cores?|cpus?|vcpus?)\b(?![a-z])"
                               r"(?! (?:please|pls|plz|then|instead|max|or (?:less|fewer)|at most|tops)\b)")
 
 
+PLEASE_RE = re.compile(r"\b(?:please|pls|plz)\b")
 NAMES_LEAD_RE = re.compile(r"(?:(?:the |on )?(?:BUILD|HOST)(?: build| one)?(?: (?:again|once more|at|with|w/|using"
                            r"|on HOST))*[:,]? ?)+")
 

@@ -365,7 +365,8 @@ JOBS_STORY_AFTER_RE = re.compile(
 )
 # A request verb anywhere before the number: "try -j20", "drop to 16 jobs", "restart at j12".
 REQUEST_ANY_RE = re.compile(
-    r"\b(?:try|retry|rebuild|restart|rerun|relaunch|drop|lower|reduce|cut|bump|raise|increase|decrease|limit"
+    r"\b(?:try|retry|rebuild|restart|rerun|relaunch|recompile|re-compile|reinstall|redo|re-run|re-?trigger|requeue"
+    r"|re-?kick|bounce|drop|lower|reduce|cut|bump|raise|increase|decrease|limit"
     r"|cap|throttle|switch|go|set|change|instead|maybe|how about|what about|let's|lets)\b"
 )
 # A verb that is a request only at the start of a clause: "use 16 cores", "make -j 24", "with -j8",

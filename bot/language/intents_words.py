@@ -54,7 +54,7 @@ TIMES_RE = re.compile(r"(?<=[\w\])]) \* (?=[\w(\[$])|(?<=[\w\])])\*(?=\d)|(?<=\d
 SPACES_RE = re.compile(r"[ ]{2,}")
 TYPO_FIXES: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\bre[- ]?(build|run|start|try|launch)\b"), r"re\1"),
-    (re.compile(r"\bw/(?!o)\s*"), "with "),
+    (re.compile(r"\bw/(?!o)\s*|\bw (?=-?j?\d{1,4}\b)"), "with "),  # "retry w/ 8", "retry w 8"
     (re.compile(r"\b(?:plz|pls|plox|pleas|pleeease|pleease)\b"), "please"),
     (re.compile(r"\b(?:gimme|giv me|give us)\b"), "give me"),
     (re.compile(r"\btry (?:it |that |this )?(?:again|once more)\b"), "retry"),
@@ -570,7 +570,9 @@ ADDRESSED_REBUILD_RE = re.compile(
     # "BUILD needs a rebuild", "it needs to be restarted", "BUILD could use a fresh build"
     r"|^(?:BUILD|it|the build|the BUILD build)(?: (?:on|@) HOST)? (?:needs|could use|wants|requires|needs to be)"
     r" (?:a |another )?(?:(?:fresh|clean|full|new) )?(?:rebuild|re-?run|restart|retry|recompile|rebuilt|restarted"
-    r"|rerun|recompiled|relaunched)\b")
+    r"|rerun|recompiled|relaunched|rebuilding|restarting|recompiling|rerunning)\b"
+    # "repeat the BUILD build", "redo BUILD"
+    r"|^(?:repeat|redo) (?:the )?(?:BUILD|it|that)(?: build| compile| install)?(?: (?:on|@) HOST)?$")
 AGAIN_ONLY_RE = re.compile(r"(?:again|go again|once more|one more time)(?: please| now)?")
 # A clause that takes back what came before it: "kill it? nah", "restart vllm... never mind".
 TAKEN_BACK_RE = re.compile(r"(?:nah|nope|no|never ?mind|nvm|scratch that|forget it|on second thought|hold on"

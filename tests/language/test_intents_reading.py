@@ -1879,3 +1879,18 @@ def test_a_count_as_a_rate_or_a_variable_is_refused_never_run_with_its_number(te
 def test_a_build_the_config_does_not_have_is_refused_in_more_of_its_places(text: str) -> None:
     plan = said(text, addressed=text.startswith("<@"))
     assert plan.error is not None and plan.error.startswith("no build") and plan.build is None, plan
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("<@U0RIGOPS> vllm needs rebuilding after the rebase", "rebuild"),
+    ("<@U0RIGOPS> repeat the llama-cpp build", "rebuild"),
+    ("<@U0RIGOPS> recompile llama-cpp with 4 threads", "rebuild=4"),
+    ("<@U0RIGOPS> reinstall vllm with 6 jobs", "rebuild=6"),
+    ("vllm oomd again on node-3, retry w 8", "kill rebuild=8"),
+    ("cc1plus killed on gpu01 again. llama-cpp at 4 pls", "kill rebuild=4"),
+])
+def test_reruns_in_more_words_and_their_counts(text: str, expected: str) -> None:
+    plan = said(text, addressed=text.startswith("<@"))
+    assert steps(plan).replace("kill mem", "kill") == expected and plan.error is None, plan
+    # to the channel without a please, a build and a count are a remark ("llama-cpp at 4 now": where it stands)
+    assert "rebuild" not in steps(said("cc1plus killed on gpu01 again. llama-cpp at 4 now"))
