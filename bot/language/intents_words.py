@@ -124,6 +124,8 @@ CODE_CLEAN_RE = re.compile(r"\b(?:make (?:dist)?clean|ninja -t clean|cargo clean
 # A look's own tool, with whatever options: "`nvidia-smi --query-gpu …`", "`watch -n1 nvidia-smi`", "`free -g`".
 CODE_LOOK_RE = re.compile(r"^\s*(?:sudo\s+)?(?:watch\s+(?:-n\s*[\d.]+\s+)?)?(?P<tool>nvidia-smi|nvtop|gpustat|free|df"
                           r"|htop|vmstat)\b", re.I)
+CODE_INSTALL_RE = re.compile(r"\s*(?:uv\s+)?pip3?\s+(?:install|wheel)(?:\s+-[\w-]+(?:[= ]\S+)?)*?\s+"
+                             r"(?P<name>[A-Za-z][\w.-]{1,40})(?:[=<>~!]=?[\w.*]+)?(?:\s+-[\w-]+(?:=\S+)?)*\s*")
 GPU_RESET_CODE_RE = re.compile(r"\bnvidia-smi\b.*(?:\s-r\b|--gpu-reset\b)", re.I)
 # What rigops is asked for now and then and never does: reboot a host, power-cycle it, reset its GPUs. Asked as a
 # request ("please reboot HOST", "can you reset the gpus?"), or told and then asked for ("HOST needs a cold reboot,
@@ -141,6 +143,8 @@ _CODE_LOOK = {"nvidia-smi": "nvidia-smi", "nvtop": "nvidia-smi", "gpustat": "nvi
 def _inline_code(m: re.Match[str]) -> str:
     if GPU_RESET_CODE_RE.search(m.group(1)):
         return " reset the gpus "  # "`nvidia-smi -r`": no look, what rigops never does
+    if install := CODE_INSTALL_RE.fullmatch(m.group(1)):
+        return f" the {install.group('name').lower()} install "  # "kill `pip install xformers`": what is installed
     if re.fullmatch(r"\s*(?:sudo\s+)?(?:cat|head(?:\s+-n?\s*\d+)?|grep\s+-?[\w:-]+)\s+/proc/meminfo\s*", m.group(1)):
         return " free -h "  # "`grep MemAvailable /proc/meminfo`": the memory, as the kernel tells it
     if (look := CODE_LOOK_RE.match(m.group(1))) and not CODE_JOBS_IN_RE.search(m.group(1)):
@@ -1095,19 +1099,23 @@ _ASKED_START = (rf"{_CLAUSE_START}(?:(?:can|could|would|will) (?:someone|somebod
 # slot before "log", where the word may say which log it is rather than whose; "beside", a name beside the request
 # (refused when the message names no build of ours). Each place holds one group, the name.
 _UNKNOWN_BUILD_PLACES: tuple[tuple[str, str], ...] = (
-    ("own", rf"\b(?:the|my|our|that|this|a|your) {_NAME}(?: (?:python|cuda|c\+\+|pip|wheel|extension|extensions|ext"
-            r"|package|module|kernel|kernels|ops|jit|aot|source|engine)){0,2}"
+    ("own", rf"\b(?:the|my|our|that|this|a|your)(?: (?:nightly|new|old|current|latest|debug|release|main|dev|local"
+            rf"|source|from-source))? {_NAME}(?: (?:python|cuda|c\+\+|pip|wheel|extension|extensions|ext"
+            r"|package|module|kernel|kernels|ops|jit|aot|source|engine|colcon|bazel|cmake|meson|cargo|gradle|maven"
+            r"|npm|docker|conda)){0,2}"
             r" (?:build|builds|prebuild|rebuild|rebuilds|compile|install|tests|test suite|job|jobs|wheel|wheels)\b"),
+    # "deepspeed's compile on HOST"
+    ("own", rf"\b(?!let's){_NAME}'s (?:build|compile|install|wheel build)\b"),
     ("log", rf"\b(?:the|my|our|that|this|a|your) {_NAME} (?:log|logs|build log)(?= (?:on|@) HOST\b)"),
     ("own", rf"{_ASKED_START}(?:kill|stop|abort|cancel|halt|terminate|rebuild|restart|retry|rerun|relaunch) (?:the )?"
-            rf"{_NAME}(?= (?:on|@) HOST\b| (?:with|at|using|to) (?:-j|max_jobs|\d)| now\b| please\b|$)"),
+            rf"{_NAME}(?= (?:on|@) HOST\b| (?:with|at|using|to) (?:-j|max_jobs|\d)| now\b| please\b|,|$)"),
     ("beside", rf"{_CLAUSE_START}{_NAME} (?:on|@) HOST\b(?=[^,;]*\b(?:status|stuck|frozen|hung|progress|far along"
                r"|alive|running|going|log|logs|oom|ooming|oom-ing|swapping|killed|dead|died|isn't|isnt|is not|won't"
                r"|keeps|throwing|throws|crash|crashed|crashes|crashing|fails|failed|failing|hangs|hanging|broke"
                r"|out of memory|unresponsive)\b)"),
     ("beside", rf"\b(?:building|compiling|installing|rebuilding|recompiling) {_NAME} (?:on|@) HOST\b"),
-    ("own", rf"\b(?:re-?run|rerun|restart|retry|redo|kick off|start) (?:the )?(?:build|compile|install) (?:for|of)"
-            rf" {_NAME}\b"),
+    ("own", rf"\b(?:re-?run|rerun|restart|retry|redo|kick off|start|kill|stop|abort|cancel|halt|terminate)"
+            rf" (?:the )?(?:build|compile|install) (?:for|of) {_NAME}\b"),
     ("beside", rf"{_CLAUSE_START}{_NAME}(?: [a-z_]+\.py| build| compile| install)?(?: engine| step| process| stage)? "
                r"(?=(?:oom'?e?d|oom|ooms|oom-killed|ooming|oom-ing|ran out of memory|got oom)\b)"),
     # "don't waste time compiling koboldcpp on one core", "opencv has lack of available memory", "X stays in an
@@ -1151,6 +1159,7 @@ NOT_A_BUILD_TARGET_RE = re.compile(
     r"(?:server|servers|service|services|serve(?= process)|daemon|container|containers|notebook|jupyter|kernel"
     r"|training|inference|benchmark|tensorboard|python|pod|vm|session|tmux|screen|endpoint|workers?"
     r"|(?:runner|ci|build|gitlab|github|jenkins|buildkite) agent|agent|runners?|tests|test suite|test run|pytest"
+    r"|(?:kubernetes|k8s|slurm|cron|batch|airflow) jobs?"
     r"|ctest"
     r"|[a-z][\w.]*-server)(?: process(?:es)?| run| job| session)?)\b(?! (?:build|builds|compile|install)\b)"
 )

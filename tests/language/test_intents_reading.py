@@ -1874,6 +1874,12 @@ def test_a_count_as_a_rate_or_a_variable_is_refused_never_run_with_its_number(te
 
 
 @pytest.mark.parametrize("text", ["<@U0RIGOPS> kill the deepgemm jit compile on b200",
+                                  "the nightly pytorch build on node-3 is swapping, kill it",
+                                  "<@U0RIGOPS> can you stop the compile of apex",
+                                  "<@U0RIGOPS> restart the ros2 colcon build on gpu01",
+                                  "<@U0RIGOPS> kill `pip install xformers --no-build-isolation` on b200",
+                                  "<@U0RIGOPS> please cancel deepspeed's compile on b200",
+                                  "<@U0RIGOPS> kill mmcv-full, it's been compiling for 3 hours",
                                   "<@U0RIGOPS> rebuild the detectron2 wheel on gpu01 with 2 jobs",
                                   "can someone kill xformers on b200"])
 def test_a_build_the_config_does_not_have_is_refused_in_more_of_its_places(text: str) -> None:
@@ -1894,3 +1900,10 @@ def test_reruns_in_more_words_and_their_counts(text: str, expected: str) -> None
     assert steps(plan).replace("kill mem", "kill") == expected and plan.error is None, plan
     # to the channel without a please, a build and a count are a remark ("llama-cpp at 4 now": where it stands)
     assert "rebuild" not in steps(said("cc1plus killed on gpu01 again. llama-cpp at 4 now"))
+
+
+def test_a_kubernetes_job_is_no_build_and_a_configured_name_installed_in_code_is_the_build() -> None:
+    plan = said("<@U0RIGOPS> stop the kubernetes job on node-3", addressed=True)
+    assert plan.error is not None and "kubernetes job" in plan.error and plan.build is None, plan
+    plan = said("<@U0RIGOPS> kill `pip install flash-attn --no-build-isolation` on b200", addressed=True)
+    assert (steps(plan), plan.build, plan.error) == ("kill", "flash-attn", None), plan
