@@ -291,7 +291,8 @@ def _read_whole(
     # bounded by one ("16 or the number of cores, whichever is smaller"): which is meant is not known, so refused
     bounded = (w.COUNT_BOUND_BY_FORMULA_RE.search(masked) or _count_beside_formula(masked, hits.jobs)
                or w.ODD_COUNT_RE.search(masked)
-               or ("rebuild" in actions and w.JOBS_SLOT_IN_WORDS_RE.search(masked)))
+               or ("rebuild" in actions and (w.JOBS_SLOT_IN_WORDS_RE.search(masked) or w.JOBS_RANGE_RE.search(masked)
+                                             or (not hits.jobs and w.JOBS_BOUND_RE.search(masked)))))
     if (names.builds or names.hosts) and (
             (addressed and (not hits.jobs or bounded) and ("rebuild" in actions or not actions))
             or (bounded and "rebuild" in actions)) and (
@@ -301,7 +302,9 @@ def _read_whole(
         actions.add("rebuild")
         hits.strong.add("rebuild")
         hits.order.setdefault("rebuild", 0)
-        why = " (not a whole, positive number)" if m.re is w.ODD_COUNT_RE else w.UNWORKABLE_NOTE
+        why = {w.ODD_COUNT_RE: " (not a whole, positive number)", w.JOBS_SLOT_IN_WORDS_RE: w.UNSAID_NOTE,
+               w.JOBS_RANGE_RE: w.RANGE_NOTE, w.JOBS_BOUND_RE: w.RANGE_NOTE}.get(m.re, w.UNWORKABLE_NOTE)
+        why = w.UNWORKABLE_NOTE if "$expr" in m.group(0) else why  # "jobs = $(nproc)": an expression after all
         hits.jobs = [w.Number(w.UNWORKABLE, f"{shown_clause(m.group(0), 40)}{why}")]
     if not actions and addressed and all(w.SEEMS_STALLED_RE.search(c) or why == "report" for c, why in hits.ignored) \
             and (looks := w.fallback_looks(masked)):

@@ -23,6 +23,8 @@ MAX_DIGITS = 9  # longer numbers are out of every bound; never int() a huge digi
 DIGITS_RE = re.compile(r"-?[0-9]+")
 UNWORKABLE = -1  # the value of an expression rigops cannot work out in chat (out of every bound)
 UNWORKABLE_NOTE = " (nproc or a variable: rigops cannot work that out from chat, so name a number)"
+UNSAID_NOTE = " (the count is not said: rigops cannot work it out from chat, so name a number)"
+RANGE_NOTE = " (a range or a bound, not one count: name a number)"
 
 # --- normalisation -------------------------------------------------------------------------------------
 
@@ -1343,7 +1345,27 @@ JOBS_SLOT_IN_WORDS_RE = re.compile(
     r"|\bequals\b|\bto\b|\bat\b)\s*\(?\s*(?:the |a |an |about )?(?:free |available |total |physical |logical "
     r"|host's |machine's )?(?:memory|ram|mem|cores?|cpus?|threads|processors|whatever|\$expr)\b"
     r"|\bwhatever (?:-j|jobs?|count|number|parallelism)\b[^.;?!\n]{0,30}\b(?:keeps|fits|stays|works|lets)\b"
-    r"|\bas many (?:jobs|threads|processes) as (?:it takes|needed|will fit|fit)\b")
+    r"|\bas many (?:jobs|threads|processes) as (?:it takes|needed|will fit|fit)\b"
+    # "MAX_JOBS should be about RAM/4GB", "a -j matching your RAM", "max jobs derived from the available memory",
+    # "the -j the docs recommend", "the same -j as CI": a count that is not said
+    r"|(?:\bmax_jobs|\bmax jobs|(?<![\w-])-j|\bjobs|\bjob count) (?:should be|must be|needs to be|ought to be)"
+    r" (?:about |around |roughly |approximately |~)?(?:\$expr|the |your |ram|memory|cores|cpus)"
+    r"|(?:\bmax_jobs|\bmax jobs|(?<![\w-])-j|\bjobs|\bjob count) (?:matching|derived from|according to|depending on"
+    r"|proportional to|scaled to|that (?:matches|fits))\b"
+    r"|\bthe same (?:-j|jobs|max_jobs|job count|number of jobs) as\b"
+    r"|(?:\bmax_jobs|(?<![\w-])-j|\bjobs|\bjob count) (?:the|that) (?:docs?|readme|guide|ci|wiki|manual) (?:recommends?"
+    r"|says|suggests|uses)\b")
+# A range or a bound where one count goes ("4-8 jobs", "6 to 8 jobs", "-j between 4 and 8", "less than 8 jobs"): which
+# count is meant is not said, so in a rebuild it is refused, never run with one end of it.
+JOBS_RANGE_RE = re.compile(
+    r"(?<![\w.-])(?<!from )(?:-j ?)?\d{1,4} ?(?:-|–|to) ?\d{1,4} (?:parallel |compile |build )?"
+    r"(?:jobs|threads|cores|procs|workers)\b"
+    r"|(?:(?<![\w-])-j|\bjobs|\bmax_jobs|\bparallelism) (?:of |at )?between (?:-j ?)?\d{1,4} and (?:-j ?)?\d{1,4}\b"
+    r"|\bbetween (?:-j ?)?\d{1,4} and (?:-j ?)?\d{1,4} (?:jobs|threads|cores)\b"
+    r"|(?<!from )(?<![\w-])-j ?\d{1,4} ?(?:-|–|to) ?(?:-j ?)?\d{1,4}\b")
+JOBS_BOUND_RE = re.compile(
+    r"\b(?:less|fewer|lower|smaller) than (?:-j ?)?\d{1,4}(?: jobs| threads| cores)?\b"
+    r"|\b(?:max_jobs|-j|jobs) (?:lower|less|smaller|below|under) (?:than )?\d{1,4}\b")
 # A count that is no whole number ("-j 1,5", "2.5 jobs") or is negative in words ("at minus 4"): refused as said.
 ODD_COUNT_RE = re.compile(
     r"(?<![\w.,-])(?:-j ?|max_jobs ?= ?|jobs ?= ?)\d{1,4}[.,]\d{1,3}(?![\d.,]*\d)"

@@ -1907,3 +1907,30 @@ def test_a_kubernetes_job_is_no_build_and_a_configured_name_installed_in_code_is
     assert plan.error is not None and "kubernetes job" in plan.error and plan.build is None, plan
     plan = said("<@U0RIGOPS> kill `pip install flash-attn --no-build-isolation` on b200", addressed=True)
     assert (steps(plan), plan.build, plan.error) == ("kill", "flash-attn", None), plan
+
+
+@pytest.mark.parametrize(("text", "why"), [
+    ("<@U0RIGOPS> rebuild vllm, MAX_JOBS should be about RAM/4GB", "name a number"),
+    ("<@U0RIGOPS> rebuild vllm with a -j matching your RAM", "the count is not said"),
+    ("<@U0RIGOPS> rebuild sgl-kernel with max jobs derived from the available memory", "the count is not said"),
+    ("<@U0RIGOPS> rebuild vllm with the same -j as CI", "the count is not said"),
+    ("<@U0RIGOPS> rebuild vllm with the -j the docs recommend", "the count is not said"),
+    ("<@U0RIGOPS> rebuild vllm with 4-8 jobs", "a range or a bound"),
+    ("<@U0RIGOPS> rebuild vllm with 6 to 8 jobs", "a range or a bound"),
+    ("<@U0RIGOPS> rebuild vllm with -j between 4 and 8", "a range or a bound"),
+    ("<@U0RIGOPS> rebuild vllm with less than 8 jobs", "a range or a bound"),
+    ("can someone rebuild vllm with around 10-12 jobs", "a range or a bound"),
+])
+def test_a_count_not_said_or_said_as_a_range_is_refused_never_run_with_one_end(text: str, why: str) -> None:
+    plan = said(text, addressed=text.startswith("<@"))
+    assert plan.error is not None and why in plan.error, plan
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("<@U0RIGOPS> bump flash-attn from 4 to 12 workers, b200 has the headroom again", "rebuild=12"),
+    ("<@U0RIGOPS> bump vllm from -j4 to -j8", "rebuild=8"),
+    ("<@U0RIGOPS> vllm died at 16 jobs, less than 16 should do. rebuild it at 8", "rebuild=8"),
+])
+def test_a_change_from_one_count_to_another_or_a_bound_beside_a_count_is_the_count(text: str, expected: str) -> None:
+    plan = said(text, addressed=True)
+    assert steps(plan).split()[-1] == expected and plan.error is None, plan
