@@ -259,7 +259,7 @@ JOBS_WITH_RE = re.compile(  # "rebuild with 16", "retry using 8", "go with 12", 
 # "rebuild it at 4", "send it again at 6": with the build between the verb and "at" (a bare "restart at 3" may be
 # a time of day).
 JOBS_AT_RE = re.compile(
-    r"(?:\b(?:rebuild|retry|restart|rerun|relaunch|try|run|go|redo)(?: it| again| the build| BUILD){1,2}"
+    r"(?:\b(?:rebuild|retry|restart|rerun|relaunch|try|run|go|redo|kick|put|set)(?: it| again| the build| BUILD){1,2}"
     r"(?: on HOST)?|\brebuild) at"
     rf" {_NUM}{_COUNT_END}"
 )
@@ -310,7 +310,7 @@ JOBS_CHANGE_RE = re.compile(
 )
 # "retry with fewer jobs, say 4", "less parallelism: 4": the number that answers a relative change on its own.
 RELATIVE_THEN_NUMBER_RE = re.compile(
-    r"\b(?:fewer|less|lesser|lower|reduce|cut|drop|halve)\b[^,;:.?!]{0,40}[,;:.] (?:say |like |maybe |perhaps |try "
+    r"\b(?:fewer|less|lesser|lower|reduce|cut|drop|halve)\b[^,;:.?!]{0,40}[,;:.?] (?:say |like |maybe |perhaps |try "
     r"|so |to |e\.g\. |about |around )?(?:-j ?)?([0-9]{1,4})(?: (?:jobs|or so|please|maybe|max|tops|this time))?"
     r"(?: (?:should|will|would|ought to) (?:do(?: it)?|be (?:fine|enough|ok|okay|plenty))| is (?:fine|enough|plenty))?"
     r"\s*(?:[.!,]|$)"

@@ -51,6 +51,7 @@ EMOJI_RE = re.compile(r":[a-z0-9_+'-]{1,40}:|"  # Slack's :name: and the emoji c
                       "[\U0001f000-\U0001faff\u2600-\u27bf\u2b00-\u2bff][\ufe0f\u200d\U0001f3fb-\U0001f3ff]*")
 REPEATED_RE = re.compile(r"\b([a-z]+(?: [a-z]+){0,2})(?:[ ,!]+\1\b)+")
 EMPHASIS_RE = re.compile(r"[*]+|(?<![\w])_+|_+(?![\w])")
+COMMA_GLUED_RE = re.compile(r"(?<=[a-z]),(?=[a-z]{2})")
 # ... but an asterisk between two operands is a product ("cores * 0.75", "[GPU count] * 4", "2*8"), not bold
 TIMES_RE = re.compile(r"(?<=[\w\])]) \* (?=[\w(\[$])|(?<=[\w\])])\*(?=\d)|(?<=\d)\*(?=[\w(\[$])")
 SPACES_RE = re.compile(r"[ ]{2,}")
@@ -133,9 +134,11 @@ GPU_RESET_CODE_RE = re.compile(r"\bnvidia-smi\b.*(?:\s-r\b|--gpu-reset\b)", re.I
 # request ("please reboot HOST", "can you reset the gpus?"), or told and then asked for ("HOST needs a cold reboot,
 # can you do it?"); not told ("it crashed (hard reboot, no clean shutdown)").
 _CANNOT = (r"(?:(?:a |an )?(?:cold |hard |warm )?re-?boot|power[- ]?cycle|reset (?:the |its |all |HOST's )?"
-           r"(?:gpus?|cards?|gpu \d)|gpu reset|reset the (?:box|machine|node|host|HOST))\b")
+           r"(?:gpus?|cards?|gpu \d)|gpu reset|reset the (?:box|machine|node|host|HOST)"
+           r"|drain (?:the )?(?:HOST|node|host|box|machine))\b")
 CANNOT_DO_RE = re.compile(
-    r"(?:^|(?<=[.?!;,:\n\x01]) ?)(?:(?:please|pls|plz|just|can you|could you|would you|will you|can u|go ahead and)"
+    r"(?:^|(?<=[.?!;,:\n\x01]) ?)(?:(?:please|pls|plz|just|can you|could you|would you|will you|can u|go ahead and"
+    r"|i need you to)"
     rf" )*(?P<what>{_CANNOT})"
     rf"|\b(?P<told>{_CANNOT})(?=[^.?!\n]{{0,40}}\b(?:can|could|would) (?:you|u) (?:do|handle) (?:it|that|this)\b)")
 _CODE_LOOK = {"nvidia-smi": "nvidia-smi", "nvtop": "nvidia-smi", "gpustat": "nvidia-smi", "free": "free -h",
@@ -247,6 +250,7 @@ def _plain(s: str) -> str:
     s = EMPHASIS_RE.sub(" ", TIMES_RE.sub(" × ", s))
     for pattern, repl in TYPO_FIXES:
         s = pattern.sub(repl, s)
+    s = COMMA_GLUED_RE.sub(", ", s)  # "enough to do this job,but please show …" (a full-width comma, NFKC'd)
     return canonical_numbers(SPACES_RE.sub(" ", s)[:MAX_SCAN])
 
 
@@ -271,6 +275,8 @@ CLAUSE_SPLIT_RE = re.compile(
 # Lead-ins that keep a clause imperative: "pls", "can you", "let's", "we should", "@rigops" (already gone).
 LEAD_RE = re.compile(
     r"^(?:(?:(?:is )?(?:anyone|anybody|someone|somebody) (?:able|around|free|willing|available) to"
+    r"|(?:anyone|anybody|someone|somebody) with (?:rights|access|sudo|root|perms|permissions|the rights)"
+    r"|i mean|i meant|that is|i\.e\.?|in other words"
     r"|hey|hi|hello|yo|ok|okay|k|so|and|also|then|now|please|just|quick|quickly|maybe|right|alright|actually"
     r"|first(?: of all| off)?(?! (?:time|thing|try|run|build|attempt|one)\b)|firstly|after that|afterwards|finally"
     r"|at least(?= (?:try|do|run|rebuild|restart|kill|stop|show|check|give)\b)"
@@ -994,7 +1000,8 @@ ALL_HOSTS_RE = re.compile(
     r"(?:hosts?|machines?|boxes|box|nodes?|servers?|rigs?))\b"
     # not "across all Nvidia GPUs on HOST" (the GPUs of one), nor "on all the HOST nodes" (a group named)
     r"|\b(?:on|for|across)\s+(?P<on>all|everything)\b(?!\s+(?:(?:the|my|our|its|of\s+the|of\s+its)\s+)?"
-    r"(?:HOST|nvidia\w*|gpus?|cards?|devices?|processes|procs|cores|cpus|threads|files|lines|logs?|memory|ram)\b)"
+    r"(?:HOST|nvidia\w*|gpus?|cards?|devices?|processes|procs|cores|cpus|threads|files|lines|logs?|memory|ram"
+    r"|other|rest|builds?|jobs?|compiles?|steps?|targets?|packages?|tests?|them|those|these)\b)"
     r"|^\s*(?:status|mem|memory|ram|gpus?|nvidia-smi|free(?:\s+-h)?)\s+(?P<bare>all)\s*[?.!]*\s*$"
     # "mem everywhere", "disk across the fleet"
     r"|\b(?P<where>everywhere|across\s+the\s+(?:fleet|board)|fleet-?wide)\b")

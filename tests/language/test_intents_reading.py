@@ -1934,3 +1934,26 @@ def test_a_count_not_said_or_said_as_a_range_is_refused_never_run_with_one_end(t
 def test_a_change_from_one_count_to_another_or_a_bound_beside_a_count_is_the_count(text: str, expected: str) -> None:
     plan = said(text, addressed=True)
     assert steps(plan).split()[-1] == expected and plan.error is None, plan
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("<@U0RIGOPS> that's llama-cpp on gpu01. code for all the other builds compiled just fine. go again with 3 jobs",
+     "rebuild=3"),
+    ("can't kill the stuck llama-cpp build on gpu01, it's not mine. anyone with rights pls kill it", "kill"),
+    ("<@U0RIGOPS> sometimes sgl-kernel fails and it works after a rebuild. test this please — I mean rebuild "
+     "sgl-kernel", "rebuild"),
+    ("<@U0RIGOPS> we should adjust parallel jobs to a suitable level, so put sgl-kernel at 12", "rebuild=12"),
+    ("flash-attn: you're out of memory. again. smh kick it at 4 pls", "kill rebuild=4"),
+    ("<@U0RIGOPS> flash-attn saturates the ram. is there a way to tell it to launch less threads? like 6",
+     "rebuild=6"),
+    ("<@U0RIGOPS> i think memory is enough for this job，but please show me memory of node-3 to be sure", "mem"),
+])
+def test_requests_after_a_remark_in_the_words_people_use(text: str, expected: str) -> None:
+    plan = said(text, addressed=text.startswith("<@"))
+    assert steps(plan).replace("kill mem", "kill").removeprefix("mem ") == expected and plan.error is None, plan
+
+
+def test_a_drain_and_reboot_asked_of_rigops_is_refused_as_not_its_to_do() -> None:
+    plan = said("<@U0RIGOPS> llama-cpp on gpu01 is stuck in D state, I can't kill it. could you drain gpu01 and "
+                "reboot?", addressed=True)
+    assert plan.error is not None and plan.error.startswith("rigops does not drain gpu01"), plan
