@@ -341,6 +341,13 @@ def _read_whole(
         unknown = True
         errors.append(f"rigops stops and rebuilds builds, and {other.group('what')!r} is not one: name the build "
                       f"({_builds_there(names, config, context, channel)})")
+    elif (actions & {"kill", "rebuild"} and not names.builds and not names.unknown
+          and (named := w.product_names(masked))):
+        # "the nightly pytorch build on node-3 is swapping, kill it", "kill the gt4py tests": a name that is no
+        # English word, in a request that names no build of the config, is what the request is about: refused
+        # with what there is, never taken for the host's own build
+        unknown = True
+        errors.append(_unknown_build_error(named[0], names, config, context, channel))
     relative = hits.relative if "rebuild" in actions and not hits.jobs else None
     names = _without_negated_builds(names, parts, negated)
     plan = _resolve(_steps(actions, jobs, lines, hits.order, clean=hits.clean), names, config, context, errors, (),

@@ -13,6 +13,7 @@ import re
 import unicodedata
 from dataclasses import dataclass, replace
 from functools import lru_cache
+from pathlib import Path
 
 from bot.config import ALL_HOSTS, Config
 from bot.language.intents_numbers import JOBS_EXPR_RE, QUOTED_COUNT_RE, canonical_numbers
@@ -1261,6 +1262,72 @@ def _could_name_a_build(word: str, *, log_slot: bool) -> bool:
 # build", stays a loose word for a build of the config: see _MODEL_NAME_RE).
 _PRODUCT_RE = re.compile(r"(?:torch[\w.+-]*|nccl[\w.+-]*|cuda-[a-z][\w.+-]*|llama[.-]?cpp[.-][\w.+-]+)"
                          r"(?<!-server)(?<!-serve)")
+
+
+# --- names of software the config does not have, said anywhere ------------------------------------------
+
+ENGLISH_PATH = Path(__file__).with_name("english_words.txt.gz")  # SCOWL's list (english_words.COPYRIGHT)
+_NAME_TOKEN_RE = re.compile(r"(?<![\w$/.'-])([a-z][a-z0-9]*(?:[-.+][a-z0-9]+)*)(?![\w/'-])")
+# Words of the trade that are in no English dictionary and name no build: tools, kernel words, chat shorthand.
+TRADE_WORDS = word_set("""
+oom ooms oomed ooming oom-ing oom-killed oom-kill oomkiller nproc init htop nvtop btop gpustat dmesg journalctl
+systemd systemctl sigkill sigterm sigint kswapd cgroup cgroups makeflags ninjaflags cxxflags cflags ldflags
+gcc g++ clang nvcc cicc ptxas cc1 cc1plus lto1 ld lld gold mold ccache sccache distcc icecc cudnn cublas nccl
+cuda rocm hip sm90 sm100 sm80 sm89 arch x86 x86-64 aarch64 arm64 amd64 linux ubuntu debian centos rhel macos
+wsl wsl2 vram ram swap swapping swappiness zram zswap tmpfs ssd nvme gb gib mb mib tb kb vcpu vcpus cpu cpus
+gpu gpus smi lol lmao rofl tbh imo imho afaik iirc fwiw btw fyi asap pls plz thx ty np idk ngl rn atm smh
+ok okay yep nope nah hmm ugh welp oof yikes whoa ah aha heh hah kthx kthxbye thx tx tyvm lmk ofc ikr wtf wth ffs omg
+tho af afaict borked bork borken hosed fubar kaput yeet yeeted oomkill oomkilled oomkiller oom-killer oom-killed killit
+pwned rekt meh nvm jk brb gtg pkill killall xkill kill9 pgrep pstree
+env venv conda pip pip3 uv uvx pipx poetry wheel wheels sdist setuptools cmake ninja meson bazel make gmake
+autotools autoconf automake configure repo repos git github gitlab ci cd devops infra sre oncall dev prod
+""")
+
+
+_CODE_LIKE_RE = re.compile(r"[a-z]{1,2}\d+[a-z]?")  # "j12", "sm90", "v2", "a100": a flag, an arch, a version
+
+
+@lru_cache(maxsize=1)
+def _english() -> frozenset[str]:
+    import gzip
+
+    return frozenset(gzip.decompress(ENGLISH_PATH.read_bytes()).decode().split())
+
+
+def _is_english(word: str) -> bool:
+    english = _english()
+    if word in english:
+        return True
+    for prefix in ("re", "un", "pre", "non", "over", "under", "sub", "auto", "multi", "mis", "de", "self-"):
+        if word.startswith(prefix) and len(word) - len(prefix) > 3 and _is_english_word(word[len(prefix):], english):
+            return True  # "reparented", "unkillable"
+    return _is_english_word(word, english)
+
+
+def _is_english_word(word: str, english: frozenset[str]) -> bool:
+    if word in english:
+        return True
+    for ending, back in (("'s", ""), ("n't", ""), ("s", ""), ("es", ""), ("ed", ""), ("ed", "e"), ("ing", ""),
+                         ("ing", "e"), ("ies", "y"), ("ied", "y"), ("er", ""), ("ers", ""), ("ly", ""),
+                         ("able", ""), ("able", "e"), ("ible", "")):
+        if word.endswith(ending) and word[: -len(ending)] + back in english:
+            return True
+    return False
+
+
+def product_names(masked: str) -> tuple[str, ...]:
+    """Words of ``masked`` that can only be names (of software, most often): in no English dictionary, no word of
+    the trade, no word rigops reads, no config name (those are ``HOST`` and ``BUILD`` already): "xformers",
+    "deepspeed", "mmcv-full", "gt4py"."""
+    found = []
+    for word in _NAME_TOKEN_RE.findall(masked):
+        if (len(word) < 3 or word in TRADE_WORDS or word in NOT_A_BUILD or _CODE_LIKE_RE.fullmatch(word)
+                or _is_english(word) or (any(c in word for c in "-.+") and all(
+                    _is_english(part) or part in TRADE_WORDS or part.isdigit() for part in re.split(r"[-.+]", word)
+                    if part))):
+            continue
+        found.append(word)
+    return unique(found)
 
 
 def unique(items: list[str]) -> tuple[str, ...]:

@@ -1957,3 +1957,32 @@ def test_a_drain_and_reboot_asked_of_rigops_is_refused_as_not_its_to_do() -> Non
     plan = said("<@U0RIGOPS> llama-cpp on gpu01 is stuck in D state, I can't kill it. could you drain gpu01 and "
                 "reboot?", addressed=True)
     assert plan.error is not None and plan.error.startswith("rigops does not drain gpu01"), plan
+
+
+@pytest.mark.parametrize("text", ["node-3 is swapping because of aflpp, stop the build",
+                                  "<@U0RIGOPS> kill it, the gt4py tests hang on gpu01",
+                                  "<@U0RIGOPS> stop the build on node-3, flashinfer jit is hogging memory"])
+def test_a_name_in_no_dictionary_in_a_request_that_names_no_build_is_refused(text: str) -> None:
+    plan = said(text, addressed=text.startswith("<@"))
+    assert plan.error is not None and plan.error.startswith("no build") and plan.build is None, plan
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("gpu01 is borked, restart the build with 2 jobs", "kill rebuild=2"),
+    ("<@U0RIGOPS> restart the build on node-3 at 6, the linker keeps getting oomkilled", "kill rebuild=6"),
+    ("<@U0RIGOPS> terminate the build on node-3, hitting stop didn't kill the compiler processes, they got "
+     "reparented to init", "kill"),
+    ("dmesg says oom-killer hit cc1plus on node-3, restart the build at -j4", "kill rebuild=4"),
+    ("<@U0RIGOPS> kill the build on node-3 kthx", "kill"),
+])
+def test_words_of_the_trade_slang_and_english_inflections_are_no_names(text: str, expected: str) -> None:
+    plan = said(text, addressed=text.startswith("<@"))
+    assert steps(plan).replace("kill mem", "kill") == expected and plan.error is None, plan
+
+
+def test_product_names_are_the_words_no_dictionary_has() -> None:
+    from bot.language.intents_words import product_names
+
+    assert product_names("kill xformers, deepspeed and mmcv-full, then gt4py") == ("xformers", "deepspeed",
+                                                                                   "mmcv-full", "gt4py")
+    assert product_names("the compilers got reparented, unkillable, oom-killed; cc1plus and ptxas, lol") == ()
