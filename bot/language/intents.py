@@ -553,6 +553,8 @@ def _read_clause(body: str, addressed: bool, *, question: bool = False,
     starts_imperative = body.startswith(w.LEAD_MARK) or bool(acts.IMPERATIVE_RE.match(opens))
     # A request's reason does not make it a story: "kill the stuck job so that it doesn't come back later"
     main = w.REASON_RE.split(body, maxsplit=1)[0] if starts_imperative else body
+    if starts_imperative:  # "rebuild X with fewer jobs than last time": a comparison, not a story
+        main = _COMPARED_TO_BEFORE_RE.sub(" ", main)
     if addressed and (said := _PLAN_LEAD_RE.match(opens)) and n.JOBS_TO_RE.match(rest := opens[said.end():]) and not (
             w.NARRATIVE_RE.search(rest) or _BY_ONESELF_RE.search(rest)):
         body = main = opens = rest  # said to rigops, "… gonna scale it up to 100 jobs to do so": how to do what it asks
@@ -838,6 +840,8 @@ _MACHINE_UNIT_RE = re.compile(r"\d ?(?:cores?|cpus?|vcpus?)\b(?![a-z])"
                               r"(?! (?:please|pls|plz|then|instead|max|or (?:less|fewer)|at most|tops)\b)")
 
 
+_COMPARED_TO_BEFORE_RE = re.compile(
+    r"\b(?:than|as|like) (?:the |it was |it did )?(?:last|previous) (?:time|run|build)\b")
 PLEASE_RE = re.compile(r"\b(?:please|pls|plz)\b")
 NAMES_LEAD_RE = re.compile(r"(?:(?:the |on )?(?:BUILD|HOST)(?: build| one)?(?: (?:again|once more|at|with|w/|using"
                            r"|on HOST))*[:,]? ?)+")

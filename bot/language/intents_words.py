@@ -1379,7 +1379,8 @@ _FALLBACK_LOOKS = (
 _FORMULA = (r"(?:\$\(|\$expr\b|`nproc`|\bnproc\b(?! (?:says|said|shows|showed|reports|returns|returned|gives|gave"
             r"|prints|printed|is|was|output|outputs) )|\bn_?cpus?\b|\bncores\b"
             r"|\b(?:number|amount|count) of (?:\w+ ){0,2}"
-            r"(?:cores|cpus|processors|threads)\b|#\s?(?:of )?(?:cores|cpus|procs|processors|threads)\b"
+            r"(?:cores|cpus|processors|threads|gpus|cards|devices|sockets)\b"
+            r"|#\s?(?:of )?(?:cores|cpus|procs|processors|threads)\b"
             r"|\bnum[ _]?(?:of[ _])?(?:cores|cpus|procs|threads)\b|\b(?:core|cpu|thread) count\b|\bdivided by\b"
             r"|\bwhere n\b|\bmemory budget\b"
             r"|\bbased on (?:the )?(?:available |free )?(?:memory|ram|cores|cpus|core count)\b"
@@ -1427,6 +1428,15 @@ JOBS_SLOT_IN_WORDS_RE = re.compile(
     r"|(?:\bmax_jobs|\bmax jobs|(?<![\w-])-j|\bjobs|\bjob count) (?:matching|derived from|according to|depending on"
     r"|proportional to|scaled to|that (?:matches|fits))\b"
     r"|\bthe same (?:-j|jobs|max_jobs|job count|number of jobs) as\b"
+    # "max out the cores", "one fewer job than cores", "the cpu count minus two", "twice as many jobs as GPUs",
+    # "let ninja decide the jobs", "MAX_JOBS unset"
+    r"|\b(?:max(?:imize)? out|use up|saturate) (?:the |all (?:the |of the )?)?(?:cores|cpus|threads)\b"
+    r"|\b(?:one|two|three|\d{1,2}) (?:fewer|less|more) (?:jobs?|threads?|processes) than (?:the )?(?:cores|cpus"
+    r"|threads|nproc|core count|cpu count)\b"
+    r"|\b(?:cpu|core|thread|gpu|processor) count (?:minus|plus|less|times|divided by|over)\b"
+    r"|\b(?:twice|double|three times|thrice|half|\d{1,2} ?x) as many (?:jobs|threads|processes|workers) as\b"
+    r"|\blet (?:ninja|make|cmake|cargo|bazel|pip|gradle|it|the build|BUILD) (?:decide|pick|choose|figure out)\b"
+    r"|\bmax_jobs (?:unset|empty|blank)\b|\bunset (?:the )?max_jobs\b"
     r"|(?:\bmax_jobs|(?<![\w-])-j|\bjobs|\bjob count) (?:the|that) (?:docs?|readme|guide|ci|wiki|manual) (?:recommends?"
     r"|says|suggests|uses)\b")
 # A range or a bound where one count goes ("4-8 jobs", "6 to 8 jobs", "-j between 4 and 8", "less than 8 jobs"): which

@@ -1986,3 +1986,21 @@ def test_product_names_are_the_words_no_dictionary_has() -> None:
     assert product_names("kill xformers, deepspeed and mmcv-full, then gt4py") == ("xformers", "deepspeed",
                                                                                    "mmcv-full", "gt4py")
     assert product_names("the compilers got reparented, unkillable, oom-killed; cc1plus and ptxas, lol") == ()
+
+
+@pytest.mark.parametrize("text", ["<@U0RIGOPS> max out the cores for vllm and rebuild",
+                                  "<@U0RIGOPS> rebuild vllm with one fewer job than cores",
+                                  "<@U0RIGOPS> rebuild vllm with the cpu count minus two",
+                                  "<@U0RIGOPS> rebuild vllm with twice as many jobs as GPUs",
+                                  "<@U0RIGOPS> restart vllm with jobs = number of gpus",
+                                  "<@U0RIGOPS> let ninja decide the jobs for vllm and rebuild",
+                                  "<@U0RIGOPS> rebuild vllm with MAX_JOBS unset"])
+def test_a_count_described_by_the_machine_is_refused(text: str) -> None:
+    plan = said(text, addressed=True)
+    assert plan.error is not None and "name a number" in plan.error, plan
+
+
+def test_a_comparison_with_the_last_run_in_a_request_is_no_story() -> None:
+    plan = said("<@U0RIGOPS> rebuild vllm with fewer jobs than last time", addressed=True)
+    assert steps(plan).split()[-1] == "rebuild" and plan.error is None, plan
+    assert not said("<@U0RIGOPS> last time we rebuilt vllm at 8 it worked", addressed=True).steps
