@@ -263,9 +263,10 @@ def _read_whole(
             and (said := _count_said_before(masked, quoted=normal.quoted))):
         hits.jobs.append(said)  # "max job 12 is okay to me for vllm. rebuild with that": the count said before
     if (not (hits.strong | hits.weak) & {"kill", "rebuild"} and not whole and names.builds
-            and (do := DO_THAT_RE.search(masked)) and (said := _one_count(masked[:do.start()]))):
+            and (do := DO_THAT_RE.search(masked))
+            and (said := _one_count(masked[:do.start()]) or _one_count(normal.quoted))):
         # "`--jobs=2` worked for me, so do that", "it only worked with make -j4 — do BUILD like that": the count
-        # told before, asked for by pointing back at it
+        # told before, asked for by pointing back at it (in a quote above too: "> `-j1` lowered the memory use")
         hits.strong.add("rebuild")
         hits.order.setdefault("rebuild", len(parts))
         hits.jobs.append(said)

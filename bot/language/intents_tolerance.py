@@ -124,7 +124,10 @@ CJK: tuple[tuple[re.Pattern[str], str], ...] = (
     # a stop asked for, and the trouble said: "帮我停掉" (stop it for me), "卡死了" (it is stuck), "停不下来" (it won't
     # stop)
     (re.compile(r"停不下来|停不下來|止まらない"), " won't stop "),
-    (re.compile(r"卡死了?|卡住了?|固まって(?:いる|る)?|フリーズして(?:いる|る)?"), " is stuck "),
+    (re.compile(r"卡死了?|卡住了?|冻死了?|凍死了?|固まって(?:いる|る)?|フリーズして(?:いる|る)?"), " is stuck "),
+    (re.compile(r"的?(?:状态|狀態|ステータス)"), " status "),
+    (re.compile(r"(?<=[\u4e00-\u9fff\s])(?:和|与|與|跟|及)(?=[\u4e00-\u9fff\s])"
+                r"|と(?=[\u3040-\u30ff\u4e00-\u9fff])"), " and "),
     (re.compile(r"停掉|杀掉|殺掉|杀死|殺死|终止|終止|kill ?掉|止めて|停止して|強制終了して"), " stop it "),
     (re.compile(r"(?:显示|顯示|看|给我看|給我看)?最后 ?(\d{1,5}) ?行(?:内容)?"
                 r"|最後の ?(\d{1,5}) ?行"), r" show the last \1\2 lines "),

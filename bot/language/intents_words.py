@@ -49,6 +49,7 @@ QUOTED_LINE_RE = re.compile(r"^ *>[^\n]*", re.M)
 QUOTED_SPAN_RE = re.compile(r'"[^"\n]{0,300}"')
 URL_RE = re.compile(r"\b(?:https?|ftp|ssh|file)://\S*|\bwww\.\S*")
 EMOJI_RE = re.compile(r":[a-z0-9_+'-]{1,40}:|"  # Slack's :name: and the emoji characters themselves ("now😤")
+                      r"(?<![\w:])[:;]-?[()\[\]/|](?![\w(])|"  # and the emoticons: ":(", ";)", ":-/"
                       "[\U0001f000-\U0001faff\u2600-\u27bf\u2b00-\u2bff][\ufe0f\u200d\U0001f3fb-\U0001f3ff]*")
 REPEATED_RE = re.compile(r"\b([a-z]+(?: [a-z]+){0,2})(?:[ ,!]+\1\b)+")
 EMPHASIS_RE = re.compile(r"[*]+|(?<![\w])_+|_+(?![\w])")
@@ -59,6 +60,7 @@ SPACES_RE = re.compile(r"[ ]{2,}")
 TYPO_FIXES: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\bre[- ]?(build|run|start|try|launch)\b"), r"re\1"),
     (re.compile(r"\bw/(?!o)\s*|\bw (?=-?j?\d{1,4}\b)"), "with "),  # "retry w/ 8", "retry w 8"
+    (re.compile(r"\b(the|its|build) console(?: output| log)?\b"), r"\1 log"),  # "tail the console of the build"
     (re.compile(r"\b(?:plz|pls|plox|pleas|pleeease|pleease)\b"), "please"),
     (re.compile(r"\b(?:gimme|giv me|give us)\b"), "give me"),
     (re.compile(r"\btry (?:it |that |this )?(?:again|once more)\b"), "retry"),
@@ -241,11 +243,22 @@ QUOTED_JOBS_RE = re.compile(r"\s*-{1,2}j(?:obs)?\s*=?\s*(?:\d{1,4}|\$expr|\$\(\s
 
 def _quoted_span(m: re.Match[str]) -> str:
     inner = m.group(0)[1:-1]
-    return f" {inner} " if QUOTED_JOBS_RE.fullmatch(inner) or CODE_JOBS_RE.fullmatch(inner) else " "
+    if QUOTED_JOBS_RE.fullmatch(inner) or CODE_JOBS_RE.fullmatch(inner):
+        return f" {inner} "
+    # a formula of the machine's size in quotes where a count goes: 'set the jobs to "cores - 2"'
+    return " $expr " if QUOTED_FORMULA_RE.fullmatch(inner) else " "
+
+
+QUOTED_FORMULA_RE = re.compile(r"\s*(?:(?:number of |#)?(?:cores|cpus|threads|nproc|processors|ram|memory)\s*"
+                               r"(?:[-+*/×]|minus|plus|times|divided by)\s*\d{1,4}(?:\s*gb)?"
+                               r"|\d{1,4}\s*(?:[*/×]|x|times)\s*(?:cores|cpus|threads|nproc))\s*", re.I)
+
+
+NOT_THIS_ONE_RE = re.compile(r"\(\s*not (?!(?:yet|now|sure|working|needed)\b)[^()\n]{1,40}\)")
 
 
 def _plain(s: str) -> str:
-    s = URL_RE.sub(" ", s).lower()
+    s = NOT_THIS_ONE_RE.sub(" ", URL_RE.sub(" ", s).lower())  # "the memory (not video memory)": which, no negation
     s = EMOJI_RE.sub(" \n ", s)  # an emoji ends what was said before it ("… at 100% :scream: stop vllm")
     s = REPEATED_RE.sub(r"\1", s)  # "kill it kill it kill it"
     s = EMPHASIS_RE.sub(" ", TIMES_RE.sub(" × ", s))
@@ -393,6 +406,9 @@ ASKED_LEAD_RE = re.compile(r"^(?:should (?:we|i|you)|shall (?:we|i)|do you want 
                            r" (?:if |whether )?(?:you|u) (?:could|can|would|might|will)"
                            r"|(?:i|we)(?: would|'d) (?:love|appreciate it if you (?:could|would))(?: (?:you )?to)?"
                            r"|(?:please |pls )?feel free to"
+                           # "it'd be great to see that output", "would be helpful to get the log"
+                           r"|(?:(?:it|that)(?:'d| would| will)|would|will|'d) be (?:great|nice|good|helpful|useful"
+                           r"|awesome|cool|handy) to(?= (?:see|get|have|view|check|know|look)\b)"
                            # a wish said to rigops: "we actually want to rebuild X", "I need to see the log"
                            r"|(?:we|i) (?:actually |really |just |now |also )?(?:want|need|would like|'d like)"
                            r" (?:you )?to(?= (?:rebuild|restart|rerun|retry|kill|stop|cancel|see|get|check|view"
@@ -490,6 +506,7 @@ TROUBLE_RE = re.compile(
     r"|ram|swap)\b"
     r"|\bmemory pressure\b|\bcannot allocate memory\b|\bbad_alloc\b|\benomem\b"
     r"|\bkilled signal terminated program\b|\b(?:died|killed|terminated)(?: due to| by| with)? signal 9\b"
+    r"|\binternal compiler error: killed\b|\bkilled \(program (?:cc1plus|cc1|lto1|cicc|ptxas)\)"
     r"|\b(?:cc1plus|cc1|cicc|nvcc|ptxas|compilers?|gcc|g\+\+|clang|linker|the build|BUILD)(?:'s)?"
     r" (?:got |gets |was |were |is getting |keeps getting |getting |are getting |being )?"
     r"(?:killed|oom[- ]?killed|sigkilled|reaped)\b"

@@ -2004,3 +2004,28 @@ def test_a_comparison_with_the_last_run_in_a_request_is_no_story() -> None:
     plan = said("<@U0RIGOPS> rebuild vllm with fewer jobs than last time", addressed=True)
     assert steps(plan).split()[-1] == "rebuild" and plan.error is None, plan
     assert not said("<@U0RIGOPS> last time we rebuilt vllm at 8 it worked", addressed=True).steps
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("<@U0RIGOPS> is the memory (not video memory) on b200 filled up?? show me", "mem"),
+    ("<@U0RIGOPS> gpu01 冻死了 :scream: 看下内存和状态", "mem status"),
+    ("<@U0RIGOPS> vllm has shown nothing for 10 minutes. it'd be great to see that output — last 80 lines?",
+     "log=80"),
+    ("tail the console of the running llama-cpp build pls, would be useful rn", "log"),
+    ("vllm on node-3 with -j7:\n&gt; c++: internal compiler error: Killed (program cc1plus)\nretry at 3 pls",
+     "kill rebuild=3"),
+    ("&gt; Thanks, `-j1` lowered the memory use to acceptable levels.\n<@U0RIGOPS> do that for vllm on node-3",
+     "rebuild=1"),
+])
+def test_requests_around_clarifications_emoticons_quotes_and_other_words(text: str, expected: str) -> None:
+    plan = said(text, addressed="<@U0RIGOPS>" in text)
+    assert steps(plan).replace("kill mem", "kill") == expected and plan.error is None, plan
+
+
+def test_an_emoticon_ends_what_was_said_before_it_and_a_quoted_formula_is_refused() -> None:
+    plan = said("vllm build is failing since the torch bump :( wipe the build dir and rebuild vllm")
+    assert any(step.clean for step in plan.steps) and steps(plan).split()[-1] == "rebuild", plan
+    plan = said('<@U0RIGOPS> set the llama-cpp jobs to "cores - 2"', addressed=True)
+    assert plan.error is not None and "name a number" in plan.error, plan
+    plan = said("<@U0RIGOPS> restart llama-cpp at 4, it died at 3:30 (again)", addressed=True)
+    assert steps(plan).split()[-1] == "rebuild=4", plan  # "3:30 (" is a time, no emoticon
