@@ -293,7 +293,8 @@ def _read_whole(
     bounded = (w.COUNT_BOUND_BY_FORMULA_RE.search(masked) or _count_beside_formula(masked, hits.jobs)
                or w.ODD_COUNT_RE.search(masked)
                or ("rebuild" in actions and (w.JOBS_SLOT_IN_WORDS_RE.search(masked) or w.JOBS_RANGE_RE.search(masked)
-                                             or (not hits.jobs and w.JOBS_BOUND_RE.search(masked)))))
+                                             or (not hits.jobs and w.JOBS_BOUND_RE.search(masked))))
+               or ("rebuild" in actions and not hits.jobs and not hits.relative and w.CORE_TALK_RE.search(masked)))
     if (names.builds or names.hosts) and (
             (addressed and (not hits.jobs or bounded) and ("rebuild" in actions or not actions))
             or (bounded and "rebuild" in actions)) and (
@@ -304,6 +305,7 @@ def _read_whole(
         hits.strong.add("rebuild")
         hits.order.setdefault("rebuild", 0)
         why = {w.ODD_COUNT_RE: " (not a whole, positive number)", w.JOBS_SLOT_IN_WORDS_RE: w.UNSAID_NOTE,
+               w.CORE_TALK_RE: w.CORE_TALK_NOTE,
                w.JOBS_RANGE_RE: w.RANGE_NOTE, w.JOBS_BOUND_RE: w.RANGE_NOTE}.get(m.re, w.UNWORKABLE_NOTE)
         why = w.UNWORKABLE_NOTE if "$expr" in m.group(0) else why  # "jobs = $(nproc)": an expression after all
         hits.jobs = [w.Number(w.UNWORKABLE, f"{shown_clause(m.group(0), 40)}{why}")]

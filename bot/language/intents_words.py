@@ -26,6 +26,8 @@ UNWORKABLE = -1  # the value of an expression rigops cannot work out in chat (ou
 UNWORKABLE_NOTE = " (nproc or a variable: rigops cannot work that out from chat, so name a number)"
 UNSAID_NOTE = " (the count is not said: rigops cannot work it out from chat, so name a number)"
 RANGE_NOTE = " (a range or a bound, not one count: name a number)"
+CORE_TALK_NOTE = (" (the cores are talked of, but no count rigops can read is given: name a number, or leave the"
+                  " cores out for the default)")
 
 # --- normalisation -------------------------------------------------------------------------------------
 
@@ -1456,6 +1458,11 @@ JOBS_SLOT_IN_WORDS_RE = re.compile(
     r"|\bmax_jobs (?:unset|empty|blank)\b|\bunset (?:the )?max_jobs\b"
     r"|(?:\bmax_jobs|(?<![\w-])-j|\bjobs|\bjob count) (?:the|that) (?:docs?|readme|guide|ci|wiki|manual) (?:recommends?"
     r"|says|suggests|uses)\b")
+# Talk of the machine's cores in a rebuild whose count was not read: the count was said as what the machine has
+# ("rebuild vllm with one job per core minus the two we keep for I/O"), in words no table holds; refused, never run
+# with the default.
+CORE_TALK_RE = re.compile(r"\$expr|\bnproc\b|\b(?:cores?|cpus?|vcpus?|threads|processors|hyperthreads|cpu_count"
+                          r"|core count|cpu count)\b")
 # A range or a bound where one count goes ("4-8 jobs", "6 to 8 jobs", "-j between 4 and 8", "less than 8 jobs"): which
 # count is meant is not said, so in a rebuild it is refused, never run with one end of it.
 JOBS_RANGE_RE = re.compile(

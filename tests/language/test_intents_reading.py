@@ -2029,3 +2029,20 @@ def test_an_emoticon_ends_what_was_said_before_it_and_a_quoted_formula_is_refuse
     assert plan.error is not None and "name a number" in plan.error, plan
     plan = said("<@U0RIGOPS> restart llama-cpp at 4, it died at 3:30 (again)", addressed=True)
     assert steps(plan).split()[-1] == "rebuild=4", plan  # "3:30 (" is a time, no emoticon
+
+
+@pytest.mark.parametrize("text", ["<@U0RIGOPS> rebuild vllm with one job per core minus the two we keep for I/O",
+                                  "can someone rebuild llama-cpp so it uses the hyperthreads too",
+                                  "<@U0RIGOPS> retry flash-attn but leave a couple of cpus for the rest of us"])
+def test_a_rebuild_that_talks_of_the_cores_but_gives_no_count_is_refused(text: str) -> None:
+    plan = said(text, addressed=text.startswith("<@"))
+    assert plan.error is not None and "name a number" in plan.error, plan
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("<@U0RIGOPS> rebuild vllm at 8, nproc says 64 there", "rebuild=8"),
+    ("<@U0RIGOPS> oom-ing on node-3, retry vllm", "rebuild"),
+])
+def test_a_rebuild_with_its_count_or_without_talk_of_cores_runs(text: str, expected: str) -> None:
+    plan = said(text, addressed=True)
+    assert steps(plan).split()[-1] == expected and plan.error is None, plan
