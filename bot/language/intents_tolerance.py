@@ -57,6 +57,8 @@ SLANG: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(rf"\bsend {_IT} again\b"), "retry it"),
     (re.compile(rf"\bstart {_IT} (?:again|over|back up)\b"), "rerun it"),
     (re.compile(rf"\bbounce {_IT}\b"), "restart it"),
+    (re.compile(rf"\bbring {_IT} back(?: up| online)?\b(?= with| at| using|$| please| now| again|[.,!])"),
+     "restart it"),  # "… got OOM-killed again. bring it back with 8"
     (re.compile(r"\bgive (BUILD|the build|the BUILD build|it) a (?:kick|nudge|poke)\b"), r"retry \1"),
     (re.compile(r"\b(?:respin|re-?kick|re-?fire|redo)\b(?= (?:it|that|this|the|BUILD)\b|$)"), "rebuild"),
     (re.compile(rf"\breboot {_IT}\b(?<!HOST)"), "restart it"),

@@ -499,7 +499,8 @@ TROUBLE_RE = re.compile(
     r"\boom(?:[-']?(?:ing|in|ed|d|s))?\b(?![ -]killer)"
     r"|\boom[ -]killer(?:$| (?:got|gets|killed|kills|killing|hit|hits|took|takes|reaped|kicked|kicks"
     r"|fired|fires|struck|strikes|is|'s|came|went|again|woke|invoked|on|going|just|keeps))"
-    r"|\b(?:hit|triggered|invoked|woke|by) (?:by )?(?:the )?oom[ -]killer"
+    r"|\b(?:hit|triggered|invoked|woke|by) (?:by )?(?:the )?oom[ -]?killer"
+    r"|\boom-?killer (?:took out|took down|got|killed|reaped|ate|shot)\b"
     r"|\bout of (?:mem|memory|ram|swap)\b|\blow on (?:mem|memory|ram)\b"
     r"|\b(?:swapping|thrashing)\b(?! (?:out|in|the|a|an|my|our|to|with|over|between|gpus?|cards?|them|it))"
     r"|\bswap(?:'s| is)? (?:full|maxed|exhausted|at 100)"
@@ -824,6 +825,9 @@ LOG_QUESTION_RE = re.compile(
     # "what does the tail of BUILD look like"
     r"|^what (?:does|did) the (?:tail|end|last (?:few )?lines?) of (?:the )?(?:BUILD|it|the build)(?: build)?"
     r"(?: log| output)?(?: on HOST)? (?:look like|say|show)\b"
+    # "what's the last thing X printed", "what was the last line it logged"
+    r"|^(?:what(?:'s| is| was)?|whats) the (?:last|latest|most recent) (?:thing|things|lines?|output|message|messages)"
+    r" (?:BUILD|it|the build)(?: on HOST)? (?:printed|said|logged|wrote|output|spat out|spit out)\b"
 )
 # "build it again", "compile vllm once more", "try building it again": the verb, the build, "again".
 REBUILD_AGAIN_RE = re.compile(

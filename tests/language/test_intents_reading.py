@@ -2046,3 +2046,14 @@ def test_a_rebuild_that_talks_of_the_cores_but_gives_no_count_is_refused(text: s
 def test_a_rebuild_with_its_count_or_without_talk_of_cores_runs(text: str, expected: str) -> None:
     plan = said(text, addressed=True)
     assert steps(plan).split()[-1] == expected and plan.error is None, plan
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("<@U0RIGOPS> tone down flash-attn to -j 8", "rebuild=8"),
+    ("<@U0RIGOPS> whats the last thing flash-attn printed", "log"),
+    ("vllm got OOM-killed again on node-3. bring it back with 8", "kill rebuild=8"),
+    ("oomkiller took out llama-cpp on gpu01 :( restart at 2", "kill rebuild=2"),
+])
+def test_more_ways_to_lower_a_count_restart_and_ask_for_the_log(text: str, expected: str) -> None:
+    plan = said(text, addressed=text.startswith("<@"))
+    assert steps(plan).replace("kill mem", "kill") == expected and plan.error is None, plan
