@@ -1028,12 +1028,17 @@ ALL_HOSTS_RE = re.compile(
     r"|other|rest|builds?|jobs?|compiles?|steps?|targets?|packages?|tests?|them|those|these)\b)"
     r"|^\s*(?:status|mem|memory|ram|gpus?|nvidia-smi|free(?:\s+-h)?)\s+(?P<bare>all)\s*[?.!]*\s*$"
     # "mem everywhere", "disk across the fleet"
-    r"|\b(?P<where>everywhere|across\s+the\s+(?:fleet|board)|fleet-?wide)\b")
+    r"|\b(?P<where>everywhere|across\s+the\s+(?:fleet|board)|fleet-?wide)\b"
+    # "status of everything", "how's everything looking", "how are all the builds doing", "status of all builds"
+    r"|\b(?:status|state|summary|overview|health|update)\s+(?:of|for|on)\s+(?P<of>everything|all\s+(?:the\s+)?builds)\b"
+    r"(?!\s+(?:on|@)\s+HOST\b)"
+    r"|^(?:so\s+|ok\s+|and\s+)?how(?:'s|\s+is|\s+are)\s+(?P<how>everything|things|all\s+(?:the\s+)?builds)"
+    r"(?:\s+(?:looking|going|doing))?\s*\??\s*$")
 
 
 def _mask_all(m: re.Match[str]) -> str:
     """Replace only the words that mean "every host", keeping the verb around them."""
-    name = next(g for g in ("every", "on", "bare", "where") if m.group(g) is not None)
+    name = next(g for g in ("every", "on", "bare", "where", "of", "how") if m.group(g) is not None)
     start, end = m.span(name)
     whole_start, whole_end = m.span()
     text = m.group(0)

@@ -2057,3 +2057,11 @@ def test_a_rebuild_with_its_count_or_without_talk_of_cores_runs(text: str, expec
 def test_more_ways_to_lower_a_count_restart_and_ask_for_the_log(text: str, expected: str) -> None:
     plan = said(text, addressed=text.startswith("<@"))
     assert steps(plan).replace("kill mem", "kill") == expected and plan.error is None, plan
+
+
+@pytest.mark.parametrize("text", ["<@U0RIGOPS> status of everything pls", "<@U0RIGOPS> how's everything looking",
+                                  "how are all the builds doing?", "<@U0RIGOPS> status of all builds"])
+def test_a_look_at_everything_is_a_look_at_every_host(text: str) -> None:
+    plan = said(text, addressed=text.startswith("<@"))
+    assert (plan.host, steps(plan), plan.error) == ("all", "status", None), plan
+    assert not said("everything is fine on node-3, thanks").steps
