@@ -293,12 +293,15 @@ def _read_whole(
     bounded = (w.COUNT_BOUND_BY_FORMULA_RE.search(masked) or _count_beside_formula(masked, hits.jobs)
                or w.ODD_COUNT_RE.search(masked)
                or ("rebuild" in actions and (w.JOBS_SLOT_IN_WORDS_RE.search(masked) or w.JOBS_RANGE_RE.search(masked)
-                                             or (not hits.jobs and w.JOBS_BOUND_RE.search(masked))))
-               or ("rebuild" in actions and not hits.jobs and not hits.relative and w.CORE_TALK_RE.search(masked)))
+                                             or (not hits.jobs and w.JOBS_BOUND_RE.search(masked)))))
+    # a rebuild whose count was not read, in a message that talks of the cores and says no count anywhere
+    core_talk = ("rebuild" in actions and not hits.jobs and not hits.relative and not w.SAID_COUNT_RE.search(masked)
+                 and w.CORE_TALK_RE.search(masked))
     if (names.builds or names.hosts) and (
             (addressed and (not hits.jobs or bounded) and ("rebuild" in actions or not actions))
-            or (bounded and "rebuild" in actions)) and (
-            m := bounded or w.JOBS_AS_FORMULA_RE.search(masked) or w.JOBS_FORMULA_SLOT_RE.search(masked)):
+            or (bounded and "rebuild" in actions) or core_talk) and (
+            m := bounded or w.JOBS_AS_FORMULA_RE.search(masked) or w.JOBS_FORMULA_SLOT_RE.search(masked)
+            or core_talk):
         # said to rigops, a count given as a formula where the jobs go ("jobs number = nproc", "-j `nproc`",
         # "replace -j12 with the number of logical cores", "bare -j"): refused, never run with an old count
         actions.add("rebuild")

@@ -131,7 +131,7 @@ CODE_CLEAN_RE = re.compile(r"\b(?:make (?:dist)?clean|ninja -t clean|cargo clean
 
 # A look's own tool, with whatever options: "`nvidia-smi --query-gpu …`", "`watch -n1 nvidia-smi`", "`free -g`".
 CODE_LOOK_RE = re.compile(r"^\s*(?:sudo\s+)?(?:watch\s+(?:-n\s*[\d.]+\s+)?)?(?P<tool>nvidia-smi|nvtop|gpustat|free|df"
-                          r"|htop|vmstat)\b", re.I)
+                          r"|htop|vmstat|top|ps(?= (?:aux|-ef|-eo|axu)))\b", re.I)
 CODE_INSTALL_RE = re.compile(r"\s*(?:uv\s+)?pip3?\s+(?:install|wheel)(?:\s+-[\w-]+(?:[= ]\S+)?)*?\s+"
                              r"(?P<name>[A-Za-z][\w.-]{1,40})(?:[=<>~!]=?[\w.*]+)?(?:\s+-[\w-]+(?:=\S+)?)*\s*")
 GPU_RESET_CODE_RE = re.compile(r"\bnvidia-smi\b.*(?:\s-r\b|--gpu-reset\b)", re.I)
@@ -147,7 +147,7 @@ CANNOT_DO_RE = re.compile(
     rf" )*(?P<what>{_CANNOT})"
     rf"|\b(?P<told>{_CANNOT})(?=[^.?!\n]{{0,40}}\b(?:can|could|would) (?:you|u) (?:do|handle) (?:it|that|this)\b)")
 _CODE_LOOK = {"nvidia-smi": "nvidia-smi", "nvtop": "nvidia-smi", "gpustat": "nvidia-smi", "free": "free -h",
-              "htop": "free -h", "vmstat": "free -h", "df": "df -h"}
+              "htop": "free -h", "vmstat": "free -h", "df": "df -h", "top": "free -h", "ps": "free -h"}
 
 
 def _inline_code(m: re.Match[str]) -> str:
@@ -180,7 +180,14 @@ def _inline_code_jobs(m: re.Match[str]) -> str:
         return " $expr "
     if CODE_NAME_RE.fullmatch(inner):
         return f" {inner.strip()} "  # "kill `tensorrt-llm` on HOST": a name in code is still the name said
+    if _RUN_BEFORE_RE.search(m.string[max(0, m.start() - 16): m.start()]) and not _BUILD_COMMAND_RE.match(inner):
+        return " some-command "  # "run `uptime` on HOST": a command rigops does not run, never "run on HOST"
     return " "
+
+
+_BUILD_COMMAND_RE = re.compile(r"\s*(?:sudo\s+)?(?:[A-Z_]+=\S*\s+)*(?:uv\s+)?(?:pip3?|python3?\s+(?:-m\s+pip|setup\.py)"
+                               r"|make|gmake|ninja|cmake|cargo|bazel|meson|npm|yarn|docker\s+build|colcon|\./build)\b")
+_RUN_BEFORE_RE = re.compile(r"(?:run|execute|exec|type|do|try|issue)(?: an?| the)?\s*$", re.I)
 
 
 # The words that introduce pasted output: "free -m on HOST gives:", "when I run nvidia-smi it shows:", "tail of the
@@ -1472,6 +1479,8 @@ JOBS_SLOT_IN_WORDS_RE = re.compile(
 # with the default.
 CORE_TALK_RE = re.compile(r"\$expr|\bnproc\b|\b(?:cores?|cpus?|vcpus?|threads|processors|hyperthreads|cpu_count"
                           r"|core count|cpu count)\b")
+# A count said as a number anywhere in the message: "-j32", "16 jobs", "MAX_JOBS=8".
+SAID_COUNT_RE = re.compile(r"(?<![\w-])-j ?\d{1,4}\b|\b\d{1,4} (?:jobs|threads|cores|workers)\b|\bmax_jobs ?= ?\d")
 # A range or a bound where one count goes ("4-8 jobs", "6 to 8 jobs", "-j between 4 and 8", "less than 8 jobs"): which
 # count is meant is not said, so in a rebuild it is refused, never run with one end of it.
 JOBS_RANGE_RE = re.compile(

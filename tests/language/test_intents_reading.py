@@ -1806,11 +1806,12 @@ def test_a_kill_or_rebuild_the_learned_reading_doubts_is_not_run_on_the_rules_al
 
 
 def test_a_kill_or_rebuild_the_learned_reading_reads_as_one_to_refuse_is_refused() -> None:
-    # a count from a variable the rules do not see as one, said to rigops: asked again plainly, never run on a guess
-    plan = said("<@U0RIGOPS> rebuild sgl-kernel with MAX_JOBS=$MAXJ like the ci config does", addressed=True)
+    # a count described in words the rules do not see as one, said to rigops: asked again plainly, never run on a
+    # guess
+    plan = said("<@U0RIGOPS> rebuild sgl-kernel with -j as high as it'll go without swapping", addressed=True)
     assert plan.error is not None and "Say it plainly" in plan.error and "builds on b200: sgl-kernel" in plan.error
     # the same request with its count said plainly is run
-    assert steps(said("<@U0RIGOPS> rebuild sgl-kernel with MAX_JOBS=8 like the ci config does",
+    assert steps(said("<@U0RIGOPS> rebuild sgl-kernel with -j 8, as high as it'll go without swapping",
                       addressed=True)).endswith("rebuild=8")
 
 
@@ -2065,3 +2066,14 @@ def test_a_look_at_everything_is_a_look_at_every_host(text: str) -> None:
     plan = said(text, addressed=text.startswith("<@"))
     assert (plan.host, steps(plan), plan.error) == ("all", "status", None), plan
     assert not said("everything is fine on node-3, thanks").steps
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("<@U0RIGOPS> run `ps aux --sort=-rss | head` on node-3", "mem"),
+    ("<@U0RIGOPS> run `top` on gpu01", "mem"),
+    ("<@U0RIGOPS> run `uptime` on b200", ""),
+    ("<@U0RIGOPS> run `make -j4` for llama-cpp", "rebuild=4"),
+])
+def test_a_command_in_code_after_run_is_a_look_it_names_or_nothing_never_a_rerun(text: str, expected: str) -> None:
+    plan = said(text, addressed=True)
+    assert steps(plan) == expected and plan.error is None, plan
