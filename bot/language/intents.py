@@ -295,8 +295,8 @@ def _read_whole(
                or ("rebuild" in actions and (w.JOBS_SLOT_IN_WORDS_RE.search(masked) or w.JOBS_RANGE_RE.search(masked)
                                              or (not hits.jobs and w.JOBS_BOUND_RE.search(masked)))))
     # a rebuild whose count was not read, in a message that talks of the cores and says no count anywhere
-    core_talk = ("rebuild" in actions and not hits.jobs and not hits.relative and not w.SAID_COUNT_RE.search(masked)
-                 and w.CORE_TALK_RE.search(masked))
+    core_talk = (w.CORE_TALK_RE.search(masked) if "rebuild" in actions and not hits.jobs and not hits.relative
+                 and not w.SAID_COUNT_RE.search(masked) else None)
     if (names.builds or names.hosts) and (
             (addressed and (not hits.jobs or bounded) and ("rebuild" in actions or not actions))
             or (bounded and "rebuild" in actions) or core_talk) and (
