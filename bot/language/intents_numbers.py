@@ -242,6 +242,7 @@ JOBS_UNIT_RE = re.compile(
 _COUNT_END = (
     r"(?=[^\w%]*$|\s+(?:please|pls|now|again|this time|instead|then|for now|asap|too|thanks|thx|ty|max|tops"
     r"|at most|or so|ok|okay|maybe|first|HOST|on HOST|BUILD|for BUILD|on BUILD|jobs?|threads?|cores?|workers?"
+    r"|someone|somebody|anyone|anybody"
     r"|rather than|instead of|concurrent|parallel|compiles|compile jobs|tasks|nvcc"
     r"|i guess|i think|i'd say|perhaps|probably"
     r"|(?:on|for|in) the BUILD build"
@@ -317,7 +318,8 @@ RELATIVE_THEN_NUMBER_RE = re.compile(
     r"\s*(?:[.!,]|$)"
 )
 # Said to rigops, the build's name and a count after "at" or "with": "vllm at 6 please", "BUILD with 4".
-NAME_AT_COUNT_RE = re.compile(rf"^BUILD(?: build)?(?: on HOST)? (?:at|with|w/) {_NUM}(?: jobs| threads)?"
+NAME_AT_COUNT_RE = re.compile(rf"^(?:(?:so|then|ok|okay|and) )?BUILD(?: build)?(?: on HOST)?"
+                              rf" (?:at|with|w/|back to|down to) {_NUM}(?: jobs| threads)?"
                               r"(?: (?:please|pls|plz|now|again|this time|instead|thanks|thx))*[.!]*$")
 # "reduce the jobs on BUILD …. 3 should do": a number said to be enough, in a sentence of its own.
 COUNT_ENOUGH_RE = re.compile(

@@ -595,7 +595,7 @@ REBUILD_NOUN_RE = re.compile(
     r"|give (?:it|us|me|BUILD))"
     r" (?:a |an |one more |another )?(?:(?:new|clean|fresh|full|proper) )?(?:BUILD )?"
     r"(?:(?:clean|fresh|full|new|proper|from-scratch|scratch) )?"
-    r"(?:re)?build"
+    r"(?:(?:re)?build|(?<=new )one)"
     rf"{_NOUN_OF}(?: on HOST)?\b"
     rf"|(?:a |an )?(?:clean|fresh|full|from-scratch|scratch)[ -](?:re)?build(?: (?:BUILD|it|that))?{_NOUN_OF}"
     rf"{_NOUN_END})"  # "clean rebuild BUILD": the noun as a verb

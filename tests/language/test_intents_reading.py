@@ -2077,3 +2077,14 @@ def test_a_look_at_everything_is_a_look_at_every_host(text: str) -> None:
 def test_a_command_in_code_after_run_is_a_look_it_names_or_nothing_never_a_rerun(text: str, expected: str) -> None:
     plan = said(text, addressed=True)
     assert steps(plan) == expected and plan.error is None, plan
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("-j2 succeeds, but -j4 hangs, as does -j8 :thinking_face: so llama-cpp back to 2 please <@U0RIGOPS>", "rebuild=2"),
+    ("llama-cpp on gpu01 is only using 1 of 12 threads, it took ages. bump it to 12 someone", "rebuild=12"),
+    ("vllm build is aborted without any reason :confused: can someone retrigger a new one", "rebuild"),
+])
+def test_a_count_back_to_a_number_for_someone_and_a_new_one(text: str, expected: str) -> None:
+    plan = said(text, addressed="<@U0RIGOPS>" in text)
+    assert steps(plan).replace("kill mem ", "").replace("kill ", "") == expected and plan.error is None, plan
+    assert not said("we will trigger a new one tomorrow").steps
