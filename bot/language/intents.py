@@ -775,7 +775,10 @@ WITH_THAT_RE = re.compile(r"\b(?:rebuild|restart|rerun|retry|run|build|start|rel
                           r"\b(?:with (?:that|those|it|this)(?: (?:count|number|value|setting))?|that way|like that"
                           r"|at that|using that|with that many)\b")
 _COUNT_OF_JOBS_RE = re.compile(r"\b(?:run|only run|running|allow|use|keep it to) (\d{1,4})"
-                               r" (?:of (?:these|the|those) )?(?:jobs|processes|compiles|threads)\b")
+                               r" (?:of (?:these|the|those) )?(?:jobs|processes|compiles|threads)\b"
+                               # "limiting it to something like 12 ensured reliable builds": the count told
+                               r"|\b(?:limiting|capping|setting|lowering|dropping) (?:it|BUILD|the build|the jobs|-j)"
+                               r" to (?:something like |around |about |roughly |~)?(\d{1,4})\b")
 
 
 # How many run at once, said in a rebuild's purpose: "so that at most 4 processes will run in parallel".

@@ -482,7 +482,8 @@ def as_asked(clause: str) -> str | None:
 # follows says why, and its tenses and negations are not the request's ("… so it doesn't come back later").
 # Conditions ("if", "unless", "when") are not reasons: "rebuild at 8 if it fails" stays a supposition.
 REASON_RE = re.compile(
-    r"\s(?:so that|so it|so we|so the|because|'cause|cause it|since it|since the|as it|as they|as the|as we"
+    r"\s(?:so that|so it|so we|so the|so a|so an|so this|so our|so my|so they|because|'cause|cause it|since it"
+    r"|since the|as it|as they|as the|as we"
     r"|which|otherwise|or else|before it|before the|to avoid|to prevent|to stop it|in (?:the )?hopes?|hoping"
     r"|in order to|to see if|to (?:be sure|make sure|ensure|check|confirm|verify) (?:that |it|the|we|there|no)"
     r"|so (?:there|nothing|no)\b)\b"

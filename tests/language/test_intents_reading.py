@@ -2088,3 +2088,14 @@ def test_a_count_back_to_a_number_for_someone_and_a_new_one(text: str, expected:
     plan = said(text, addressed="<@U0RIGOPS>" in text)
     assert steps(plan).replace("kill mem ", "").replace("kill ", "") == expected and plan.error is None, plan
     assert not said("we will trigger a new one tomorrow").steps
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("rebuild flash-attn with `MAX_JOBS=2` (cap compiler fan-out so a source build cannot saturate the RAM)",
+     "rebuild=2"),
+    ("<@U0RIGOPS> sgl-kernel fails on b200 again. limiting it to something like 12 ensured reliable builds last "
+     "time, do that", "rebuild=12"),
+])
+def test_a_reason_with_a_negation_and_a_count_told_before_do_that(text: str, expected: str) -> None:
+    plan = said(text, addressed=text.startswith("<@"))
+    assert steps(plan).split()[-1] == expected and plan.error is None, plan
