@@ -2099,3 +2099,11 @@ def test_a_count_back_to_a_number_for_someone_and_a_new_one(text: str, expected:
 def test_a_reason_with_a_negation_and_a_count_told_before_do_that(text: str, expected: str) -> None:
     plan = said(text, addressed=text.startswith("<@"))
     assert steps(plan).split()[-1] == expected and plan.error is None, plan
+
+
+@pytest.mark.parametrize("text", ["<@U0RIGOPS> rebuild llama-cpp with cmake --build . -j",
+                                  "<@U0RIGOPS> rebuild vllm with cmake --build build --parallel"])
+def test_cmakes_parallel_flag_without_a_number_is_refused(text: str) -> None:
+    plan = said(text, addressed=True)
+    assert plan.error is not None and "name a number" in plan.error, plan
+    assert steps(said("<@U0RIGOPS> rebuild vllm with cmake --build build --parallel 6", addressed=True)).endswith("6")
