@@ -66,7 +66,7 @@ THOUSANDS_RE = re.compile(r"(?<![\w.])(\d{1,2})k(?= (?:log |build log |output )?
 SHARE_OF_CORES_RE = re.compile(
     r"\b(?:(?P<frac>half|a quarter|a third|\d{1,2}/\d{1,2}|\d{1,3} ?%)(?: of)?|(?P<all>all|every|each))"
     r"(?: (?:the|my|our|your|their|its|available|physical|logical|detected|host's|machine's|system|cpu))*"
-    r" (?:cores?|cpus?|threads|nproc|processors?)\b"
+    r"(?: \d{1,4})? (?:cores?|cpus?|threads|nproc|processors?)\b"
 )
 
 
@@ -118,6 +118,11 @@ JOBS_EXPR_RE = re.compile(
     # a formula in words: "N = [RAM in GB] / 8 + 1 jobs", "(total ram)/4"
     rf"|\[[^\[\]\n]{{1,30}}\](?:{_OP}{_OPERAND})+"
     rf"|\b(?:ram|memory|mem|total ram|total memory)(?: in {_SIZE_UNIT})?\)?{_OP}\d{{1,5}}(?: ?{_SIZE_UNIT})?\b"
+    # arithmetic of plain numbers where the count goes: "MAX_JOBS 64/4", "at (64-8)/2"
+    r"|(?<=max_jobs )\(?\d{1,4}\s*[-+*/×]\s*\d{1,4}\)?(?:\s*[-+*/×]\s*\d{1,4})*(?![\w.])"
+    r"|(?<=max_jobs=)\(?\d{1,4}\s*[-+*/×]\s*\d{1,4}\)?(?:\s*[-+*/×]\s*\d{1,4})*(?![\w.])"
+    r"|(?<=\bat )\(\d{1,4}\s*[-+*/×]\s*\d{1,4}\)\s*[-+*/×]\s*\d{1,4}(?![\w.])"
+    r"|(?<=-j)\s*\(\d{1,4}\s*[-+*/×]\s*\d{1,4}\)(?:\s*[-+*/×]\s*\d{1,4})*(?![\w.])"
     # a variable where the count goes: "-j {cores}", "-j N", "-j 2N", "MAX_JOBS=${CPUS}"
     r"|(?<![\w-])(?:-j|max_jobs|jobs)\s*=?\s*(?:\{[\w ]{1,20}\}|\$\{?(?!expr\b)[a-z_]\w{0,20}\}?|\d{0,2}n\b(?!'))"
     r"|\bno limit on (?:the )?(?:number of )?(?:job slots|jobs?|parallelism|parallel jobs)"

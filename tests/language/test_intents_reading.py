@@ -2107,3 +2107,12 @@ def test_cmakes_parallel_flag_without_a_number_is_refused(text: str) -> None:
     plan = said(text, addressed=True)
     assert plan.error is not None and "name a number" in plan.error, plan
     assert steps(said("<@U0RIGOPS> rebuild vllm with cmake --build build --parallel 6", addressed=True)).endswith("6")
+
+
+@pytest.mark.parametrize("text", ["<@U0RIGOPS> rebuild vllm at (64-8)/2", "<@U0RIGOPS> rebuild vllm with MAX_JOBS 64/4",
+                                  "<@U0RIGOPS> rebuild vllm with half of the 64 cores"])
+def test_arithmetic_of_plain_numbers_or_a_share_of_counted_cores_is_refused_never_run_with_one_of_them(
+        text: str) -> None:
+    plan = said(text, addressed=True)
+    assert plan.error is not None and "name a number" in plan.error and not any(s.jobs for s in plan.steps), plan
+    assert steps(said("<@U0RIGOPS> rebuild vllm at -j 8, it broke on 12/07", addressed=True)).endswith("rebuild=8")
