@@ -143,17 +143,23 @@ def read(
 
 def seen(text: str, *, config: Config, addressed: bool) -> model.Seen:
     """What the learned reading reads of a message: the neutral text the rules read, and what it names."""
-    normal = w.normalise_parts(text)
-    names = w.find_names(normal.text, config)
-    unknown_builds, own_slot, masked = w.unknown_builds(tol.slang(tol.correct(names.masked)), config)
+    names, unknown_builds, own_slot, masked = _neutral(w.normalise_parts(text), config)
     return model.Seen(masked, addressed, unknown_build=bool(unknown_builds), unknown_build_slot=own_slot,
                       unknown_host=bool(names.unknown))
 
 
+def _neutral(normal: w.Normal, config: Config) -> tuple[w.Names, tuple[str, ...], bool, str]:
+    """The names of a normalised message, and the text the rules read: typos mended, slang put plainly, names of
+    the config and build-like names it does not have as ``HOST`` and ``BUILD`` (see :func:`w.unknown_builds`)."""
+    names = w.find_names(normal.text, config)
+    unknown_builds, own_slot, masked = w.unknown_builds(tol.slang(tol.correct(names.masked)), config)
+    return names, unknown_builds, own_slot, masked
+
+
 def _unsure_error(plan: Plan, config: Config) -> str:
     what = " and ".join(dict.fromkeys(s.action for s in plan.steps if command(s.action).destructive))
-    host = config.hosts.get(plan.host) if plan.host else None
-    there = f" (builds on {plan.host}: {', '.join(host.builds) or 'none'})" if host else ""
+    host = plan.host if plan.host in config.hosts else None
+    there = f" (builds on {host}: {_builds_listed(host, config)})" if host else ""
     return (f"this reads like a {what} request that cannot be carried out as said: a count given as a "
             f"formula or a size, or a build or host the config does not have?{there} Say it plainly, as in "
             f"`rebuild <build> on <host> -j8`")
@@ -184,11 +190,10 @@ def _read_whole(
     taking: frozenset[str],
 ) -> tuple[Plan, list[tuple[str, str]]]:
     normal = w.normalise_parts(text)
-    names = w.find_names(normal.text, config)
+    names, unknown_builds, own_slot, masked = _neutral(normal, config)
     if not names.hosts and not names.builds and normal.quoted:  # a quote above the request names what it is about
         quoted = w.find_names(normal.quoted, config)
         names = replace(names, hosts=quoted.hosts, builds=quoted.builds, unknown=names.unknown or quoted.unknown)
-    unknown_builds, own_slot, masked = w.unknown_builds(tol.slang(tol.correct(names.masked)), config)
     names = replace(names, unknown_builds=unknown_builds)
     hits = _Hits()
     whole = acts.message_act(masked, to_someone=_to_someone(text, addressed), addressed=addressed)
@@ -472,8 +477,13 @@ def _what_there_is(names: w.Names, config: Config, context: ThreadContext | None
     mapped = config.slack.channel_hosts.get(channel or "", ())
     host = _resolve_host(replace(names, builds=()), config, context, [], [], mapped=mapped)
     if host is not None and host in config.hosts:
-        return host, ", ".join(config.hosts[host].builds) or "none"
+        return host, _builds_listed(host, config)
     return None, ", ".join(sorted({b for hc in config.hosts.values() for b in hc.builds})) or "none"
+
+
+def _builds_listed(host: str, config: Config) -> str:
+    """The builds configured on ``host``, as a refusal lists them."""
+    return ", ".join(config.hosts[host].builds) or "none"
 
 
 def retarget(plan: Plan, *, host: str, build: str | None, config: Config, context: ThreadContext | None = None,

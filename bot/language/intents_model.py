@@ -100,9 +100,14 @@ PRIOR_FEATURES = frozenset(("BIAS", "ADDR", "UNADDR"))
 def probabilities(seen: Seen, *, words_only: bool = False) -> dict[str, float]:
     """How likely each reading of :data:`LABELS` is, by the model; ``words_only``: by what the message says
     alone, without the intercepts of how often each reading comes (said to rigops or not)."""
+    found = features(seen)
+    return _softmax(found - PRIOR_FEATURES if words_only else found)
+
+
+def _softmax(found: set[str] | frozenset[str]) -> dict[str, float]:
     weights = _weights()
     scores = [0.0] * len(LABELS)
-    for name in features(seen) - (PRIOR_FEATURES if words_only else frozenset()):
+    for name in found:
         row = weights.get(name)
         if row is not None:
             scores = [s + x for s, x in zip(scores, row, strict=True)]
@@ -120,7 +125,8 @@ def doubts_act(seen: Seen) -> str | None:
     its words and how often each reading comes. Among messages not said to rigops the corpus has ten times more
     chatter than requests: a short plain request there ("oom-ing pretty bad, try -j20") must not be doubted for
     being rare, and it is too short to be a story or advice."""
-    p = probabilities(seen, words_only=True)
-    if p["act"] >= DOUBT and (len(seen.masked.split()) < LONG or probabilities(seen)["act"] >= DOUBT):
+    found = features(seen)
+    p = _softmax(found - PRIOR_FEATURES)
+    if p["act"] >= DOUBT and (len(seen.masked.split()) < LONG or _softmax(found)["act"] >= DOUBT):
         return None
     return max(("look", "nothing", "refuse"), key=lambda label: p[label])

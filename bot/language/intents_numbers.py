@@ -110,6 +110,8 @@ _MACHINE_WORD = (r"(?:#\s?(?:of )?(?:cores|cpus|procs|threads)|n?procs?|n_?cpus?
 _OPERAND = r"\(?\s*[\w.]+\s*\)?"
 _OP = r"\s*(?://|[-+*/×÷%]|\b(?:divided by|times|minus|plus)\b)\s*"
 _SIZE_UNIT = "(?:gb|gib|g|mb|mib)"
+_SUM = r"\d{1,4}\s*[-+*/×]\s*\d{1,4}"
+_MORE_SUM = r"(?:\s*[-+*/×]\s*\d{1,4})*(?![\w.])"
 JOBS_EXPR_RE = re.compile(
     r"\b(?:min|max|floor|ceil|round|int)\s*\([^()\n]{1,40}\)"
     r"|\$\((?!nproc\))[^()\n]{1,40}\)|\$\(\([^()\n]{1,40}\)\)"
@@ -118,11 +120,11 @@ JOBS_EXPR_RE = re.compile(
     # a formula in words: "N = [RAM in GB] / 8 + 1 jobs", "(total ram)/4"
     rf"|\[[^\[\]\n]{{1,30}}\](?:{_OP}{_OPERAND})+"
     rf"|\b(?:ram|memory|mem|total ram|total memory)(?: in {_SIZE_UNIT})?\)?{_OP}\d{{1,5}}(?: ?{_SIZE_UNIT})?\b"
-    # arithmetic of plain numbers where the count goes: "MAX_JOBS 64/4", "at (64-8)/2"
-    r"|(?<=max_jobs )\(?\d{1,4}\s*[-+*/×]\s*\d{1,4}\)?(?:\s*[-+*/×]\s*\d{1,4})*(?![\w.])"
-    r"|(?<=max_jobs=)\(?\d{1,4}\s*[-+*/×]\s*\d{1,4}\)?(?:\s*[-+*/×]\s*\d{1,4})*(?![\w.])"
-    r"|(?<=\bat )\(\d{1,4}\s*[-+*/×]\s*\d{1,4}\)\s*[-+*/×]\s*\d{1,4}(?![\w.])"
-    r"|(?<=-j)\s*\(\d{1,4}\s*[-+*/×]\s*\d{1,4}\)(?:\s*[-+*/×]\s*\d{1,4})*(?![\w.])"
+    # arithmetic of plain numbers where the count goes: "MAX_JOBS 64/4", "at (64-8)/2", "-j (64-8)/2" (a bare
+    # "-j 32-4" is a range: intents_words.JOBS_RANGE_RE)
+    rf"|(?:(?<=max_jobs )|(?<=max_jobs=))\(?{_SUM}\)?{_MORE_SUM}"
+    rf"|(?<=-j)\s*\({_SUM}\){_MORE_SUM}"
+    rf"|(?<=\bat )\({_SUM}\)\s*[-+*/×]\s*\d{{1,4}}(?![\w.])"
     # a variable where the count goes: "-j {cores}", "-j N", "-j 2N", "MAX_JOBS=${CPUS}"
     r"|(?<![\w-])(?:-j|max_jobs|jobs)\s*=?\s*(?:\{[\w ]{1,20}\}|\$\{?(?!expr\b)[a-z_]\w{0,20}\}?|\d{0,2}n\b(?!'))"
     r"|\bno limit on (?:the )?(?:number of )?(?:job slots|jobs?|parallelism|parallel jobs)"

@@ -415,9 +415,6 @@ ASKED_LEAD_RE = re.compile(r"^(?:should (?:we|i|you)|shall (?:we|i)|do you want 
                            r" (?:if |whether )?(?:you|u) (?:could|can|would|might|will)"
                            r"|(?:i|we)(?: would|'d) (?:love|appreciate it if you (?:could|would))(?: (?:you )?to)?"
                            r"|(?:please |pls )?feel free to"
-                           # "it'd be great to see that output", "would be helpful to get the log"
-                           r"|(?:(?:it|that)(?:'d| would| will)|would|will|'d) be (?:great|nice|good|helpful|useful"
-                           r"|awesome|cool|handy) to(?= (?:see|get|have|view|check|know|look)\b)"
                            # a wish said to rigops: "we actually want to rebuild X", "I need to see the log"
                            r"|(?:we|i) (?:actually |really |just |now |also )?(?:want|need|would like|'d like)"
                            r" (?:you )?to(?= (?:rebuild|restart|rerun|retry|kill|stop|cancel|see|get|check|view"
@@ -426,7 +423,9 @@ ASKED_LEAD_RE = re.compile(r"^(?:should (?:we|i|you)|shall (?:we|i)|do you want 
                            r"|(?:what if|how about(?: if)?) you(?: will| would| could| just| try to| tried to)?"
                            r"(?! run out)(?= (?:run|rebuild|restart|retry|kill|stop|build|try|use|drop|lower)\b)"
                            r"|(?:is it|would it be|will it be|is that) possible (?:for you )?to"
-                           rf"|(?:it )?(?:would|'d) be {_NICE} (?:if you (?:could|can|would)|to)"
+                           # "it'd be great to see that output", "that would be helpful to get the log"
+                           rf"|(?:(?:it|that)(?:'d| would| will)|would|will|'d) be {_NICE} (?:if you (?:could|can"
+                           r"|would)|to)"
                            r"|(?:the |your )?(?:easy|easiest|simple|simplest|quick|quickest|fast|fastest|best|safest)"
                            r" (?:way|thing|fix|option|bet|move) (?:here )?(?:would be|is|will be) (?:to|if you)"
                            r"|(?:i'm |im |we're |i am |we are )?(?:gonna|going to) need (?:you|u) to)"
@@ -1304,19 +1303,17 @@ _PRODUCT_RE = re.compile(r"(?:torch[\w.+-]*|nccl[\w.+-]*|cuda-[a-z][\w.+-]*|llam
 
 ENGLISH_PATH = Path(__file__).with_name("english_words.txt.gz")  # SCOWL's list (english_words.COPYRIGHT)
 _NAME_TOKEN_RE = re.compile(r"(?<![\w$/.'-])([a-z][a-z0-9]*(?:[-.+][a-z0-9]+)*)(?![\w/'-])")
-# Words of the trade that are in no English dictionary and name no build: tools, kernel words, chat shorthand.
+# Words of the trade that are in no English dictionary and name no build: tools, kernel words, chat shorthand (those
+# NOT_A_BUILD already holds are not repeated here).
 TRADE_WORDS = word_set("""
-oom ooms oomed ooming oom-ing oom-killed oom-kill oomkiller nproc init htop nvtop btop gpustat dmesg journalctl
-systemd systemctl sigkill sigterm sigint kswapd cgroup cgroups makeflags ninjaflags cxxflags cflags ldflags
-gcc g++ clang nvcc cicc ptxas cc1 cc1plus lto1 ld lld gold mold ccache sccache distcc icecc cudnn cublas nccl
-cuda rocm hip sm90 sm100 sm80 sm89 arch x86 x86-64 aarch64 arm64 amd64 linux ubuntu debian centos rhel macos
-wsl wsl2 vram ram swap swapping swappiness zram zswap tmpfs ssd nvme gb gib mb mib tb kb vcpu vcpus cpu cpus
-gpu gpus smi lol lmao rofl tbh imo imho afaik iirc fwiw btw fyi asap pls plz thx ty np idk ngl rn atm smh
-ok okay yep nope nah hmm ugh welp oof yikes whoa ah aha heh hah kthx kthxbye thx tx tyvm lmk ofc ikr wtf wth ffs omg
-tho af afaict borked bork borken hosed fubar kaput yeet yeeted oomkill oomkilled oomkiller oom-killer oom-killed killit
-pwned rekt meh nvm jk brb gtg pkill killall xkill kill9 pgrep pstree
-env venv conda pip pip3 uv uvx pipx poetry wheel wheels sdist setuptools cmake ninja meson bazel make gmake
-autotools autoconf automake configure repo repos git github gitlab ci cd devops infra sre oncall dev prod
+oom ooms oomed ooming oom-ing oom-killed oom-kill oomkiller nproc init nvtop btop gpustat dmesg journalctl systemd
+systemctl sigkill sigterm sigint cgroup cgroups makeflags ninjaflags cxxflags cflags ldflags distcc icecc cudnn
+cublas nccl rocm hip sm90 sm100 sm80 sm89 arch x86 x86-64 aarch64 arm64 amd64 linux ubuntu debian centos rhel macos
+wsl2 swapping swappiness zram zswap tmpfs ssd nvme gb gib mb mib tb kb vcpu vcpus smi lol lmao rofl tbh imo imho
+afaik iirc fwiw btw fyi ty np idk ngl rn atm smh yep nope nah hmm ugh welp oof yikes whoa ah aha heh hah kthx
+kthxbye tx tyvm lmk ofc ikr wtf wth ffs omg tho af afaict borked bork borken hosed fubar kaput yeet yeeted oomkill
+oomkilled oom-killer killit pwned rekt meh nvm jk brb gtg pkill killall xkill kill9 pgrep pstree pip3 uv uvx pipx
+poetry wheels sdist setuptools gmake autoconf automake repo repos git github gitlab cd devops infra sre oncall
 """)
 
 
@@ -1331,13 +1328,11 @@ def _english() -> frozenset[str]:
 
 
 def _is_english(word: str) -> bool:
+    """In the dictionary, inflected ("killable", "reaped"), or behind a prefix ("reparented", "unkillable")."""
     english = _english()
-    if word in english:
-        return True
-    for prefix in ("re", "un", "pre", "non", "over", "under", "sub", "auto", "multi", "mis", "de", "self-"):
-        if word.startswith(prefix) and len(word) - len(prefix) > 3 and _is_english_word(word[len(prefix):], english):
-            return True  # "reparented", "unkillable"
-    return _is_english_word(word, english)
+    return _is_english_word(word, english) or any(
+        word.startswith(prefix) and len(word) - len(prefix) > 3 and _is_english_word(word[len(prefix):], english)
+        for prefix in ("re", "un", "pre", "non", "over", "under", "sub", "auto", "multi", "mis", "de", "self-"))
 
 
 def _is_english_word(word: str, english: frozenset[str]) -> bool:
@@ -1355,15 +1350,15 @@ def product_names(masked: str) -> tuple[str, ...]:
     """Words of ``masked`` that can only be names (of software, most often): in no English dictionary, no word of
     the trade, no word rigops reads, no config name (those are ``HOST`` and ``BUILD`` already): "xformers",
     "deepspeed", "mmcv-full", "gt4py"."""
-    found = []
-    for word in _NAME_TOKEN_RE.findall(masked):
-        if (len(word) < 3 or word in TRADE_WORDS or word in NOT_A_BUILD or _CODE_LIKE_RE.fullmatch(word)
-                or _is_english(word) or (any(c in word for c in "-.+") and all(
-                    _is_english(part) or part in TRADE_WORDS or part.isdigit() for part in re.split(r"[-.+]", word)
-                    if part))):
-            continue
-        found.append(word)
+    found = [word for word in _NAME_TOKEN_RE.findall(masked)
+             if len(word) >= 3 and not _CODE_LIKE_RE.fullmatch(word) and not _a_known_word(word)
+             and not (any(c in word for c in "-.+")  # "ld.gold", "x86-64", "oom-killed": known words joined
+                      and all(_a_known_word(part) or part.isdigit() for part in re.split(r"[-.+]", word) if part))]
     return unique(found)
+
+
+def _a_known_word(word: str) -> bool:
+    return word in TRADE_WORDS or word in NOT_A_BUILD or _is_english(word)
 
 
 def unique(items: list[str]) -> tuple[str, ...]:

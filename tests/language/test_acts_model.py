@@ -12,7 +12,7 @@ import pytest
 
 from bot import config
 from bot.language import intents
-from bot.language.intents_model import DOUBT, LABELS, doubts_act, features, probabilities
+from bot.language.intents_model import LABELS, doubts_act, features, probabilities
 
 ROOT = Path(__file__).resolve().parents[2]
 CFG = config.load(ROOT / "tests" / "data" / "chat" / "rigops.toml")
@@ -54,7 +54,3 @@ def test_a_report_of_the_past_or_a_count_as_a_formula_is_doubted(text: str, read
 def test_counts_are_seen_by_what_rigops_could_run() -> None:
     assert {"-jN", "-jN0", "-jNBIG", "N"} <= features(seen("try -j8 or -j0 or -j5000, 12 jobs"))
     assert "UBown" in features(seen("restart the pytorch build on node-3"))
-
-
-def test_the_doubt_is_a_bound_between_none_and_even() -> None:
-    assert 0 < DOUBT < 0.5

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from bench.bench_chat import steps_of
 from bot import config
 from bot.language.intents import guess, parse, read
 from bot.language.intents_tolerance import mend
@@ -1815,32 +1816,6 @@ def test_a_kill_or_rebuild_the_learned_reading_reads_as_one_to_refuse_is_refused
                       addressed=True)).endswith("rebuild=8")
 
 
-@pytest.mark.parametrize("text", ["<@U0RIGOPS> rebuild vllm with MAX_JOBS equal to free memory over 4",
-                                  "<@U0RIGOPS> rebuild vllm with max jobs = cores * 0.75",
-                                  "<@U0RIGOPS> rerun vllm with MAX_JOBS set to (RAM in GB)/5",
-                                  "<@U0RIGOPS> rebuild llama-cpp with jobs = [GPU count] * 4",
-                                  "<@U0RIGOPS> rebuild vllm at whatever -j keeps it under 80% of the ram",
-                                  "restart vllm with as many jobs as it takes to stay below the swap line"])
-def test_the_jobs_said_in_words_for_the_hosts_size_are_refused(text: str) -> None:
-    plan = said(text, addressed=text.startswith("<@"))
-    assert plan.error is not None and "name a number" in plan.error, plan
-    assert said("<@U0RIGOPS> reduce MAX_JOBS *and* the threads for vllm, not just one", addressed=True).error is None
-
-
-@pytest.mark.parametrize(("text", "expected"), [
-    ("<@U0RIGOPS> clean rebuild sgl-kernel", "rebuild (clean)"),
-    ("<@U0RIGOPS> clean-rebuild flash-attn please", "rebuild (clean)"),
-    ("sgl-kernel on b200 is hanging. anyone able to kill it?", "kill"),
-    ("vllm on node-3 hangs until the timeout fires. can somebody kill it before that", "kill"),
-    ("<@U0RIGOPS> gpu01 上 llama-cpp 的 make 停不下来(卡死了),帮我停掉", "kill"),
-    ("<@U0RIGOPS> `grep MemAvailable /proc/meminfo` on gpu01 before I start anything", "mem"),
-])
-def test_requests_in_the_words_people_use(text: str, expected: str) -> None:
-    plan = said(text, addressed=text.startswith("<@"))
-    got = steps(plan).replace("kill mem", "kill") + (" (clean)" if any(s.clean for s in plan.steps) else "")
-    assert got == expected and plan.error is None, plan
-
-
 @pytest.mark.parametrize("text", ["昨天 vllm 卡死了,我把它停掉了", "anyone able to explain why vllm takes so long?",
                                   "`cat /proc/meminfo` on node-3 said 2G free yesterday"])
 def test_the_same_words_in_a_story_or_a_question_to_people_do_nothing(text: str) -> None:
@@ -1862,18 +1837,6 @@ def test_a_reboot_told_or_supposed_is_no_request(text: str) -> None:
     assert "rigops does not" not in (said(text, addressed=True).error or "")
 
 
-@pytest.mark.parametrize("text", ["<@U0RIGOPS> restart sgl-kernel with 4 jobs per GPU",
-                                  "can someone rebuild vllm with 2 jobs per numa node",
-                                  "<@U0RIGOPS> rebuild vllm with a job for every 3 gigs of ram",
-                                  "<@U0RIGOPS> rebuild llama-cpp, 2 gigs per compile job, we have 64",
-                                  "<@U0RIGOPS> rerun llama-cpp with -j {cores}",
-                                  "<@U0RIGOPS> rebuild vllm with -j 2N",
-                                  "<@U0RIGOPS> restart flash-attn using all but 2 cores"])
-def test_a_count_as_a_rate_or_a_variable_is_refused_never_run_with_its_number(text: str) -> None:
-    plan = said(text, addressed=text.startswith("<@"))
-    assert plan.error is not None and "name a number" in plan.error, plan
-
-
 @pytest.mark.parametrize("text", ["<@U0RIGOPS> kill the deepgemm jit compile on b200",
                                   "the nightly pytorch build on node-3 is swapping, kill it",
                                   "<@U0RIGOPS> can you stop the compile of apex",
@@ -1886,21 +1849,6 @@ def test_a_count_as_a_rate_or_a_variable_is_refused_never_run_with_its_number(te
 def test_a_build_the_config_does_not_have_is_refused_in_more_of_its_places(text: str) -> None:
     plan = said(text, addressed=text.startswith("<@"))
     assert plan.error is not None and plan.error.startswith("no build") and plan.build is None, plan
-
-
-@pytest.mark.parametrize(("text", "expected"), [
-    ("<@U0RIGOPS> vllm needs rebuilding after the rebase", "rebuild"),
-    ("<@U0RIGOPS> repeat the llama-cpp build", "rebuild"),
-    ("<@U0RIGOPS> recompile llama-cpp with 4 threads", "rebuild=4"),
-    ("<@U0RIGOPS> reinstall vllm with 6 jobs", "rebuild=6"),
-    ("vllm oomd again on node-3, retry w 8", "kill rebuild=8"),
-    ("cc1plus killed on gpu01 again. llama-cpp at 4 pls", "kill rebuild=4"),
-])
-def test_reruns_in_more_words_and_their_counts(text: str, expected: str) -> None:
-    plan = said(text, addressed=text.startswith("<@"))
-    assert steps(plan).replace("kill mem", "kill") == expected and plan.error is None, plan
-    # to the channel without a please, a build and a count are a remark ("llama-cpp at 4 now": where it stands)
-    assert "rebuild" not in steps(said("cc1plus killed on gpu01 again. llama-cpp at 4 now"))
 
 
 def test_a_kubernetes_job_is_no_build_and_a_configured_name_installed_in_code_is_the_build() -> None:
@@ -1937,23 +1885,6 @@ def test_a_change_from_one_count_to_another_or_a_bound_beside_a_count_is_the_cou
     assert steps(plan).split()[-1] == expected and plan.error is None, plan
 
 
-@pytest.mark.parametrize(("text", "expected"), [
-    ("<@U0RIGOPS> that's llama-cpp on gpu01. code for all the other builds compiled just fine. go again with 3 jobs",
-     "rebuild=3"),
-    ("can't kill the stuck llama-cpp build on gpu01, it's not mine. anyone with rights pls kill it", "kill"),
-    ("<@U0RIGOPS> sometimes sgl-kernel fails and it works after a rebuild. test this please — I mean rebuild "
-     "sgl-kernel", "rebuild"),
-    ("<@U0RIGOPS> we should adjust parallel jobs to a suitable level, so put sgl-kernel at 12", "rebuild=12"),
-    ("flash-attn: you're out of memory. again. smh kick it at 4 pls", "kill rebuild=4"),
-    ("<@U0RIGOPS> flash-attn saturates the ram. is there a way to tell it to launch less threads? like 6",
-     "rebuild=6"),
-    ("<@U0RIGOPS> i think memory is enough for this job，but please show me memory of node-3 to be sure", "mem"),
-])
-def test_requests_after_a_remark_in_the_words_people_use(text: str, expected: str) -> None:
-    plan = said(text, addressed=text.startswith("<@"))
-    assert steps(plan).replace("kill mem", "kill").removeprefix("mem ") == expected and plan.error is None, plan
-
-
 def test_a_drain_and_reboot_asked_of_rigops_is_refused_as_not_its_to_do() -> None:
     plan = said("<@U0RIGOPS> llama-cpp on gpu01 is stuck in D state, I can't kill it. could you drain gpu01 and "
                 "reboot?", addressed=True)
@@ -1968,19 +1899,6 @@ def test_a_name_in_no_dictionary_in_a_request_that_names_no_build_is_refused(tex
     assert plan.error is not None and plan.error.startswith("no build") and plan.build is None, plan
 
 
-@pytest.mark.parametrize(("text", "expected"), [
-    ("gpu01 is borked, restart the build with 2 jobs", "kill rebuild=2"),
-    ("<@U0RIGOPS> restart the build on node-3 at 6, the linker keeps getting oomkilled", "kill rebuild=6"),
-    ("<@U0RIGOPS> terminate the build on node-3, hitting stop didn't kill the compiler processes, they got "
-     "reparented to init", "kill"),
-    ("dmesg says oom-killer hit cc1plus on node-3, restart the build at -j4", "kill rebuild=4"),
-    ("<@U0RIGOPS> kill the build on node-3 kthx", "kill"),
-])
-def test_words_of_the_trade_slang_and_english_inflections_are_no_names(text: str, expected: str) -> None:
-    plan = said(text, addressed=text.startswith("<@"))
-    assert steps(plan).replace("kill mem", "kill") == expected and plan.error is None, plan
-
-
 def test_product_names_are_the_words_no_dictionary_has() -> None:
     from bot.language.intents_words import product_names
 
@@ -1989,38 +1907,10 @@ def test_product_names_are_the_words_no_dictionary_has() -> None:
     assert product_names("the compilers got reparented, unkillable, oom-killed; cc1plus and ptxas, lol") == ()
 
 
-@pytest.mark.parametrize("text", ["<@U0RIGOPS> max out the cores for vllm and rebuild",
-                                  "<@U0RIGOPS> rebuild vllm with one fewer job than cores",
-                                  "<@U0RIGOPS> rebuild vllm with the cpu count minus two",
-                                  "<@U0RIGOPS> rebuild vllm with twice as many jobs as GPUs",
-                                  "<@U0RIGOPS> restart vllm with jobs = number of gpus",
-                                  "<@U0RIGOPS> let ninja decide the jobs for vllm and rebuild",
-                                  "<@U0RIGOPS> rebuild vllm with MAX_JOBS unset"])
-def test_a_count_described_by_the_machine_is_refused(text: str) -> None:
-    plan = said(text, addressed=True)
-    assert plan.error is not None and "name a number" in plan.error, plan
-
-
 def test_a_comparison_with_the_last_run_in_a_request_is_no_story() -> None:
     plan = said("<@U0RIGOPS> rebuild vllm with fewer jobs than last time", addressed=True)
     assert steps(plan).split()[-1] == "rebuild" and plan.error is None, plan
     assert not said("<@U0RIGOPS> last time we rebuilt vllm at 8 it worked", addressed=True).steps
-
-
-@pytest.mark.parametrize(("text", "expected"), [
-    ("<@U0RIGOPS> is the memory (not video memory) on b200 filled up?? show me", "mem"),
-    ("<@U0RIGOPS> gpu01 冻死了 :scream: 看下内存和状态", "mem status"),
-    ("<@U0RIGOPS> vllm has shown nothing for 10 minutes. it'd be great to see that output — last 80 lines?",
-     "log=80"),
-    ("tail the console of the running llama-cpp build pls, would be useful rn", "log"),
-    ("vllm on node-3 with -j7:\n&gt; c++: internal compiler error: Killed (program cc1plus)\nretry at 3 pls",
-     "kill rebuild=3"),
-    ("&gt; Thanks, `-j1` lowered the memory use to acceptable levels.\n<@U0RIGOPS> do that for vllm on node-3",
-     "rebuild=1"),
-])
-def test_requests_around_clarifications_emoticons_quotes_and_other_words(text: str, expected: str) -> None:
-    plan = said(text, addressed="<@U0RIGOPS>" in text)
-    assert steps(plan).replace("kill mem", "kill") == expected and plan.error is None, plan
 
 
 def test_an_emoticon_ends_what_was_said_before_it_and_a_quoted_formula_is_refused() -> None:
@@ -2032,14 +1922,6 @@ def test_an_emoticon_ends_what_was_said_before_it_and_a_quoted_formula_is_refuse
     assert steps(plan).split()[-1] == "rebuild=4", plan  # "3:30 (" is a time, no emoticon
 
 
-@pytest.mark.parametrize("text", ["<@U0RIGOPS> rebuild vllm with one job per core minus the two we keep for I/O",
-                                  "can someone rebuild llama-cpp so it uses the hyperthreads too",
-                                  "<@U0RIGOPS> retry flash-attn but leave a couple of cpus for the rest of us"])
-def test_a_rebuild_that_talks_of_the_cores_but_gives_no_count_is_refused(text: str) -> None:
-    plan = said(text, addressed=text.startswith("<@"))
-    assert plan.error is not None and "name a number" in plan.error, plan
-
-
 @pytest.mark.parametrize(("text", "expected"), [
     ("<@U0RIGOPS> rebuild vllm at 8, nproc says 64 there", "rebuild=8"),
     ("<@U0RIGOPS> oom-ing on node-3, retry vllm", "rebuild"),
@@ -2047,17 +1929,6 @@ def test_a_rebuild_that_talks_of_the_cores_but_gives_no_count_is_refused(text: s
 def test_a_rebuild_with_its_count_or_without_talk_of_cores_runs(text: str, expected: str) -> None:
     plan = said(text, addressed=True)
     assert steps(plan).split()[-1] == expected and plan.error is None, plan
-
-
-@pytest.mark.parametrize(("text", "expected"), [
-    ("<@U0RIGOPS> tone down flash-attn to -j 8", "rebuild=8"),
-    ("<@U0RIGOPS> whats the last thing flash-attn printed", "log"),
-    ("vllm got OOM-killed again on node-3. bring it back with 8", "kill rebuild=8"),
-    ("oomkiller took out llama-cpp on gpu01 :( restart at 2", "kill rebuild=2"),
-])
-def test_more_ways_to_lower_a_count_restart_and_ask_for_the_log(text: str, expected: str) -> None:
-    plan = said(text, addressed=text.startswith("<@"))
-    assert steps(plan).replace("kill mem", "kill") == expected and plan.error is None, plan
 
 
 @pytest.mark.parametrize("text", ["<@U0RIGOPS> status of everything pls", "<@U0RIGOPS> how's everything looking",
@@ -2079,28 +1950,6 @@ def test_a_command_in_code_after_run_is_a_look_it_names_or_nothing_never_a_rerun
     assert steps(plan) == expected and plan.error is None, plan
 
 
-@pytest.mark.parametrize(("text", "expected"), [
-    ("-j2 succeeds, but -j4 hangs, as does -j8 :thinking_face: so llama-cpp back to 2 please <@U0RIGOPS>", "rebuild=2"),
-    ("llama-cpp on gpu01 is only using 1 of 12 threads, it took ages. bump it to 12 someone", "rebuild=12"),
-    ("vllm build is aborted without any reason :confused: can someone retrigger a new one", "rebuild"),
-])
-def test_a_count_back_to_a_number_for_someone_and_a_new_one(text: str, expected: str) -> None:
-    plan = said(text, addressed="<@U0RIGOPS>" in text)
-    assert steps(plan).replace("kill mem ", "").replace("kill ", "") == expected and plan.error is None, plan
-    assert not said("we will trigger a new one tomorrow").steps
-
-
-@pytest.mark.parametrize(("text", "expected"), [
-    ("rebuild flash-attn with `MAX_JOBS=2` (cap compiler fan-out so a source build cannot saturate the RAM)",
-     "rebuild=2"),
-    ("<@U0RIGOPS> sgl-kernel fails on b200 again. limiting it to something like 12 ensured reliable builds last "
-     "time, do that", "rebuild=12"),
-])
-def test_a_reason_with_a_negation_and_a_count_told_before_do_that(text: str, expected: str) -> None:
-    plan = said(text, addressed=text.startswith("<@"))
-    assert steps(plan).split()[-1] == expected and plan.error is None, plan
-
-
 @pytest.mark.parametrize("text", ["<@U0RIGOPS> rebuild llama-cpp with cmake --build . -j",
                                   "<@U0RIGOPS> rebuild vllm with cmake --build build --parallel"])
 def test_cmakes_parallel_flag_without_a_number_is_refused(text: str) -> None:
@@ -2116,3 +1965,126 @@ def test_arithmetic_of_plain_numbers_or_a_share_of_counted_cores_is_refused_neve
     plan = said(text, addressed=True)
     assert plan.error is not None and "name a number" in plan.error and not any(s.jobs for s in plan.steps), plan
     assert steps(said("<@U0RIGOPS> rebuild vllm at -j 8, it broke on 12/07", addressed=True)).endswith("rebuild=8")
+
+
+def work(text: str) -> str:
+    """The work a message asks for, said to rigops when it mentions it, as the corpus's judge compares it
+    (bench/bench_chat.py: a kill right before a rebuild is the rebuild's own, a memory look by a kill the kill's
+    report); a refusal fails here."""
+    plan = said(text, addressed="<@U0RIGOPS>" in text)
+    assert plan.error is None, plan
+    return " ".join(action + (f"={jobs}" if jobs else "") + (" (clean)" if rest == "clean" else f" {rest} lines"
+                                                             if rest else "") for action, jobs, rest in steps_of(plan))
+
+
+ASKED_IN_OTHER_WORDS = [
+    # a clean rebuild as a verb, a request to whoever can, Chinese, a look in code
+    ("<@U0RIGOPS> clean rebuild sgl-kernel", "rebuild (clean)"),
+    ("<@U0RIGOPS> clean-rebuild flash-attn please", "rebuild (clean)"),
+    ("sgl-kernel on b200 is hanging. anyone able to kill it?", "kill"),
+    ("vllm on node-3 hangs until the timeout fires. can somebody kill it before that", "kill"),
+    ("<@U0RIGOPS> gpu01 上 llama-cpp 的 make 停不下来(卡死了),帮我停掉", "kill"),
+    ("<@U0RIGOPS> `grep MemAvailable /proc/meminfo` on gpu01 before I start anything", "mem"),
+    # reruns in more words and their counts
+    ("<@U0RIGOPS> vllm needs rebuilding after the rebase", "rebuild"),
+    ("<@U0RIGOPS> repeat the llama-cpp build", "rebuild"),
+    ("<@U0RIGOPS> recompile llama-cpp with 4 threads", "rebuild=4"),
+    ("<@U0RIGOPS> reinstall vllm with 6 jobs", "rebuild=6"),
+    ("vllm oomd again on node-3, retry w 8", "rebuild=8"),
+    ("cc1plus killed on gpu01 again. llama-cpp at 4 pls", "rebuild=4"),
+    # requests after a remark
+    ("<@U0RIGOPS> that's llama-cpp on gpu01. code for all the other builds compiled just fine. go again with 3 jobs",
+     "rebuild=3"),
+    ("can't kill the stuck llama-cpp build on gpu01, it's not mine. anyone with rights pls kill it", "kill"),
+    ("<@U0RIGOPS> sometimes sgl-kernel fails and it works after a rebuild. test this please — I mean rebuild "
+     "sgl-kernel", "rebuild"),
+    ("<@U0RIGOPS> we should adjust parallel jobs to a suitable level, so put sgl-kernel at 12", "rebuild=12"),
+    ("flash-attn: you're out of memory. again. smh kick it at 4 pls", "rebuild=4"),
+    ("<@U0RIGOPS> flash-attn saturates the ram. is there a way to tell it to launch less threads? like 6", "rebuild=6"),
+    ("<@U0RIGOPS> i think memory is enough for this job，but please show me memory of node-3 to be sure", "mem"),
+    # words of the trade, slang and inflections are no build names
+    ("gpu01 is borked, restart the build with 2 jobs", "rebuild=2"),
+    ("<@U0RIGOPS> restart the build on node-3 at 6, the linker keeps getting oomkilled", "rebuild=6"),
+    ("<@U0RIGOPS> terminate the build on node-3, hitting stop didn't kill the compiler processes, they "
+     "got reparented to init", "kill"),
+    ("dmesg says oom-killer hit cc1plus on node-3, restart the build at -j4", "rebuild=4"),
+    ("<@U0RIGOPS> kill the build on node-3 kthx", "kill"),
+    # around clarifications, emoticons and quotes
+    ("<@U0RIGOPS> is the memory (not video memory) on b200 filled up?? show me", "mem"),
+    ("<@U0RIGOPS> gpu01 冻死了 :scream: 看下内存和状态", "mem status"),
+    ("<@U0RIGOPS> vllm has shown nothing for 10 minutes. it'd be great to see that output — last 80 lines?",
+     "log 80 lines"),
+    ("tail the console of the running llama-cpp build pls, would be useful rn", "log"),
+    ("vllm on node-3 with -j7:\n&gt; c++: internal compiler error: Killed (program cc1plus)\nretry at 3 pls",
+     "rebuild=3"),
+    ("&gt; Thanks, `-j1` lowered the memory use to acceptable levels.\n<@U0RIGOPS> do that for vllm on node-3",
+     "rebuild=1"),
+    # lowering a count, restarting, asking for the log
+    ("<@U0RIGOPS> tone down flash-attn to -j 8", "rebuild=8"),
+    ("<@U0RIGOPS> whats the last thing flash-attn printed", "log"),
+    ("vllm got OOM-killed again on node-3. bring it back with 8", "rebuild=8"),
+    ("oomkiller took out llama-cpp on gpu01 :( restart at 2", "rebuild=2"),
+    # a count back to a number, for someone, a new one
+    ("-j2 succeeds, but -j4 hangs, as does -j8 :thinking_face: so llama-cpp back to 2 please <@U0RIGOPS>", "rebuild=2"),
+    ("llama-cpp on gpu01 is only using 1 of 12 threads, it took ages. bump it to 12 someone", "rebuild=12"),
+    ("vllm build is aborted without any reason :confused: can someone retrigger a new one", "rebuild"),
+    # a reason with a negation; a count told before 'do that'
+    ("rebuild flash-attn with `MAX_JOBS=2` (cap compiler fan-out so a source build cannot saturate the RAM)",
+     "rebuild=2"),
+    ("<@U0RIGOPS> sgl-kernel fails on b200 again. limiting it to something like 12 ensured reliable "
+     "builds last time, do that", "rebuild=12"),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), ASKED_IN_OTHER_WORDS)
+def test_requests_in_the_words_people_use(text: str, expected: str) -> None:
+    assert work(text) == expected
+
+
+@pytest.mark.parametrize("text", [
+    "cc1plus killed on gpu01 again. llama-cpp at 4 now",  # to the channel without a please: where it stands
+    "we will trigger a new one tomorrow",
+])
+def test_the_same_words_told_ask_for_nothing_new(text: str) -> None:
+    assert not said(text).destructive, said(text)
+
+
+COUNTS_NOT_SAID_AS_ONE_NUMBER = [
+    # the jobs slot said in words for the host's size
+    "<@U0RIGOPS> rebuild vllm with MAX_JOBS equal to free memory over 4",
+    "<@U0RIGOPS> rebuild vllm with max jobs = cores * 0.75",
+    "<@U0RIGOPS> rerun vllm with MAX_JOBS set to (RAM in GB)/5",
+    "<@U0RIGOPS> rebuild llama-cpp with jobs = [GPU count] * 4",
+    "<@U0RIGOPS> rebuild vllm at whatever -j keeps it under 80% of the ram",
+    "restart vllm with as many jobs as it takes to stay below the swap line",
+    # a rate or a variable
+    "<@U0RIGOPS> restart sgl-kernel with 4 jobs per GPU",
+    "can someone rebuild vllm with 2 jobs per numa node",
+    "<@U0RIGOPS> rebuild vllm with a job for every 3 gigs of ram",
+    "<@U0RIGOPS> rebuild llama-cpp, 2 gigs per compile job, we have 64",
+    "<@U0RIGOPS> rerun llama-cpp with -j {cores}",
+    "<@U0RIGOPS> rebuild vllm with -j 2N",
+    "<@U0RIGOPS> restart flash-attn using all but 2 cores",
+    # described by the machine
+    "<@U0RIGOPS> max out the cores for vllm and rebuild",
+    "<@U0RIGOPS> rebuild vllm with one fewer job than cores",
+    "<@U0RIGOPS> rebuild vllm with the cpu count minus two",
+    "<@U0RIGOPS> rebuild vllm with twice as many jobs as GPUs",
+    "<@U0RIGOPS> restart vllm with jobs = number of gpus",
+    "<@U0RIGOPS> let ninja decide the jobs for vllm and rebuild",
+    "<@U0RIGOPS> rebuild vllm with MAX_JOBS unset",
+    # talk of the cores and no count
+    "<@U0RIGOPS> rebuild vllm with one job per core minus the two we keep for I/O",
+    "can someone rebuild llama-cpp so it uses the hyperthreads too",
+    "<@U0RIGOPS> retry flash-attn but leave a couple of cpus for the rest of us",
+]
+
+
+@pytest.mark.parametrize("text", COUNTS_NOT_SAID_AS_ONE_NUMBER)
+def test_a_count_not_said_as_one_number_is_refused_in_a_rebuild(text: str) -> None:
+    plan = said(text, addressed=text.startswith("<@"))
+    assert plan.error is not None and "name a number" in plan.error and not any(s.jobs for s in plan.steps), plan
+
+
+def test_an_asterisk_of_emphasis_is_no_formula() -> None:
+    assert said("<@U0RIGOPS> reduce MAX_JOBS *and* the threads for vllm, not just one", addressed=True).error is None
