@@ -100,20 +100,26 @@ def accuracy(items: list[dict[str, Any]], *, misses: bool, by_class: str | None 
     for item in items:
         plan = intents.parse(item["text"], config=config, addressed=item["addressed"], channel="C0OPS")
         ok, dangerous = judge(item, plan, config)
+        offer = (intents.guess(item["text"], config=config, channel="C0OPS")
+                 if item["addressed"] and not plan.steps and plan.error is None else None)
+        offered = offer is not None and judge(item, offer, config)[0]
         part = part_of(item)
         for group in ("all", part, f"class {item['class']}" if part == (by_class or "development") else None):
             if group:
-                right.setdefault(group, Counter()).update(n=1, right=ok, dangerous=dangerous)
+                right.setdefault(group, Counter()).update(n=1, right=ok, dangerous=dangerous, offered=offered,
+                                                          amiss=offer is not None and not offered)
         if misses and part == "development" and not ok:
             shown.append(f"  {item['id']} [{item['class']}] {item['text'][:110]!r}\n    want "
                          f"{item['expect']}\n    got  host={plan.host} build={plan.build} {steps_of(plan)} "
                          f"error={plan.error!r}" + ("  DANGEROUS" if dangerous else ""))
     print(f"chat corpus: {len(items)} phrasings ({CHAT})")
-    print(f"{'':32} {'items':>6} {'right':>7} {'dangerous':>10}")
+    print("offered: said to rigops and read as nothing, the labelled plan is offered as 'Did you mean …?' (Run or "
+          "Cancel); amiss: another plan is offered. Neither counts as right.")
+    print(f"{'':32} {'items':>6} {'right':>7} {'dangerous':>10} {'offered':>8} {'amiss':>6}")
     parts = [p for p in ("all", "development", "held out", "fresh") if p in right]
     for group in [*parts, *sorted(set(right) - set(parts))]:
         c = right[group]
-        print(f"{group:32} {c['n']:6} {c['right'] / c['n']:7.0%} {c['dangerous']:10}")
+        print(f"{group:32} {c['n']:6} {c['right'] / c['n']:7.0%} {c['dangerous']:10} {c['offered']:8} {c['amiss']:6}")
     if misses:
         print("development misses:" if shown else "development misses: none", *shown, sep="\n")
 

@@ -166,7 +166,8 @@ def _explain(args: argparse.Namespace) -> int:
             for step in plan.steps:
                 print(f"  - {describe_step(step, plan)}")
         for clause, act in ignored:
-            print(f"  not acted on: {intents.shown_clause(clause)!r}: {WHY.get(act, act)}")
+            how = "read" if act == "learned" else "not acted on"
+            print(f"  {how}: {intents.shown_clause(clause)!r}: {WHY.get(act, act)}")
     return 0
 
 

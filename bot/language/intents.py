@@ -131,6 +131,10 @@ def read(
     acts (said to rigops, :func:`guess` then offers the plan as *Did you mean …?*)."""
     plan, ignored = _read_rules(text, config=config, context=context, addressed=addressed, channel=channel,
                                 taking=taking)
+    if not taking and not plan.steps and plan.error is None and plan.question is None and (
+            proposed := _proposed(text, config=config, context=context, addressed=addressed, channel=channel,
+                                  ignored=ignored, readings=frozenset(("look",)))):
+        return proposed, [*ignored, (w.normalise(text), "learned")]
     if taking or not plan.destructive or plan.error is not None or plan.question is not None:
         return plan, ignored
     doubt = model.doubts_act(seen(text, config=config, addressed=addressed or context is not None))
@@ -154,6 +158,72 @@ def _neutral(normal: w.Normal, config: Config) -> tuple[w.Names, tuple[str, ...]
     names = w.find_names(normal.text, config)
     unknown_builds, own_slot, masked = w.unknown_builds(tol.slang(tol.correct(names.masked)), config)
     return names, unknown_builds, own_slot, masked
+
+
+# What the rules read in a clause that no learned reading overrules: it says not to, it is somebody else's, it
+# asks how in general or asks nothing (a rhetorical question), it introduces pasted output, or it puts a request
+# softly, as advice or a wish (said to rigops, :func:`guess` offers it as it is read; to the channel, a wish).
+NOT_PROPOSED = frozenset(("negation", "to-someone", "other-team", "how-to", "rhetorical", "pasted-log", "advice",
+                          "hypothetical"))
+
+
+def _proposed(
+    text: str, *, config: Config, context: ThreadContext | None, addressed: bool, channel: str | None,
+    ignored: list[tuple[str, str]], readings: frozenset[str],
+) -> Plan | None:
+    """Where the rules read nothing: the plan of the request the learned reading reads (``model.propose``), one
+    step of one of ``readings``, with the names and the count the message says; None when it reads none, when a
+    clause says not to or is somebody else's, when the message names what the config does not have (the
+    rules refuse those) or nothing of it (outside a thread of rigops'), or when the plan would not be whole (a
+    host or a build left to ask for, a count not said as one number)."""
+    if any(why in NOT_PROPOSED for _, why in ignored):
+        return None
+    normal = w.normalise_parts(text)
+    names, unknown_builds, _, masked = _neutral(normal, config)
+    if unknown_builds or names.unknown or w.product_names(masked):
+        return None
+    proposal = model.propose(model.Seen(masked, addressed or context is not None))
+    if proposal is None or proposal.reading not in readings:
+        return None
+    if not names.hosts and not names.builds and normal.quoted:
+        quoted = w.find_names(normal.quoted, config)
+        names = replace(names, hosts=quoted.hosts, builds=quoted.builds)
+    if not names.hosts and not names.builds and context is None:
+        return None  # "what the ram situation on my laptop looks like": a host of rigops' is named, or none is meant
+    step = Step(proposal.action)
+    if proposal.action == "rebuild":
+        counts = _proposed_counts(masked)
+        if len(counts) > 1 or (not counts and w.CORE_TALK_RE.search(masked)):
+            return None  # which count is meant is not known: a number that is not one, or two; cores talked of
+        step = Step("rebuild", jobs=counts[0] if counts else None, clean=_asks_clean(masked))
+    elif proposal.action == "log" and (
+            m := w.LOG_LINES_RE.search(masked) or w.LOG_LINES_OFFERED_RE.search(masked)):
+        errors: list[str] = []
+        step = Step("log", lines=_checked_lines([w.Number.of(_first_group(m), "{} lines")], errors))
+        if errors:
+            return None
+    plan = _resolve((step,), names, config, context, [], (), channel=channel)
+    return plan if plan.error is None and plan.question is None else None
+
+
+# a lone count after at/with/to, not a size, a share, a time or lines ("one more round at 12 please")
+_PROPOSED_COUNT_RE = re.compile(r"\b(?:at|with|to|on|use|using|try)\s+(\d{1,4})\b"
+                                r"(?!\s*(?:%|(?:percent|gb?|gib|mb|min|minutes?|h|hours?|lines?|gpus?|cards?)\b))")
+
+
+
+def _proposed_counts(masked: str) -> list[int]:
+    """The counts a message asks for, in the last clause that says a number ("it ran out at -j32. try 16",
+    "give it another spin at 4"): read as the rules read counts, or a lone number after at/with/to; [0, 0] when
+    that clause says numbers none of which is read as a count (a time, "-i6")."""
+    for clause in reversed(w.clauses(masked)):
+        body = clause.body.removeprefix(w.LEAD_MARK)
+        if not any(c.isdigit() for c in body) and not n.JOBS_SERIAL_RE.search(body):
+            continue
+        counts = ([x.value for x in _read_jobs(body, True)]
+                  or [int(m.group(1)) for m in _PROPOSED_COUNT_RE.finditer(body)])
+        return list(dict.fromkeys(counts)) if counts and all(MIN_JOBS <= c <= MAX_JOBS for c in counts) else [0, 0]
+    return []
 
 
 def _unsure_error(plan: Plan, config: Config) -> str:
@@ -552,7 +622,11 @@ def guess(text: str, *, config: Config, context: ThreadContext | None = None,
     is none, or when it was a negation, a story or said to someone else."""
     if _to_someone(text, addressed=False):  # opened by naming a colleague: theirs to do, even with rigops named
         return None
-    plan, _ = read(text, config=config, context=context, addressed=True, channel=channel, taking=GUESSABLE)
+    plan, ignored = read(text, config=config, context=context, addressed=True, channel=channel, taking=GUESSABLE)
+    if not plan.steps and plan.error is None and plan.question is None:
+        # nothing the rules read: the request the learned reading reads, kill and rebuild too (only offered)
+        return _proposed(text, config=config, context=context, addressed=True, channel=channel, ignored=ignored,
+                         readings=frozenset(model.HEADS))
     return plan if plan.steps and plan.error is None and plan.question is None else None
 
 

@@ -18,7 +18,7 @@ from typing import Literal
 from bot.language.intents_words import NEGATIONS
 
 Act = Literal["story", "advice", "hypothetical", "negation", "other-team", "how-to", "report", "to-someone",
-              "statement", "pasted-log", "rhetorical", "unsure"]
+              "statement", "pasted-log", "rhetorical", "unsure", "learned"]
 
 WHY: dict[str, str] = {
     "story": "it reads as a story (something that happened before, or a habit)",
@@ -34,6 +34,7 @@ WHY: dict[str, str] = {
     "rhetorical": "it is a rhetorical question, not a request",
     "unsure": "the rules read a kill or a rebuild in it, but the learned reading does not read a request to act "
               "(said to rigops, it is offered as 'Did you mean …?')",
+    "learned": "no rule reads a request in it; the learned reading reads this look, with the names it says",
 }
 
 # A clause that opens with one of these verbs is an order, whatever else it says.

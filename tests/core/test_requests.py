@@ -291,7 +291,7 @@ async def test_halve_the_jobs_halves_the_thread_s_last_build(emulator: SlackEmul
         assert [r.jobs for r in core.store.runs()] == [4, 8]
 
 
-async def test_a_kill_or_rebuild_the_learned_reading_doubts_is_offered_when_said_to_rigops_and_left_alone_else(
+async def test_a_kill_or_rebuild_the_learned_reading_doubts_or_reads_alone_is_offered_to_rigops_left_alone_else(
         emulator: SlackEmulator, tmp_path: Path, state_dir: Path) -> None:
     async with running_bot(emulator, config_with_build(tmp_path), state_dir) as core:
         # the rules read a rebuild; the learned reading reads a question of how things work: offered, never run
@@ -303,4 +303,10 @@ async def test_a_kill_or_rebuild_the_learned_reading_doubts_is_offered_when_said
         event = await say(emulator, core, "it's not picking up my patch when I build sgl-kernel. trigger it by hand "
                                           "for now")
         assert emulator.thread(OPS, str(event["ts"])) == []
+        assert actions_run(core) == [] and core.store.runs() == []
+        # no rule reads it, the learned reading reads a rebuild: offered with the count it says, never run
+        mention = await emulator.send_mention("sgl-kernel went sideways again on b200, one more round at 12 please",
+                                              channel=OPS)
+        offer = await wait_for_plan(emulator, OPS, str(mention["ts"]))
+        assert "*Did you mean this?*" in offer.text and "-j12" in offer.text and has_buttons(offer), offer.text
         assert actions_run(core) == [] and core.store.runs() == []

@@ -12,7 +12,7 @@ import pytest
 
 from bot import config
 from bot.language import intents
-from bot.language.intents_model import LABELS, doubts_act, features, probabilities
+from bot.language.intents_model import HEADS, LABELS, doubts_act, features, probabilities, propose
 
 ROOT = Path(__file__).resolve().parents[2]
 CFG = config.load(ROOT / "tests" / "data" / "chat" / "rigops.toml")
@@ -54,3 +54,21 @@ def test_a_report_of_the_past_or_a_count_as_a_formula_is_doubted(text: str, read
 def test_counts_are_seen_by_what_rigops_could_run() -> None:
     assert {"-jN", "-jN0", "-jNBIG", "N"} <= features(seen("try -j8 or -j0 or -j5000, 12 jobs"))
     assert "UBown" in features(seen("restart the pytorch build on node-3"))
+
+
+@pytest.mark.parametrize(("text", "reading", "action"), [
+    ("<@U0RIGOPS> wonder how much ram node-3 has got left at the moment", "look", "mem"),
+    ("<@U0RIGOPS> i'd like to see what vllm printed last", "look", "log"),
+    ("<@U0RIGOPS> vllm is toast on node-3, give it another spin at 4", "act", "rebuild"),
+])
+def test_a_request_is_proposed_with_its_action(text: str, reading: str, action: str) -> None:
+    proposal = propose(seen(text, addressed=True))
+    assert proposal is not None and (proposal.reading, proposal.action) == (reading, action), proposal
+    assert proposal.action in HEADS[proposal.reading]
+
+
+@pytest.mark.parametrize("text", ["the ram on my desktop at home is great",
+                                  "last night I asked for the memory on node-3 and it was fine",
+                                  "<@U0RIGOPS> kill vllm with -j$(nproc)"])
+def test_no_request_or_one_to_refuse_is_proposed(text: str) -> None:
+    assert propose(seen(text, addressed=text.startswith("<@"))) is None, probabilities(seen(text))

@@ -1816,6 +1816,51 @@ def test_a_kill_or_rebuild_the_learned_reading_reads_as_one_to_refuse_is_refused
                       addressed=True)).endswith("rebuild=8")
 
 
+@pytest.mark.parametrize(("text", "expected"), [
+    # wordings no rule reads, said to rigops: the learned reading reads the look, the rules' names say where
+    ("<@U0RIGOPS> curious what the ram situation on b200 looks like right now", ("b200", None, "mem")),
+    ("<@U0RIGOPS> wonder how much ram b200 has got left at the moment", ("b200", None, "mem")),
+    ("<@U0RIGOPS> i'd like to see what vllm printed last", ("node-3", "vllm", "log")),
+    ("<@U0RIGOPS> anybody know what the gpus on node-3 are busy with", ("node-3", None, "gpu")),
+])
+def test_a_look_no_rule_reads_is_read_by_the_learned_reading(text: str, expected: tuple[str, str, str]) -> None:
+    plan, ignored = read(text, config=CFG, addressed=True, channel=OPS)
+    assert (plan.host, plan.build, steps(plan)) == expected and plan.error is None, plan
+    assert ignored[-1][1] == "learned", ignored
+
+
+@pytest.mark.parametrize("text", [
+    "<@U0RIGOPS> don't bother showing b200's memory, I know it's full",  # says not to
+    "<@U0RIGOPS> curious what the ram situation on the pytorch box looks like right now",  # a host not configured
+    "<@U0RIGOPS> curious what the ram situation on my laptop looks like right now",  # no host of rigops'
+])
+def test_the_learned_reading_never_reads_a_look_against_the_rules_or_without_a_whole_plan(text: str) -> None:
+    plan, ignored = read(text, config=CFG, addressed=True, channel=OPS)
+    assert "mem" not in steps(plan).split() and all(why != "learned" for _, why in ignored), (plan, ignored)
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    # a request to act no rule reads, said to rigops: offered, never run, with the count the last clause asks for
+    ("vllm is toast on node-3, give it another spin at 4", ("node-3", "vllm", "rebuild=4")),
+    ("sgl-kernel went sideways again, one more round at 12 please", ("b200", "sgl-kernel", "rebuild=12")),
+])
+def test_a_request_to_act_only_the_learned_reading_reads_is_offered_never_run(
+        text: str, expected: tuple[str, str, str]) -> None:
+    assert said(text, addressed=True).steps == ()
+    offer = guess(text, config=CFG, channel=OPS)
+    assert offer is not None and (offer.host, offer.build, steps(offer)) == expected, offer
+
+
+def test_explain_says_which_look_the_learned_reading_read(tmp_path: Path) -> None:
+    cfg = Path(__file__).resolve().parents[1] / "data" / "chat" / "rigops.toml"
+    out = subprocess.run(
+        [sys.executable, "-m", "bot", "--config", str(cfg), "--state-dir", str(tmp_path), "explain", "--mention",
+         "wonder how much ram b200 has got left at the moment"],
+        capture_output=True, text=True, check=True, timeout=60).stdout
+    assert out.startswith("host b200") and "read: 'wonder how much ram b200 has got left" in out, out
+    assert "the learned reading reads this look" in out, out
+
+
 @pytest.mark.parametrize("text", ["昨天 vllm 卡死了,我把它停掉了", "anyone able to explain why vllm takes so long?",
                                   "`cat /proc/meminfo` on node-3 said 2G free yesterday"])
 def test_the_same_words_in_a_story_or_a_question_to_people_do_nothing(text: str) -> None:
