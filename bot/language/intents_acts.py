@@ -134,6 +134,10 @@ LATER_CONDITION_RE = re.compile(
     r"(?:tests?|build|BUILD|it|compile|install|job|run|memory|ram|HOST|ci|pipeline|one)"
     r"[^,;]{0,30}? (?:pass|passes|passed|finish|finishes|is done|are done|completes|ends|frees up|is free"
     r"|comes back|recovers|settles|calms down|lands|is merged|gets merged|is over)\b"
+    # a time to come: "restart X at -j4 at some point this week", "kill it tomorrow", "later tonight"
+    r"|\b(?:tomorrow|tmrw|next (?:week|month|sprint|monday|tuesday|wednesday|thursday|friday)"
+    r"|later (?:this|today|tonight|on|in the (?:day|week))|(?:at some point|some ?time) (?:this|next|later|soon)"
+    r"|before (?:the )?(?:release|freeze|weekend))\b"
 )
 HYPOTHETICAL_RE = re.compile(
     # "check if HOST is swapping": what to look at, no condition ("wanna see if it got killed" stays one)
@@ -182,6 +186,9 @@ SELF_HOW_TO_RE = re.compile(r"^how (?:do|can|would|should|could) (?:i|we|one)\b.
 RHETORICAL_RE = re.compile(r"^(?:why (?:would|on earth would|the hell would) (?:anyone|anybody|you|someone)"
                            r"|who (?:in their right mind|would ever|on earth)"
                            r"|are you (?:sure|certain|positive)(?! (?:you can|it's ok to)))\b")
+# "can someone explain why the rebuild at -j8 is slower than at -j4?": a question of why, said to anyone.
+EXPLAIN_RE = re.compile(r"^(?:(?:can|could|would) (?:someone|somebody|anyone|anybody|you) )?explain (?:to me |to us )?"
+                        r"(?:why|how|what)\b")
 HOW_TO_RE = re.compile(
     r"^(?:how (?:do|can|would|should|to|does one)|any idea how|anyone know how|does anyone know|do you know how"
     r"|is there a way|what is the (?:best|right|recommended) way|why does|why do|why is it"
@@ -261,7 +268,7 @@ def act_of(clause: str, *, addressed: bool, imperative: bool, has_names: bool, t
     clause tells of memory trouble ("cc1plus got killed"), which is news about now unless a time word says not."""
     if NEGATED_RE.search(NOT_AN_ACTION_RE.sub(" ", clause)) and not _negation_is_elsewhere(clause):
         return "negation"
-    if HOW_TO_RE.search(clause) and (not addressed or SELF_HOW_TO_RE.search(clause)):
+    if EXPLAIN_RE.search(clause) or (HOW_TO_RE.search(clause) and (not addressed or SELF_HOW_TO_RE.search(clause))):
         return "how-to"  # said to rigops, "how do I rebuild X myself?" asks how, not for a rebuild
     if RHETORICAL_RE.search(clause):
         return "rhetorical"

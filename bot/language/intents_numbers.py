@@ -127,6 +127,13 @@ JOBS_EXPR_RE = re.compile(
     rf"|(?<=\bat )\({_SUM}\)\s*[-+*/×]\s*\d{{1,4}}(?![\w.])"
     # a variable where the count goes: "-j {cores}", "-j N", "-j 2N", "MAX_JOBS=${CPUS}"
     r"|(?<![\w-])(?:-j|max_jobs|jobs)\s*=?\s*(?:\{[\w ]{1,20}\}|\$\{?(?!expr\b)[a-z_]\w{0,20}\}?|\d{0,2}n\b(?!'))"
+    # "-j 16/2" (a bare "-j 32-4" is a range), "MAX_JOBS = total_mem_gb / 4", "-j 1e2", "-j 2k", "-j 0x10", "the
+    # default -j minus 4", "its usual jobs plus one"
+    r"|(?<=-j)\s*\d{1,4}\s*[*/×]\s*\d{1,4}(?![\w.])"
+    r"|(?<![\w-])(?:max_jobs|jobs)\s*=\s*[a-z_][a-z_]{2,30}\s*(?://|[-+*/×])"
+    r"|(?<![\w-])(?:-j|max_jobs|jobs)\s*=?\s*\d{1,4}(?:e\d{1,3}|k|x[0-9a-f]{1,4})\b"
+    r"|(?<![\w-])(?:-j|jobs|max_jobs|parallelism|job count)\s+(?:minus|plus|times|divided by)"
+    r"\s+(?:\d|one|two|three|four|five|six|half)\b"
     r"|\bno limit on (?:the )?(?:number of )?(?:job slots|jobs?|parallelism|parallel jobs)"
     r"|\bunlimited (?:jobs|parallelism|job slots)\b"
 )

@@ -358,8 +358,8 @@ def clauses(text: str) -> list[Clause]:
             body = stripped[lead.end():].strip(_CLAUSE_EDGES) if lead else stripped
             if body:
                 words = set(re.findall(r"[a-z']+", lead.group(0))) if lead else set()
-                if words & HEDGES and "should" in words:  # "so maybe we should use 1 thread?": a musing
-                    body, words = "we should " + body, set()
+                if "should" in words and (words & HEDGES or body.startswith(("probably ", "eventually "))):
+                    body, words = "we should " + body, set()  # "so maybe we should use 1 thread?": a musing
                 out.append(Clause(LEAD_MARK + body if words - FILLER_LEADS else body, joined if k == 0 else "",
                                   question=k < len(bits) - 1))
     for i in range(len(out) - 1, 0, -1):  # "still alive or dead?": the question is the whole of it
@@ -1468,6 +1468,8 @@ JOBS_SLOT_IN_WORDS_RE = re.compile(
     r"|\b(?:cpu|core|thread|gpu|processor) count (?:minus|plus|less|times|divided by|over)\b"
     r"|\b(?:twice|double|three times|thrice|half|\d{1,2} ?x) as many (?:jobs|threads|processes|workers) as\b"
     r"|\blet (?:ninja|make|cmake|cargo|bazel|pip|gradle|it|the build|BUILD) (?:decide|pick|choose|figure out)\b"
+    r"|\b(?:ninja|make|cmake|cargo|bazel|pip|gradle|meson)(?:'s)? (?:own )?default (?:-j|jobs|parallelism"
+    r"|job count|number of jobs)\b"
     r"|\bmax_jobs (?:unset|empty|blank)\b|\bunset (?:the )?max_jobs\b"
     r"|(?:\bmax_jobs|(?<![\w-])-j|\bjobs|\bjob count) (?:the|that) (?:docs?|readme|guide|ci|wiki|manual) (?:recommends?"
     r"|says|suggests|uses)\b")

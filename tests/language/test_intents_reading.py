@@ -39,6 +39,12 @@ NEVER_ACTS = [
     # supposition, carried over "and" and over the comma
     ("if flash-attn dies again we'd kill it and go -j4", "hypothetical"),
     ("once the new DIMMs arrive, bump sgl-kernel to -j64", "hypothetical"),
+    # a time to come, or a musing about what should be done
+    ("we should probably restart vllm at -j4 at some point this week", "hypothetical"),
+    ("kill sgl-kernel tomorrow morning, it should be done by then", "hypothetical"),
+    ("we should probably restart vllm at -j4", "hypothetical"),
+    # a question of why, to people
+    ("can someone explain why the vllm rebuild at -j8 is slower than at -j4?", "how-to"),
     # negation
     ("no need to kill vllm, it's almost done", "negation"),
     ("don't bother with nvidia-smi on gpu01, the cards are idle", "negation"),
@@ -571,10 +577,26 @@ def test_jobs_and_lines_said_in_more_ways(text: str, expected: str) -> None:
     "<@U0RIGOPS> rebuild vllm with jobs=$(( ncores - 2 ))",
     "<@U0RIGOPS> rebuild llama-cpp with n_cpus - 1 jobs",
     "<@U0RIGOPS> rebuild vllm with cores divided by 4 jobs",
+    "<@U0RIGOPS> rebuild vllm with -j 16/2",
+    "<@U0RIGOPS> restart vllm, MAX_JOBS = total_mem_gb / 4",
+    "<@U0RIGOPS> rebuild vllm with -j 1e2",
+    "<@U0RIGOPS> rebuild vllm -j 2k",
+    "<@U0RIGOPS> rebuild flash-attn with the default -j minus 4",
+    "<@U0RIGOPS> rebuild llama-cpp with half its usual jobs plus one",
 ])
 def test_a_count_given_as_arithmetic_is_refused(text: str) -> None:
     plan = said(text, addressed=True)
     assert plan.error and "cannot work that out" in plan.error, plan
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("<@U0RIGOPS> rebuild vllm with MAX_JOBS=8 / NVCC_THREADS=2", "rebuild=8"),
+    ("<@U0RIGOPS> rebuild vllm with 2 jobs plus a clean build dir", "rebuild=2"),
+    ("vllm is oom-ing, retry it at -j8 k thx", "rebuild=8"),
+])
+def test_a_count_beside_other_numbers_and_words_of_arithmetic_is_the_count(text: str, expected: str) -> None:
+    plan = said(text, addressed=text.startswith("<@"))
+    assert steps(plan).split()[-1] == expected and plan.error is None, plan
 
 
 def test_a_build_that_ran_serially_is_not_a_request() -> None:
@@ -1909,6 +1931,7 @@ def test_a_kubernetes_job_is_no_build_and_a_configured_name_installed_in_code_is
     ("<@U0RIGOPS> rebuild sgl-kernel with max jobs derived from the available memory", "the count is not said"),
     ("<@U0RIGOPS> rebuild vllm with the same -j as CI", "the count is not said"),
     ("<@U0RIGOPS> rebuild vllm with the -j the docs recommend", "the count is not said"),
+    ("<@U0RIGOPS> rebuild vllm with ninja's default parallelism", "the count is not said"),
     ("<@U0RIGOPS> rebuild vllm with 4-8 jobs", "a range or a bound"),
     ("<@U0RIGOPS> rebuild vllm with 6 to 8 jobs", "a range or a bound"),
     ("<@U0RIGOPS> rebuild vllm with -j between 4 and 8", "a range or a bound"),
