@@ -332,7 +332,7 @@ RELATIVE_THEN_NUMBER_RE = re.compile(
     r"\s*(?:[.!,]|$)"
 )
 # Said to rigops, the build's name and a count after "at" or "with": "vllm at 6 please", "BUILD with 4".
-NAME_AT_COUNT_RE = re.compile(rf"^(?:(?:so|then|ok|okay|and) )?BUILD(?: build)?(?: on HOST)?"
+NAME_AT_COUNT_RE = re.compile(rf"^(?:(?:so|then|ok|okay|and) )?BUILD(?: build)?(?: on HOST)?(?: again| once more)?"
                               rf" (?:at|with|w/|back to|down to) {_NUM}(?: jobs| threads)?"
                               r"(?: (?:please|pls|plz|now|again|this time|instead|thanks|thx))*[.!]*$")
 # "reduce the jobs on BUILD …. 3 should do": a number said to be enough, in a sentence of its own.

@@ -41,6 +41,13 @@ SLANG: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\b(BUILD|it|the build|the BUILD build) (?:needs|has|have) to (?:die|go|be killed|be stopped)\b"),
      r"kill \1"),
     (re.compile(r"\bi want (BUILD|it|the build|the BUILD build) (?:gone|dead|killed|stopped)\b"), r"kill \1"),
+    # asked in the passive: "can vllm be restarted with -j4?", "could it be stopped", "X needs to be rebuilt"
+    (re.compile(r"\b(?:can|could|would) (BUILD|it|the build|the BUILD build) (?:please )?be (?:killed|stopped"
+                r"|cancell?ed|aborted|terminated)\b"), r"can you kill \1"),
+    (re.compile(r"\b(?:can|could|would) (BUILD|it|the build|the BUILD build) (?:please )?be (?:restarted|rebuilt"
+                r"|rerun|relaunched|retried|recompiled)\b"), r"can you rebuild \1"),
+    (re.compile(r"\b(BUILD|it|the build|the BUILD build) (?:needs|has) to be (?:restarted|rebuilt|rerun"
+                r"|relaunched|retried|recompiled)\b"), r"rebuild \1"),
     (re.compile(rf"\bput {_IT} out of action\b"), "kill it"),
     (re.compile(r"\b(?:forcefully|forcibly|force-)(?= (?:cancel|kill|stop|abort|terminate))"), "force"),
     (re.compile(r"\bforce (?:it|BUILD|the build) to (rebuild|recompile|rerun|restart)\b"), r"\1 it"),
@@ -57,6 +64,7 @@ SLANG: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(rf"\bsend {_IT} again\b"), "retry it"),
     (re.compile(rf"\bstart {_IT} (?:again|over|back up)\b"), "rerun it"),
     (re.compile(rf"\bbounce {_IT}\b"), "restart it"),
+    (re.compile(r"\bput (BUILD|it|the build|the BUILD build) back (?:on|up)\b"), r"restart \1"),
     (re.compile(rf"\bbring {_IT} back(?: up| online)?\b(?= with| at| using|$| please| now| again|[.,!])"),
      "restart it"),  # "… got OOM-killed again. bring it back with 8"
     (re.compile(r"\bgive (BUILD|the build|the BUILD build|it) a (?:kick|nudge|poke)\b"), r"retry \1"),

@@ -111,6 +111,11 @@ def test_english_words_and_inflections_stay_as_they_are(word: str) -> None:
     ("<@U0RIGOPS> fire vllm up again at 6", "rebuild=6"),
     ("send vllm again at 6", "rebuild=6"),
     ("kill it kill it kill it, node-3 is melting", "kill mem"),
+    # asked in the passive, put back on, the name again at a count
+    ("can vllm be restarted with -j4?", "rebuild=4"),
+    ("<@U0RIGOPS> could sgl-kernel be stopped please", "kill"),
+    ("<@U0RIGOPS> put vllm back on at 8", "kill rebuild=8"),
+    ("sgl-kernel again at 8 jobs please", "rebuild=8"),
 ])
 def test_slang_and_typos_are_read(text: str, expected: str) -> None:
     assert steps(said(text, addressed="U0RIGOPS" in text)) == expected
