@@ -160,6 +160,10 @@ def _neutral(normal: w.Normal, config: Config) -> tuple[w.Names, tuple[str, ...]
     return names, unknown_builds, own_slot, masked
 
 
+_ONLY_NAMES_RE = re.compile(r"(?:(?:BUILD|HOST)(?: build)?(?:\s*(?:on|@|,|/)\s*|\s+)?)+[?!.]*")
+_WORD_RE = re.compile(r"[a-z][a-z'-]+")
+
+
 # What the rules read in a clause that no learned reading overrules: it says not to, it is somebody else's, it
 # asks how in general or asks nothing (a rhetorical question), it introduces pasted output, or it puts a request
 # softly, as advice or a wish (said to rigops, :func:`guess` offers it as it is read; to the channel, a wish).
@@ -180,8 +184,8 @@ def _proposed(
         return None
     normal = w.normalise_parts(text)
     names, unknown_builds, _, masked = _neutral(normal, config)
-    if unknown_builds or names.unknown or w.product_names(masked):
-        return None
+    if unknown_builds or names.unknown or w.product_names(masked) or not _WORD_RE.search(masked):
+        return None  # a name the rules refuse; nothing said but names (the rules' to read)
     proposal = model.propose(model.Seen(masked, addressed or context is not None))
     if proposal is None or proposal.reading not in readings:
         return None
@@ -392,6 +396,10 @@ def _read_whole(
         hits.strong.update(looks)  # said to rigops and read as nothing else: "job status gpu01", "tailable logs?"
         hits.order.update({a: i for i, a in enumerate(looks) if a not in hits.order})
         actions = set(looks)
+    if not actions and addressed and not whole and _ONLY_NAMES_RE.fullmatch(masked.replace(w.LEAD_MARK, " ").strip()):
+        actions = {"status"}  # "@rigops vllm?", "@rigops node-3": how it is doing
+        hits.strong.add("status")
+        hits.order.setdefault("status", 0)
     if "help" in actions and (len(actions) > 1 or hits.trouble):
         actions.discard("help")  # "help, node-3 is dying": a cry, not a request for the command list
     if ((addressed or context is not None) and not whole and not actions & {"kill", "rebuild"}

@@ -1844,6 +1844,19 @@ def test_a_kill_or_rebuild_the_learned_reading_reads_as_one_to_refuse_is_refused
 
 
 @pytest.mark.parametrize(("text", "expected"), [
+    ("what did the sgl-kernel build print last?", ("b200", "sgl-kernel", "log")),
+    ("anything building on node-3 right now?", ("node-3", None, "status")),
+    ("<@U0RIGOPS> what's up with vllm", ("node-3", "vllm", "status")),
+    ("<@U0RIGOPS> vllm?", ("node-3", "vllm", "status")),
+    ("<@U0RIGOPS> node-3?", ("node-3", None, "status")),  # a host alone: how its builds are doing
+])
+def test_more_looks_asked_as_questions(text: str, expected: tuple[str, str | None, str]) -> None:
+    plan, ignored = read(text, config=CFG, addressed=text.startswith("<@"), channel=OPS)
+    assert (plan.host, plan.build, steps(plan)) == expected and plan.error is None, plan
+    assert all(why != "learned" for _, why in ignored), ignored  # the rules' reading, not a guess
+
+
+@pytest.mark.parametrize(("text", "expected"), [
     # wordings no rule reads, said to rigops: the learned reading reads the look, the rules' names say where
     ("<@U0RIGOPS> curious what the ram situation on b200 looks like right now", ("b200", None, "mem")),
     ("<@U0RIGOPS> wonder how much ram b200 has got left at the moment", ("b200", None, "mem")),
