@@ -133,7 +133,7 @@ def read(
                                 taking=taking)
     if not taking and not plan.steps and plan.error is None and plan.question is None and (
             proposed := _proposed(text, config=config, context=context, addressed=addressed, channel=channel,
-                                  ignored=ignored, readings=frozenset(("look",)))):
+                                  ignored=ignored, readings=frozenset(model.HEADS), offered=False)):
         return proposed, [*ignored, (w.normalise(text), "learned")]
     if taking or not plan.destructive or plan.error is not None or plan.question is not None:
         return plan, ignored
@@ -173,21 +173,30 @@ NOT_PROPOSED = frozenset(("negation", "to-someone", "other-team", "how-to", "rhe
 
 def _proposed(
     text: str, *, config: Config, context: ThreadContext | None, addressed: bool, channel: str | None,
-    ignored: list[tuple[str, str]], readings: frozenset[str],
+    ignored: list[tuple[str, str]], readings: frozenset[str], offered: bool,
 ) -> Plan | None:
     """Where the rules read nothing: the plan of the request the learned reading reads (``model.propose``), one
     step of one of ``readings``, with the names and the count the message says; None when it reads none, when a
     clause says not to or is somebody else's, when the message names what the config does not have (the
     rules refuse those) or nothing of it (outside a thread of rigops'), or when the plan would not be whole (a
-    host or a build left to ask for, a count not said as one number)."""
+    host or a build left to ask for, a count not said as one number).
+
+    A kill or a rebuild that is to run, not only be ``offered``, must be read surely (``model.SURE``), name its
+    build, and be the whole of the message: no clause the rules read as anything but a report of what happened
+    ("vllm oomed at 16 on node-3. let's go 8 on it")."""
     if any(why in NOT_PROPOSED for _, why in ignored):
         return None
     normal = w.normalise_parts(text)
     names, unknown_builds, _, masked = _neutral(normal, config)
     if unknown_builds or names.unknown or w.product_names(masked) or not _WORD_RE.search(masked):
         return None  # a name the rules refuse; nothing said but names (the rules' to read)
-    proposal = model.propose(model.Seen(masked, addressed or context is not None))
+    seen_ = model.Seen(masked, addressed or context is not None)
+    proposal = model.propose(seen_)
     if proposal is None or proposal.reading not in readings:
+        return None
+    if proposal.reading == "act" and not offered and (
+            proposal.probability < model.SURE or not names.builds or model.doubts_act(seen_) is not None
+            or any(why != "report" for _, why in ignored)):
         return None
     if not names.hosts and not names.builds and normal.quoted:
         quoted = w.find_names(normal.quoted, config)
@@ -634,7 +643,7 @@ def guess(text: str, *, config: Config, context: ThreadContext | None = None,
     if not plan.steps and plan.error is None and plan.question is None:
         # nothing the rules read: the request the learned reading reads, kill and rebuild too (only offered)
         return _proposed(text, config=config, context=context, addressed=True, channel=channel, ignored=ignored,
-                         readings=frozenset(model.HEADS))
+                         readings=frozenset(model.HEADS), offered=True)
     return plan if plan.steps and plan.error is None and plan.question is None else None
 
 

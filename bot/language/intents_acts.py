@@ -34,7 +34,8 @@ WHY: dict[str, str] = {
     "rhetorical": "it is a rhetorical question, not a request",
     "unsure": "the rules read a kill or a rebuild in it, but the learned reading does not read a request to act "
               "(said to rigops, it is offered as 'Did you mean …?')",
-    "learned": "no rule reads a request in it; the learned reading reads this look, with the names it says",
+    "learned": "no rule reads a request in it; the learned reading reads this one, with the names and the count it "
+               "says",
 }
 
 # A clause that opens with one of these verbs is an order, whatever else it says.

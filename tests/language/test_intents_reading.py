@@ -1891,6 +1891,15 @@ def test_a_request_to_act_only_the_learned_reading_reads_is_offered_never_run(
     assert offer is not None and (offer.host, offer.build, steps(offer)) == expected, offer
 
 
+def test_a_request_to_act_the_learned_reading_reads_surely_runs_and_a_story_of_the_same_does_not() -> None:
+    plan, ignored = read("flash-attn has gone belly up again, another go at 6 please", config=CFG, channel=OPS)
+    assert (plan.host, plan.build, steps(plan)) == ("b200", "flash-attn", "rebuild=6") and plan.error is None, plan
+    assert ignored[-1][1] == "learned", ignored
+    for story in ("yesterday flash-attn went belly up, another go at 6 fixed it",
+                  "flash-attn went belly up on my laptop, another go at 6 fixed it"):
+        assert said(story).steps == (), said(story)
+
+
 def test_explain_says_which_look_the_learned_reading_read(tmp_path: Path) -> None:
     cfg = Path(__file__).resolve().parents[1] / "data" / "chat" / "rigops.toml"
     out = subprocess.run(
@@ -1898,7 +1907,7 @@ def test_explain_says_which_look_the_learned_reading_read(tmp_path: Path) -> Non
          "wonder how much ram b200 has got left at the moment"],
         capture_output=True, text=True, check=True, timeout=60).stdout
     assert out.startswith("host b200") and "read: 'wonder how much ram b200 has got left" in out, out
-    assert "the learned reading reads this look" in out, out
+    assert "the learned reading reads this one" in out, out
 
 
 @pytest.mark.parametrize("text", ["昨天 vllm 卡死了,我把它停掉了", "anyone able to explain why vllm takes so long?",
