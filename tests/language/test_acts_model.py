@@ -59,7 +59,7 @@ def test_counts_are_seen_by_what_rigops_could_run() -> None:
 @pytest.mark.parametrize(("text", "reading", "action"), [
     ("<@U0RIGOPS> wonder how much ram node-3 has got left at the moment", "look", "mem"),
     ("<@U0RIGOPS> i'd like to see what vllm printed last", "look", "log"),
-    ("<@U0RIGOPS> vllm is toast on node-3, give it another spin at 4", "act", "rebuild"),
+    ("<@U0RIGOPS> llama-cpp fell over again on gpu01, another round at 2 please", "act", "rebuild"),
 ])
 def test_a_request_is_proposed_with_its_action(text: str, reading: str, action: str) -> None:
     proposal = propose(seen(text, addressed=True))

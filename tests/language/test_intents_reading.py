@@ -1881,7 +1881,7 @@ def test_the_learned_reading_never_reads_a_look_against_the_rules_or_without_a_w
 
 @pytest.mark.parametrize(("text", "expected"), [
     # a request to act no rule reads, said to rigops: offered, never run, with the count the last clause asks for
-    ("vllm is toast on node-3, give it another spin at 4", ("node-3", "vllm", "rebuild=4")),
+    ("llama-cpp fell over again on gpu01, another round at 2 please", ("gpu01", "llama-cpp", "rebuild=2")),
     ("sgl-kernel went sideways again, one more round at 12 please", ("b200", "sgl-kernel", "rebuild=12")),
 ])
 def test_a_request_to_act_only_the_learned_reading_reads_is_offered_never_run(
