@@ -208,7 +208,9 @@ def _proposed(
         counts = _proposed_counts(masked)
         if len(counts) > 1 or (not counts and w.CORE_TALK_RE.search(masked)):
             return None  # which count is meant is not known: a number that is not one, or two; cores talked of
-        step = Step("rebuild", jobs=counts[0] if counts else None, clean=_asks_clean(masked))
+        clean = _asks_clean(masked) or any(w.CLEAN_ASK_RE.match(c.body.removeprefix(w.LEAD_MARK))
+                                           for c in w.clauses(masked))
+        step = Step("rebuild", jobs=counts[0] if counts else None, clean=clean)
     elif proposal.action == "log" and (
             m := w.LOG_LINES_RE.search(masked) or w.LOG_LINES_OFFERED_RE.search(masked)):
         errors: list[str] = []

@@ -152,6 +152,9 @@ CJK: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"(?:限制|减少|減少|降低|降|减|減|调整|調整|设置|設置|改|设|設|调|調)(?:到|为|為|成) ?(\d{1,4})"),
      r" lower to \1 jobs, "),
     (re.compile(r"然后|然後|再(?=重新)|之后|之後"), " then "),
+    # "不清空之前的编译，继续make -j4": keep the work done, go on building at 4
+    (re.compile(r"不(?:要)?(?:清空|清理|删除|刪除)[^，,。]{0,12}"), " without a clean "),
+    (re.compile(r"(?:继续|繼續|続けて)(?= ?(?:make|ninja|cmake|build|编译|編譯|ビルド|-j))"), " rerun "),
     (re.compile(r"昨天|昨日|上次|前回|之前|以前|上周|先週"), " yesterday "),
     (re.compile(r"如果|要是|假如|もし|一旦(?!削除)"), " if "),
     (re.compile(r"就会|就會|会导致|可能会"), " will "),

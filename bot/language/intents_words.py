@@ -70,6 +70,9 @@ TYPO_FIXES: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\b(?:what's|whats|what is|what are|what're)\b"), "what is"),
     (re.compile(r"\b(?:nvidia[- ]?smi|nvidiasmi|nvidai-smi|nvida-smi|nvidia-sim)\b"), "nvidia-smi"),
     (re.compile(r"\bteh\b"), "the"),
+    (re.compile(r"(?<![\w-])max-?jobs\b"), "max_jobs"),  # "`max-jobs` set to 1", "MaxJobs to 0"
+    (re.compile(r"\b(?:cuda|gpu|video|graphics) (?:card )?memory\b"), "vram"),  # "the used cuda memory": the GPUs'
+    (re.compile(r"\bvram vram\b"), "vram"),
     (re.compile(r"\bkil\b"), "kill"),
     (re.compile(r"\b(go|do|build|compil|swapp|runn|kill|restart|rebuild|stopp|crash|link|hang|freez|eat|progress"
                 r"|oom)in'?(?=\s|$|[,.?!;:])"), r"\1ing"),
@@ -164,8 +167,14 @@ def _inline_code(m: re.Match[str]) -> str:
     return _inline_code_jobs(m)
 
 
+# The jobs setting named in code, without its value: "run X with `max-jobs` set to 1", "`MAX_JOBS` to 4".
+CODE_JOBS_NAME_RE = re.compile(r"\s*(?:-{0,2}max[-_]?jobs|cmake_build_parallel_level|make_jobs|-{2}jobs)\s*", re.I)
+
+
 def _inline_code_jobs(m: re.Match[str]) -> str:
     inner = m.group(1)
+    if CODE_JOBS_NAME_RE.fullmatch(inner):
+        return " max_jobs "
     if CODE_BARE_J_RE.fullmatch(inner):  # "a lower `-j`": the flag named, not given
         return " jobs " if _FLAG_NAMED_RE.search(m.string[max(0, m.start() - 16): m.start()]) else " -j (no number) "
     if (CODE_JOBS_RE.fullmatch(inner) or CODE_COMMAND_RE.fullmatch(inner) or CODE_LINES_RE.fullmatch(inner)
@@ -195,7 +204,10 @@ _RUN_BEFORE_RE = re.compile(r"(?:run|execute|exec|type|do|try|issue)(?: an?| th
 # they are not read as a request (a request earlier on the line stays: "kill it, here's what it printed:").
 PASTE_INTRO_RE = re.compile(
     r"(?:^|(?<=[\n.;!?]))(?P<intro>[^\n.;!?]*?(?:\s(?:gives|gave|shows|showed|says|said|prints|printed|outputs|output|returns|returned"
-    r"|reports|reported|displays|displayed|looks like|produces|produced|is|was|are|were|got|get|see|saw)\s*:?|:))"
+    r"|reports|reported|displays|displayed|looks like|produces|produced|is|was|are|were|got|get|see|saw)\s*:?|:"
+    # "… unable to build. see the log", "here's the output", "log below"
+    r"|\s(?:see|here(?:'s| is)|attached|below is)(?: the| my| this| its)? (?:full )?(?:build )?(?:log|output|error"
+    r"|trace|traceback|stack ?trace)(?: below)?\s*:?))"
     r"(?P<gap>\s*\n?\s*)(?=```)",
     re.I,
 )
@@ -287,7 +299,8 @@ def _unwrap_quotes(s: str) -> str:
 # --- clauses -------------------------------------------------------------------------------------------
 
 CLAUSE_SPLIT_RE = re.compile(
-    r":[ \t]*\n|[\n;!]+|[.,:](?=\s|$)|\s(?:and then|then|and|but|plus|&&|&|or|\+|/)\s|\s-+\s|\s\|\s|\s\.\.\.+"
+    r":[ \t]*\n|[\n;!]+|[.,:](?=\s|$)|\s(?:and then|then|and|but|plus|&&|&|or|\+|/|-+>|=>|→)\s|\s-+\s|\s\|\s"
+    r"|\s\.\.\.+"
     r"|(?<!\bi)(?<!\bwe)(?<!\byou)(?<!\bit)(?<!\bthey)(?<!\bhe)(?<!\bshe)\salso\s"  # not "I also see …"
     # a request after a remark, its quote gone: "it endlessly displays "[29/30] …" can you end the process?"
     r"|(?<!\bif)(?<!\bwhether)(?<!\bhow)(?<!\bwhat)(?<!\bwhy)(?<!\bwhen)(?<!\bwhere)(?<!\bwho)(?<!\band)(?<!\bso)"
@@ -339,7 +352,8 @@ class Clause:
 
 
 _JOINED_BY = {",": ",", ":": ",", "and": "and", "and then": "and", "then": "and", "or": "and", "but": ",",
-              "also": ",", "plus": "and", "&": "and", "&&": "and", "+": "and", "/": "and"}
+              "also": ",", "plus": "and", "&": "and", "&&": "and", "+": "and", "/": "and", "->": "and", "-->": "and",
+              "=>": "and", "→": "and"}  # "go to the build dir -> delete it -> rebuild": steps in order
 
 
 def clauses(text: str) -> list[Clause]:

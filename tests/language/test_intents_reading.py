@@ -1857,6 +1857,28 @@ def test_more_looks_asked_as_questions(text: str, expected: tuple[str, str | Non
 
 
 @pytest.mark.parametrize(("text", "expected"), [
+    # steps joined by arrows, in order
+    ("<@U0RIGOPS> flash-attn: go to build directory -&gt; delete build directory -&gt; rebuild",
+     ("b200", "flash-attn", "rebuild")),
+    ("<@U0RIGOPS> ok put sgl-kernel at -j64 then", ("b200", "sgl-kernel", "rebuild=64")),
+    # the GPUs' memory said as CUDA memory
+    ("<@U0RIGOPS> we need to show the used cuda memory on b200", ("b200", None, "gpu")),
+    # the jobs setting spelled as its tools spell it
+    ("<@U0RIGOPS> set llama-cpp MaxJobs to 4", ("gpu01", "llama-cpp", "rebuild=4")),
+    # "see the log" above pasted output introduces it; the request is below
+    ("trying to build llama-cpp, unable to build. see the log\n```*** Signal 9\nStop.```\n<@U0RIGOPS> retry "
+     "llama-cpp at -j2", ("gpu01", "llama-cpp", "rebuild=2")),
+    # "keep the work done, go on with make -j4", in Chinese
+    ("<@U0RIGOPS> llama-cpp 在编译进度30%时报错了，不清空之前的编译，继续make -j4",
+     ("gpu01", "llama-cpp", "rebuild=4")),
+])
+def test_requests_in_more_shapes_of_fresh_text(text: str, expected: tuple[str, str | None, str]) -> None:
+    plan = said(text, addressed=True)
+    assert (plan.host, plan.build, steps(plan).replace("kill mem ", "").replace("kill ", "")) == expected, plan
+    assert plan.error is None, plan
+
+
+@pytest.mark.parametrize(("text", "expected"), [
     # wordings no rule reads, said to rigops: the learned reading reads the look, the rules' names say where
     ("<@U0RIGOPS> curious what the ram situation on b200 looks like right now", ("b200", None, "mem")),
     ("<@U0RIGOPS> wonder how much ram b200 has got left at the moment", ("b200", None, "mem")),
