@@ -736,7 +736,7 @@ def _read_lookups(body: str, addressed: bool, hits: _Hits) -> None:
             if rx.search(body, verb.end()):
                 hits.strong.add(action)
                 break
-    bare = " ".join(w.FILLER_RE.sub(" ", body).split())
+    bare = " ".join(w.FILLER_RE.sub(" ", body).replace("(", " ").replace(")", " ").split())  # "log (last 30)"
     if bare not in w.BARE_WORDS and (nameless := w.TRAILING_NAMES_RE.sub("", bare)) in w.BARE_WORDS:
         bare = nameless  # "… and VRAM usage on HOST": the look's noun, then where
     if bare in w.BARE_WORDS:

@@ -1861,6 +1861,8 @@ def test_more_looks_asked_as_questions(text: str, expected: tuple[str, str | Non
     ("<@U0RIGOPS> flash-attn: go to build directory -&gt; delete build directory -&gt; rebuild",
      ("b200", "flash-attn", "rebuild")),
     ("<@U0RIGOPS> ok put sgl-kernel at -j64 then", ("b200", "sgl-kernel", "rebuild=64")),
+    # a look's count in brackets, joined by a plus
+    ("<@U0RIGOPS> vllm: log (last 30) + memory", ("node-3", "vllm", "log=30 mem")),
     # the GPUs' memory said as CUDA memory
     ("<@U0RIGOPS> we need to show the used cuda memory on b200", ("b200", None, "gpu")),
     # the jobs setting spelled as its tools spell it
