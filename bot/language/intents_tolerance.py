@@ -58,7 +58,8 @@ SLANG: tuple[tuple[re.Pattern[str], str], ...] = (
     # start it again
     (re.compile(rf"\b(?:fire|spin|start|kick|boot) {_IT}(?: back)? (?:up|off)(?: again| once more| back up)?\b"),
      "run it again"),
-    (re.compile(r"\b(?:fire|spin|kick) (?:up|off) (BUILD|the BUILD build|BUILD build) again\b"), r"rebuild \1"),
+    (re.compile(r"\b(?:fire|spin|kick|firing|spinning|kicking) (?:up|off) (BUILD|the BUILD build|BUILD build)"
+                r" again\b"), r"rebuild \1"),
     (re.compile(rf"\b(?:fire|spin|kick) (?:up|off) {_IT} again\b|\bkick {_IT} again\b"), "run it again"),
     (re.compile(r"\b(?:kick|fire|spin) (?:it |that |BUILD )?(?:back )?(?:off|up) again\b"), "run it again"),
     (re.compile(rf"\bsend {_IT} again\b"), "retry it"),
@@ -102,6 +103,7 @@ SLANG: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\b(?:free |used |available )?memory (?:usage )?(?:across|of|on|for|in) (?:all |each |every |the )*"
                 r"(?:nvidia |cuda )?(?:gpus?|cards?|devices)\b"), "gpu memory"),
     # "would you mind recompiling X?": the verb the gerund is
+    (re.compile(r"\b(?:would|could) (?:someone|somebody|anyone|anybody) mind\b"), "could someone"),
     (re.compile(r"\b(would you mind|do you mind|mind|could you try|try) (rebuild|restart|relaunch|kill|abort|cancel"
                 r"|check|show|post|tail|grab|fetch)ing\b"), r"\1 \2"),
     (re.compile(r"\b(would you mind|do you mind|mind|could you try|try) (recompil)ing\b"), r"\1 \2e"),

@@ -594,6 +594,8 @@ REBUILD_WEAK_RE = re.compile(
 REBUILD_TARGET_RE = re.compile(
     r"\b(?:rebuild|retry|rerun|restart|relaunch|kick off|start|launch|re-?trigger|recompile|re-?compile|reinstall)"
     r"(?: (?:the|my|our))?(?: HOST(?:'s)?)?"
+    # "rerun the failed vllm build", "restart the stuck BUILD"
+    r"(?: (?:failed|failing|broken|stuck|crashed|dead|hung|wedged|last|previous|killed|oom-?killed|flaky|red))?"
     r" (?:build|compile|BUILD)\b"
     r"(?! (?:system|time|times|server|farm|cache|script|dir|directory|folder|button))"
 )
@@ -606,7 +608,7 @@ _NOUN_OF = r"(?: (?:of|for) (?:BUILD|it|that|the build))?"
 REBUILD_NOUN_RE = re.compile(
     r"^(?:(?:can you|could you|would you|please|pls|just|let's|lets|we need|i need|need|ok|so|then|and) )*"
     r"(?:(?:do|run|kick off|kick|trigger|re-?trigger|start|launch|fire off|queue|try|get|force"
-    r"|give (?:it|us|me|BUILD))"
+    r"|give (?:it|us|me|BUILD)|time for|(?:we |i )?(?:need|want|could use)|(?:let's |lets )?have)"
     r" (?:a |an |one more |another )?(?:(?:new|clean|fresh|full|proper) )?(?:BUILD )?"
     r"(?:(?:clean|fresh|full|new|proper|from-scratch|scratch) )?"
     r"(?:(?:re)?build|(?<=new )one)"
@@ -663,7 +665,8 @@ CLEAN_ASK_RE = re.compile(
     r"|existing|current|stale|half-written|\(or not\)))*"
     r" (?:build[ -]?dirs?|build[ -]?director(?:y|ies)|build folders?|build tree|build cache|cmake cache"
     r"|cmakecache(?:\.txt)?|build/|kept (?:build|work|objects)|objects|object files|build output|old build"
-    r"|(?:the )?builds? artifacts|artifacts|everything (?:that was |it |we )?(?:compiled|built)))\b"
+    r"|(?:the )?builds? artifacts|artifacts|everything (?:that was |it |we )?(?:compiled|built)"
+    r"|cache(?= first| too| as well| before|$)))\b"  # "start X over, wipe the cache first"
 )
 NOT_CLEAN_RE = re.compile(r"\b(?:don't|do not|dont|without|no need to|never|not|no)\b[^,.;]{0,24}"
                           r"\b(?:clean|wip\w*|scratch|fresh|delet\w*|remov\w*)")

@@ -39,6 +39,9 @@ NEVER_ACTS = [
     # supposition, carried over "and" and over the comma
     ("if flash-attn dies again we'd kill it and go -j4", "hypothetical"),
     ("once the new DIMMs arrive, bump sgl-kernel to -j64", "hypothetical"),
+    # the same shapes, told or asked about
+    ("rerunning the failed vllm build didn't help last week", "story"),
+    ("do we need a new build of vllm? I think the old wheel works", "statement"),
     # a time to come, or a musing about what should be done
     ("we should probably restart vllm at -j4 at some point this week", "hypothetical"),
     ("kill sgl-kernel tomorrow morning, it should be done by then", "hypothetical"),
@@ -1861,6 +1864,10 @@ def test_more_looks_asked_as_questions(text: str, expected: tuple[str, str | Non
     ("<@U0RIGOPS> flash-attn: go to build directory -&gt; delete build directory -&gt; rebuild",
      ("b200", "flash-attn", "rebuild")),
     ("<@U0RIGOPS> ok put sgl-kernel at -j64 then", ("b200", "sgl-kernel", "rebuild=64")),
+    # a rebuild of a build said with what happened to it, asked by its noun, or put as a favour
+    ("rerun the failed vllm build", ("node-3", "vllm", "rebuild")),
+    ("<@U0RIGOPS> need a new build of sgl-kernel with the patched source", ("b200", "sgl-kernel", "rebuild")),
+    ("would someone mind kicking off llama-cpp again", ("gpu01", "llama-cpp", "rebuild")),
     # a look's count in brackets, joined by a plus
     ("<@U0RIGOPS> vllm: log (last 30) + memory", ("node-3", "vllm", "log=30 mem")),
     # the GPUs' memory said as CUDA memory
@@ -1875,7 +1882,7 @@ def test_more_looks_asked_as_questions(text: str, expected: tuple[str, str | Non
      ("gpu01", "llama-cpp", "rebuild=4")),
 ])
 def test_requests_in_more_shapes_of_fresh_text(text: str, expected: tuple[str, str | None, str]) -> None:
-    plan = said(text, addressed=True)
+    plan = said(text, addressed=text.startswith("<@"))
     assert (plan.host, plan.build, steps(plan).replace("kill mem ", "").replace("kill ", "")) == expected, plan
     assert plan.error is None, plan
 
