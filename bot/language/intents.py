@@ -345,10 +345,14 @@ def _read_whole(
         hits.trouble = hits.trouble_alone = False  # "… OOM-killed, retried it by hand at -j16 and it went through"
     if normal.quoted and not hits.trouble and w.TROUBLE_RE.search(normal.quoted):
         hits.trouble = True  # "> node-3 is swapping" above "confirmed, stop it": the quote is the trouble
-    if hits.relative == "down" and not hits.jobs and (
-            m := n.RELATIVE_THEN_NUMBER_RE.search(masked) or n.COUNT_ENOUGH_RE.search(masked)):
+    if hits.relative and not hits.jobs and (
+            m := n.RELATIVE_THEN_NUMBER_RE.search(masked) or (
+                hits.relative == "down" and n.COUNT_ENOUGH_RE.search(masked))):
         hits.jobs.append(w.Number.of(m.group(1), "-j{}"))  # "retry with fewer jobs, say 4": that is the number
         hits.relative = None
+    if ("rebuild" in hits.strong | hits.weak and not hits.jobs and not hits.relative and not whole and any(
+            p.joined and n.JOBS_SERIAL_RE.fullmatch(p.body.removeprefix(w.LEAD_MARK)) for p in parts)):
+        hits.jobs.append(w.Number(1, "-j1"))  # "retry BUILD but serially": how, said after it
     if ("rebuild" in hits.strong | hits.weak and not hits.jobs and not whole
             and (said := _count_said_before(masked, quoted=normal.quoted))):
         hits.jobs.append(said)  # "max job 12 is okay to me for vllm. rebuild with that": the count said before

@@ -293,6 +293,7 @@ JOBS_TO_RE = re.compile(  # imperative "drop to 32", "cap it at 16", "set jobs t
     r"(?:^|\bto )(?:(?:drop|lower|reduce|cut|go down|bump|raise|limit|cap|throttle|bound|restrict|constrain|pin"
     r"|switch|move|set)"
     r"(?: (?:it|that|BUILD|the build))?"
+    r"|up (?:it|that|BUILD|the build)"  # "up llama-cpp to 6"
     r"|hard-?code|change|make|go|(?:restore|reset|revert|return)(?: (?:it|that|BUILD|the build))?"
     r"|(?:bring|take|knock|dial|scale|turn|put|set|get|tone|throttle)(?: (?:it|that|BUILD|the build))?(?: on HOST)?"
     r" (?:down|back|up)(?: (?:it|that|BUILD|the build))?)"
@@ -326,15 +327,17 @@ JOBS_CHANGE_RE = re.compile(
 )
 # "retry with fewer jobs, say 4", "less parallelism: 4": the number that answers a relative change on its own.
 RELATIVE_THEN_NUMBER_RE = re.compile(
-    r"\b(?:fewer|less|lesser|lower|reduce|cut|drop|halve)\b[^,;:.?!]{0,40}[,;:.?] (?:say |like |maybe |perhaps |try "
+    r"\b(?:fewer|less|lesser|lower|reduce|cut|drop|halve|more|higher|raise|increase)\b[^,;:.?!]{0,40}[,;:.?]"
+    r" (?:say |like |maybe |perhaps |try "
     r"|so |to |e\.g\. |about |around )?(?:-j ?)?([0-9]{1,4})(?: (?:jobs|or so|please|maybe|max|tops|this time))?"
     r"(?: (?:should|will|would|ought to) (?:do(?: it)?|be (?:fine|enough|ok|okay|plenty))| is (?:fine|enough|plenty))?"
     r"\s*(?:[.!,]|$)"
 )
 # Said to rigops, the build's name and a count after "at" or "with": "vllm at 6 please", "BUILD with 4".
 NAME_AT_COUNT_RE = re.compile(rf"^(?:(?:so|then|ok|okay|and) )?BUILD(?: build)?(?: on HOST)?(?: again| once more)?"
-                              rf" (?:at|with|w/|back to|down to) {_NUM}(?: jobs| threads)?"
-                              r"(?: (?:please|pls|plz|now|again|this time|instead|thanks|thx))*[.!]*$")
+                              rf" (?:(?:at|with|w/|back to|down to) (?:-j ?)?|-j ?){_NUM}(?: jobs| threads)?"
+                              r"(?: (?:please|pls|plz|now|again|this time|instead|thanks|thx|from now on"
+                              r"|going forward|for now))*[.!]*$")
 # "reduce the jobs on BUILD …. 3 should do": a number said to be enough, in a sentence of its own.
 COUNT_ENOUGH_RE = re.compile(
     r"(?:^|[.;!?] )(?:-j ?)?([0-9]{1,4})(?: jobs)? (?:should|will|would|ought to) (?:do(?: it)?|work|be (?:fine|enough"

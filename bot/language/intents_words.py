@@ -852,6 +852,8 @@ LOG_QUESTION_RE = re.compile(
     r"|^what (?:did|does) (?:(?:the )?BUILD(?: build)?|it|the build)(?: (?:on|@) HOST)?"
     r" (?:spit out|print|say|output|log|end with)\b"
     r"|^what (?:broke|failed|went wrong|blew up|died) (?:in|on|with|for) (?:BUILD|the build|it)\b"
+    r"|^(?:which|what) (?:file|step|target|object|line|kernel|source|unit) (?:broke|failed|killed|crashed|blew up)"
+    r" (?:the )?(?:BUILD|build|it)\b"
     # "what does the tail of BUILD look like"
     r"|^what (?:does|did) the (?:tail|end|last (?:few )?lines?) of (?:the )?(?:BUILD|it|the build)(?: build)?"
     r"(?: log| output)?(?: on HOST)? (?:look like|say|show)\b"

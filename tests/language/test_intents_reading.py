@@ -1868,6 +1868,13 @@ def test_more_looks_asked_as_questions(text: str, expected: tuple[str, str | Non
     ("rerun the failed vllm build", ("node-3", "vllm", "rebuild")),
     ("<@U0RIGOPS> need a new build of sgl-kernel with the patched source", ("b200", "sgl-kernel", "rebuild")),
     ("would someone mind kicking off llama-cpp again", ("gpu01", "llama-cpp", "rebuild")),
+    # a count said after the request, up or in words, the name with a -j and a please
+    ("give flash-attn more jobs, like 32", ("b200", "flash-attn", "rebuild=32")),
+    ("up llama-cpp to 6", ("gpu01", "llama-cpp", "rebuild=6")),
+    ("retry vllm but serially", ("node-3", "vllm", "rebuild=1")),
+    ("vllm -j4 pls", ("node-3", "vllm", "rebuild=4")),
+    ("vllm at 6 jobs from now on please", ("node-3", "vllm", "rebuild=6")),
+    ("which file broke the flash-attn build", ("b200", "flash-attn", "log")),
     # a look's count in brackets, joined by a plus
     ("<@U0RIGOPS> vllm: log (last 30) + memory", ("node-3", "vllm", "log=30 mem")),
     # the GPUs' memory said as CUDA memory
