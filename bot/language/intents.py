@@ -183,7 +183,7 @@ def _proposed(
 
     A kill or a rebuild that is to run, not only be ``offered``, must be read surely (``model.SURE``), name its
     build, and be the whole of the message: no clause the rules read as anything but a report of what happened
-    ("vllm oomed at 16 on node-3. let's go 8 on it")."""
+    ("vllm oomed at 16 on node-3. let's go 8 on it"), and a clause they do not read as one."""
     if any(why in NOT_PROPOSED for _, why in ignored):
         return None
     normal = w.normalise_parts(text)
@@ -196,8 +196,9 @@ def _proposed(
         return None
     if proposal.reading == "act" and not offered and (
             proposal.probability < model.SURE or not names.builds or model.doubts_act(seen_) is not None
-            or any(why != "report" for _, why in ignored)):
-        return None
+            or any(why != "report" for _, why in ignored) or len(ignored) >= len(w.clauses(masked))):
+        return None  # run only a request the rules read nothing else in: "X died at 16 jobs, again at 8 it passed"
+        # reports all it says
     if not names.hosts and not names.builds and normal.quoted:
         quoted = w.find_names(normal.quoted, config)
         names = replace(names, hosts=quoted.hosts, builds=quoted.builds)
@@ -372,7 +373,7 @@ def _read_whole(
         hits.jobs.append(w.Number.of(m.group(1), "-j{}"))  # "rebuild X so that at most 4 processes run in parallel"
     if hits.trouble and not hits.jobs and not whole and (m := n.JOBS_RETRY_AT_RE.search(masked)):
         hits.strong.add("rebuild")
-        hits.jobs.append(w.Number.of(m.group(1), "-j{}"))
+        hits.jobs.append(w.Number.of(_first_group(m), "-j{}"))
     if (hits.trouble and addressed and not hits.jobs and not whole
             and not (hits.strong | hits.weak) & {"kill", "rebuild"}
             and (m := n.COUNT_ENOUGH_RE.search(masked))):

@@ -279,7 +279,11 @@ JOBS_AT_RE = re.compile(
     rf" (?:-j ?)?{_NUM}{_COUNT_END}"
 )
 # "retry at 24" after news of memory trouble: the jobs, not a time of day (alone, "retry at 12" may be noon).
-JOBS_RETRY_AT_RE = re.compile(rf"\b(?:retry|rerun|redo|try again|go again|restart) at {_NUM}{_COUNT_END}")
+JOBS_RETRY_AT_RE = re.compile(rf"\b(?:retry|rerun|redo|try again|go again|restart) at {_NUM}{_COUNT_END}"
+                              # "— again at -j1": the count alone after the trouble, ending what is said
+                              rf"|(?:^|[,;:.!—–-] ?)again at (?:-j ?)?{_NUM}(?: jobs)?(?: please| pls)?[.!]*$"
+                              # "…, -j4 next": the count for the next run, said after the trouble
+                              rf"|(?:^|[,;:.!—–-] ?)(?:-j ?|j)?{_NUM}(?: jobs)? next[.!]*$")
 # One job said in words: "run the make commands serially", "with just one process", "single-threaded".
 JOBS_SERIAL_RE = re.compile(
     r"\b(?:serially|sequentially|in serial|single[- ]threaded|non-?parallel"

@@ -40,6 +40,7 @@ NEVER_ACTS = [
     ("if flash-attn dies again we'd kill it and go -j4", "hypothetical"),
     ("once the new DIMMs arrive, bump sgl-kernel to -j64", "hypothetical"),
     # the same shapes, told or asked about
+    ("vllm died at 16 jobs, again at 8 it passed", "report"),
     ("rerunning the failed vllm build didn't help last week", "story"),
     ("do we need a new build of vllm? I think the old wheel works", "statement"),
     # a time to come, or a musing about what should be done
@@ -1875,6 +1876,7 @@ def test_more_looks_asked_as_questions(text: str, expected: tuple[str, str | Non
     ("vllm -j4 pls", ("node-3", "vllm", "rebuild=4")),
     ("vllm at 6 jobs from now on please", ("node-3", "vllm", "rebuild=6")),
     ("which file broke the flash-attn build", ("b200", "flash-attn", "log")),
+    ("gpu01 ran out of ram compiling llama-cpp — again at -j1", ("gpu01", "llama-cpp", "rebuild=1")),
     # a look's count in brackets, joined by a plus
     ("<@U0RIGOPS> vllm: log (last 30) + memory", ("node-3", "vllm", "log=30 mem")),
     # the GPUs' memory said as CUDA memory
