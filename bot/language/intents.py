@@ -297,7 +297,8 @@ def _read_whole(
             hits.ignored.append((clause.body[1:], "pasted-log"))
             continue
         if at + 1 < len(parts) and parts[at + 1].joined == "and" and (
-                w.WHAT_HAPPENED_RE.match(parts[at + 1].body) or SHARED_RESULT_RE.match(parts[at + 1].body)):
+                w.WHAT_HAPPENED_RE.match(parts[at + 1].body) or SHARED_RESULT_RE.match(parts[at + 1].body)
+                or RESULT_ONLY_RE.fullmatch(parts[at + 1].body)):  # "X rebuild at 12 → success"
             hits.ignored.append((clause.body.removeprefix(w.LEAD_MARK), "report"))  # "run X and it died"
             carried = "report"  # ... and "it died" is the report's own end
             continue
@@ -673,6 +674,9 @@ def _read_clause(body: str, addressed: bool, *, question: bool = False,
             w.NARRATIVE_RE.search(rest) or _BY_ONESELF_RE.search(rest)):
         body = main = opens = rest  # said to rigops, "… gonna scale it up to 100 jobs to do so": how to do what it asks
         starts_imperative = True
+    if DONE_RE.search(opens):  # "vllm -j4 restart done": told as done
+        hits.ignored.append((body, "report"))
+        return hits
     if acts.LATER_CONDITION_RE.search(opens):  # "next time X OOMs, …", "… if it dies again": not now, even asked
         hits.ignored.append((body, "hypothetical"))
         return hits
@@ -923,6 +927,13 @@ def _count_said_before(masked: str, *, quoted: str = "") -> w.Number | None:
 
 # The second of two things that both did something: "-j2 and -j4 both worked", "-j8 and -j16 all failed".
 SHARED_RESULT_RE = re.compile(r"^(?:-?j ?\d+|\d+(?: jobs| threads)?) (?:both|all|each|too)\b")
+# A clause that is only how it went: "→ success", "→ done in 2h", "-> oom".
+RESULT_ONLY_RE = re.compile(r"(?:success|successful|succeeded|done|finished|passed|passes|ok|okay|fine|works|worked"
+                            r"|green|fixed|failed|fails|oom(?:ed|'d|s)?|killed|crashed|died)(?:!+)?"
+                            r"(?: (?:in|after|at|within) [\w .:-]{1,20})?")
+# A request told as done: "vllm -j4 restart done", "the rebuild finished".
+DONE_RE = re.compile(r"\b(?:restart|rebuild|rerun|retry|kill|build|relaunch)(?: is| was| has)?(?: been)?"
+                     r" (?:done|finished|complete|completed|succeeded|successful|worked|ok|okay|through)\b")
 
 
 # Doing what was just told, for a build: "so do that", "do BUILD like that", "do the same for BUILD".

@@ -39,6 +39,10 @@ NEVER_ACTS = [
     # supposition, carried over "and" and over the comma
     ("if flash-attn dies again we'd kill it and go -j4", "hypothetical"),
     ("once the new DIMMs arrive, bump sgl-kernel to -j64", "hypothetical"),
+    # how it went, after an arrow or told as done
+    ("flash-attn rebuild at 12 → success", "report"),
+    ("vllm 8 jobs → done in 2h", "report"),
+    ("vllm -j4 restart done", "report"),
     # the same shapes, told or asked about
     ("vllm died at 16 jobs, again at 8 it passed", "report"),
     ("rerunning the failed vllm build didn't help last week", "story"),
