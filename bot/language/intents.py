@@ -674,11 +674,11 @@ def _read_clause(body: str, addressed: bool, *, question: bool = False,
             w.NARRATIVE_RE.search(rest) or _BY_ONESELF_RE.search(rest)):
         body = main = opens = rest  # said to rigops, "… gonna scale it up to 100 jobs to do so": how to do what it asks
         starts_imperative = True
-    if DONE_RE.search(opens):  # "vllm -j4 restart done": told as done
-        hits.ignored.append((body, "report"))
-        return hits
     if acts.LATER_CONDITION_RE.search(opens):  # "next time X OOMs, …", "… if it dies again": not now, even asked
         hits.ignored.append((body, "hypothetical"))
+        return hits
+    if DONE_RE.search(opens):  # "vllm -j4 restart done": told as done
+        hits.ignored.append((body, "report"))
         return hits
     if w.NARRATIVE_RE.search(main):
         hits.ignored.append((body, "story"))
