@@ -447,7 +447,7 @@ def _read_whole(
         unknown = True
         errors.append(f"rigops stops and rebuilds builds, and {other.group('what')!r} is not one: name the build "
                       f"({_builds_there(names, config, context, channel)})")
-    elif (actions & {"kill", "rebuild"} and not names.builds and not names.unknown
+    elif (actions & {"kill", "rebuild", "log", "status"} and not names.builds and not names.unknown
           and (named := w.product_names(masked))):
         # "the nightly pytorch build on node-3 is swapping, kill it", "kill the gt4py tests": a name that is no
         # English word, in a request that names no build of the config, is what the request is about: refused
@@ -937,7 +937,7 @@ DONE_RE = re.compile(r"\b(?:restart|rebuild|rerun|retry|kill|build|relaunch)(?: 
 
 
 # Doing what was just told, for a build: "so do that", "do BUILD like that", "do the same for BUILD".
-DO_THAT_RE = re.compile(r"(?:^|[,.;:!?\-] ?|\b(?:so|then|just|pls|please) )do (?:that|this|it|the same)"
+DO_THAT_RE = re.compile(r"(?:^|[,.;:!?\-] ?|\b(?:so|then|just|pls|please|and) )do (?:that|this|it|the same)"
                         r"(?: (?:for|on|with|to) (?:BUILD|it))?(?: (?:please|pls|then|too|now))?"
                         r"(?:\s*[.!]*$|(?= (?:and|then|on|do) ))"
                         r"|\bdo BUILD (?:like that|that way|the same way)\b")
@@ -945,7 +945,8 @@ DO_THAT_RE = re.compile(r"(?:^|[,.;:!?\-] ?|\b(?:so|then|just|pls|please) )do (?
 
 def _one_count(before: str) -> w.Number | None:
     """The one jobs count ``before`` tells, if it tells exactly one."""
-    values = {int(g) for rx in (n.JOBS_STRONG_RE, n.JOBS_UNIT_RE, _COUNT_OF_JOBS_RE) for hit in rx.finditer(before)
+    values = {int(g) for rx in (n.JOBS_STRONG_RE, n.JOBS_UNIT_RE, _COUNT_OF_JOBS_RE, n.JOBS_TO_RE)
+              for hit in rx.finditer(before)
               if (g := _first_group(hit)).lstrip("-").isdigit()}
     if len(values) != 1:
         return None
@@ -1020,7 +1021,8 @@ TROUBLE_HEDGE_RE = re.compile(
     r"\b(?:likely|probably|perhaps|maybe|might|may|could|would|will|can|cause|causes|caused|causing|because"
     r"|since|due to|without|lead to|leads to|related|which|means|if|whether|prevent|avoid|suspect|guess|seems"
     r"|sounds|looks like|consistent|typical|usually|often|sometimes|known|unlikely|doubt|doubtful|ruled out"
-    r"|when|whenever|realistic|common|normal|expected|inevitable)\b"
+    r"|when|whenever|realistic|common|normal|expected|inevitable|apparently|seemingly|evidently|presumably"
+    r"|must have)\b"
 )
 MAX_BARE_WORDS = 5  # words beside the trouble itself in a plain cry about it ("the box is dying again, help")
 

@@ -70,7 +70,7 @@ TYPO_FIXES: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\b(?:what's|whats|what is|what are|what're)\b"), "what is"),
     (re.compile(r"\b(?:nvidia[- ]?smi|nvidiasmi|nvidai-smi|nvida-smi|nvidia-sim)\b"), "nvidia-smi"),
     (re.compile(r"\bteh\b"), "the"),
-    (re.compile(r"(?<![\w-])max-?jobs\b"), "max_jobs"),  # "`max-jobs` set to 1", "MaxJobs to 0"
+    (re.compile(r"(?<![\w-])max[- ]?jobs\b"), "max_jobs"),  # "`max-jobs` set to 1", "MaxJobs to 0", "max jobs"
     (re.compile(r"\b(?:cuda|gpu|video|graphics) (?:card )?memory\b"), "vram"),  # "the used cuda memory": the GPUs'
     (re.compile(r"\bvram vram\b"), "vram"),
     (re.compile(r"\bkil\b"), "kill"),
@@ -1339,6 +1339,7 @@ afaik iirc fwiw btw fyi ty np idk ngl rn atm smh yep nope nah hmm ugh welp oof y
 kthxbye tx tyvm lmk ofc ikr wtf wth ffs omg tho af afaict borked bork borken hosed fubar kaput yeet yeeted oomkill
 oomkilled oom-killer killit pwned rekt meh nvm jk brb gtg pkill killall xkill kill9 pgrep pstree pip3 uv uvx pipx
 poetry wheels sdist setuptools gmake autoconf automake repo repos git github gitlab cd devops infra sre oncall
+wat wut wot whatcha gonna wanna gotta dunno lemme gimme plz pls thx tho ur u r y k ok okie sry pic pics info stats
 """)
 
 

@@ -43,6 +43,9 @@ NEVER_ACTS = [
     ("flash-attn rebuild at 12 → success", "report"),
     ("vllm 8 jobs → done in 2h", "report"),
     ("vllm -j4 restart done", "report"),
+    # the cause guessed at, below pasted output
+    ("from the llama-cpp log:\n```/bin/bash: line 1: 24215 Killed  build/genautomata```\napparently gpu01 ran out of "
+     "memory.", "pasted-log"),
     # the same shapes, told or asked about
     ("vllm died at 16 jobs, again at 8 it passed", "report"),
     ("rerunning the failed vllm build didn't help last week", "story"),
@@ -1881,6 +1884,10 @@ def test_more_looks_asked_as_questions(text: str, expected: tuple[str, str | Non
     ("vllm at 6 jobs from now on please", ("node-3", "vllm", "rebuild=6")),
     ("which file broke the flash-attn build", ("b200", "flash-attn", "log")),
     ("gpu01 ran out of ram compiling llama-cpp — again at -j1", ("gpu01", "llama-cpp", "rebuild=1")),
+    # a count told before, pointed back at
+    ("I highly recommend to set max jobs to 2 for sgl-kernel on b200. <@U0RIGOPS> go ahead and do that",
+     ("b200", "sgl-kernel", "rebuild=2")),
+    ("<@U0RIGOPS> status info pls, wat is compiling on node-3 rn?", ("node-3", None, "status")),
     # a look's count in brackets, joined by a plus
     ("<@U0RIGOPS> vllm: log (last 30) + memory", ("node-3", "vllm", "log=30 mem")),
     # the GPUs' memory said as CUDA memory
@@ -2034,6 +2041,13 @@ def test_a_drain_and_reboot_asked_of_rigops_is_refused_as_not_its_to_do() -> Non
                                   "<@U0RIGOPS> kill it, the gt4py tests hang on gpu01",
                                   "<@U0RIGOPS> stop the build on node-3, flashinfer jit is hogging memory"])
 def test_a_name_in_no_dictionary_in_a_request_that_names_no_build_is_refused(text: str) -> None:
+    plan = said(text, addressed=text.startswith("<@"))
+    assert plan.error is not None and plan.error.startswith("no build") and plan.build is None, plan
+
+
+@pytest.mark.parametrize("text", ["<@U0RIGOPS> xformers log on b200", "<@U0RIGOPS> logs for xformers on b200",
+                                  "<@U0RIGOPS> triton status on node-3"])
+def test_a_name_in_no_dictionary_in_a_look_at_a_build_is_refused(text: str) -> None:
     plan = said(text, addressed=text.startswith("<@"))
     assert plan.error is not None and plan.error.startswith("no build") and plan.build is None, plan
 
