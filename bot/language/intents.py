@@ -196,9 +196,10 @@ def _proposed(
         return None
     if proposal.reading == "act" and not offered and (
             proposal.probability < model.SURE or not names.builds or model.doubts_act(seen_) is not None
-            or any(why != "report" for _, why in ignored) or len(ignored) >= len(w.clauses(masked))):
+            or any(why != "report" for _, why in ignored) or len(ignored) >= len(w.clauses(masked))
+            or _last_clause_tells(masked, addressed)):
         return None  # run only a request the rules read nothing else in: "X died at 16 jobs, again at 8 it passed"
-        # reports all it says
+        # reports all it says, "… another go at 6 sorted it" tells what helped
     if not names.hosts and not names.builds and normal.quoted:
         quoted = w.find_names(normal.quoted, config)
         names = replace(names, hosts=quoted.hosts, builds=quoted.builds)
@@ -226,6 +227,26 @@ def _proposed(
 _PROPOSED_COUNT_RE = re.compile(r"\b(?:at|with|to|on|use|using|try)\s+(\d{1,4})\b"
                                 r"(?!\s*(?:%|(?:percent|gb?|gib|mb|min|minutes?|h|hours?|lines?|gpus?|cards?)\b))")
 
+
+
+def _last_clause_tells(masked: str, addressed: bool) -> bool:
+    """The message's last clause, where a request after news of trouble goes, reads as anything but one: a report,
+    a story, a supposition ("vllm went belly up again, another go at 6 sorted it")."""
+    parts = w.clauses(masked)
+    last = parts[-1].body if parts else ""
+    plain = last.removeprefix(w.LEAD_MARK)
+    if any(word not in _PARTICIPLES_IN_REQUESTS for word in _PAST_FORM_RE.findall(plain)):
+        return True  # "vllm croaked again, bob resurrected it at 4": a verb in the past, in words no table holds
+    if (gerund := _GERUND_OPENING_RE.match(plain)) and gerund.group(0) not in ("string", "swing", "sting"):
+        return True  # "…, resurrecting it at 4 now": what someone is doing
+    return acts.act_of(plain, addressed=addressed, imperative=last.startswith(w.LEAD_MARK), has_names=True,
+                       trouble=False) is not None
+
+
+_PAST_FORM_RE = re.compile(r"\b[a-z]{2,}[^\We]ed\b")
+_GERUND_OPENING_RE = re.compile(r"[a-z]{3,}ing\b")
+_PARTICIPLES_IN_REQUESTS = frozenset(("needed", "based", "related", "limited", "called", "named", "used", "killed",
+                                      "oom-killed", "wedged", "jammed", "patched", "fixed", "pinned", "cached"))
 
 
 def _proposed_counts(masked: str) -> list[int]:

@@ -59,7 +59,8 @@ PAST_VERB_RE = re.compile(
     r"|upgraded|downgraded|added|removed|disabled|enabled|changed|found|noticed|saw|figured|realized"
     r"|realised|was able|managed|ended up|gave up|solved|resolved|compiled|ran out|used to|started|happened"
     r"|turned out|helped|made it|nuked|killed (?:it|the|my|our|that|them)|kept (?:dying|crashing|failing)"
-    r"|told|said|wrote|posted|mentioned|reported|filed|opened|merged|landed|reverted|confirmed)\b"
+    r"|told|said|wrote|posted|mentioned|reported|filed|opened|merged|landed|reverted|confirmed|sorted(?: it| that)?"
+    r"|did (?:nothing|the trick|it|not help)|got it through|suggested|recommended)\b"
 )
 # What makes a past form still about now: "it died again", "just OOMed", "keeps dying".
 PRESENT_RE = re.compile(
@@ -138,7 +139,7 @@ LATER_CONDITION_RE = re.compile(
     # a time to come: "restart X at -j4 at some point this week", "kill it tomorrow", "later tonight"
     r"|\b(?:tomorrow|tmrw|next (?:week|month|sprint|monday|tuesday|wednesday|thursday|friday)"
     r"|later (?:this|today|tonight|on|in the (?:day|week))|(?:at some point|some ?time) (?:this|next|later|soon)"
-    r"|before (?:the )?(?:release|freeze|weekend))\b"
+    r"|before (?:the )?(?:release|freeze|weekend)|some ?day|one of these days)\b"
 )
 HYPOTHETICAL_RE = re.compile(
     # "check if HOST is swapping": what to look at, no condition ("wanna see if it got killed" stays one)

@@ -81,7 +81,11 @@ SLANG: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"(?:^|(?<=[.,;:!?] ))((?:please |pls |can you |could you )?)(?:resume|continue|pick up) (?:the |my )?"
                 r"(BUILD|the build)(?: build)?\b(?! (?:is|was|will|can|should|until|till)\b)"), r"\1rebuild \2"),
     (re.compile(r"(?:^|(?<=[,;:] ))from the top\b"), "start over"),
-    (re.compile(r"(?:^|(?<=: )|(?<=, ))(?:one more|another) (?:go|shot|stab|crack|swing|spin|pass)\b"), "retry"),
+    # ... not the subject of what it did: "another go at 6 sorted it", "another spin at 4 did nothing"
+    (re.compile(r"(?:^|(?<=: )|(?<=, ))(?:one more|another) (?:go|shot|stab|crack|swing|spin|pass|round)\b"
+                r"(?!(?: (?:at|with|on|for) [\w-]+(?: jobs)?){0,2} (?:sorted|fixed|did|does|worked|works|helped|helps"
+                r"|got|made|was|is|will|would|won't|might|could|seems|went|failed|passed|solved|killed|died|crashed"
+                r"|oom\w*|should)\b)"), "retry"),
     # a queue's or a CI's words for it: "requeue X", "resubmit it", "cycle the X build", "hit retry on X"
     (re.compile(r"\b(?:re-?queue|re-?submit|re-?cycle|cycle|re-?spawn)\b(?= (?:it|that|this|the|BUILD)\b|$)"),
      "rerun"),

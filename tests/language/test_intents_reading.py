@@ -46,6 +46,9 @@ NEVER_ACTS = [
     # the cause guessed at, below pasted output
     ("from the llama-cpp log:\n```/bin/bash: line 1: 24215 Killed  build/genautomata```\napparently gpu01 ran out of "
      "memory.", "pasted-log"),
+    # slang for another try, as the subject of what it did; a day to come
+    ("vllm went belly up again, another go at 6 sorted it", "report"),
+    ("sgl-kernel keeps going sideways, someone should really have another go at 12 someday", "hypothetical"),
     # the same shapes, told or asked about
     ("vllm died at 16 jobs, again at 8 it passed", "report"),
     ("rerunning the failed vllm build didn't help last week", "story"),
@@ -1932,8 +1935,7 @@ def test_the_learned_reading_never_reads_a_look_against_the_rules_or_without_a_w
 
 @pytest.mark.parametrize(("text", "expected"), [
     # a request to act no rule reads, said to rigops: offered, never run, with the count the last clause asks for
-    ("llama-cpp fell over again on gpu01, another round at 2 please", ("gpu01", "llama-cpp", "rebuild=2")),
-    ("sgl-kernel went sideways again, one more round at 12 please", ("b200", "sgl-kernel", "rebuild=12")),
+    ("llama-cpp bit the dust on gpu01, back in the oven at 2 please", ("gpu01", "llama-cpp", "rebuild=2")),
 ])
 def test_a_request_to_act_only_the_learned_reading_reads_is_offered_never_run(
         text: str, expected: tuple[str, str, str]) -> None:
@@ -1943,12 +1945,17 @@ def test_a_request_to_act_only_the_learned_reading_reads_is_offered_never_run(
 
 
 def test_a_request_to_act_the_learned_reading_reads_surely_runs_and_a_story_of_the_same_does_not() -> None:
-    plan, ignored = read("flash-attn has gone belly up again, another go at 6 please", config=CFG, channel=OPS)
-    assert (plan.host, plan.build, steps(plan)) == ("b200", "flash-attn", "rebuild=6") and plan.error is None, plan
+    plan, ignored = read("vllm croaked again, resurrect it at 4 please", config=CFG, channel=OPS)
+    assert (plan.host, plan.build, steps(plan)) == ("node-3", "vllm", "rebuild=4") and plan.error is None, plan
     assert ignored[-1][1] == "learned", ignored
-    for story in ("yesterday flash-attn went belly up, another go at 6 fixed it",
-                  "flash-attn went belly up on my laptop, another go at 6 fixed it"):
-        assert said(story).steps == (), said(story)
+    for story in ("yesterday vllm croaked, resurrecting it at 4 fixed it",
+                  "vllm croaked on my laptop, resurrecting it at 4 fixed it",
+                  "vllm croaked again, resurrecting it at 4 did nothing",
+                  "vllm croaked again, bob resurrected it at 4",
+                  "vllm croaked again, resurrecting it at 4 now",
+                  "vllm croaked, gonna resurrect it at 4 after lunch"):
+        for addressed in (False, True):
+            assert not read(story, config=CFG, addressed=addressed, channel=OPS)[0].destructive, story
 
 
 def test_explain_says_which_look_the_learned_reading_read(tmp_path: Path) -> None:
@@ -1961,7 +1968,8 @@ def test_explain_says_which_look_the_learned_reading_read(tmp_path: Path) -> Non
     assert "the learned reading reads this one" in out, out
 
 
-@pytest.mark.parametrize("text", ["昨天 vllm 卡死了,我把它停掉了", "anyone able to explain why vllm takes so long?",
+@pytest.mark.parametrize("text", ["another go at 6 for flash-attn is what bob suggested",
+                                  "昨天 vllm 卡死了,我把它停掉了", "anyone able to explain why vllm takes so long?",
                                   "`cat /proc/meminfo` on node-3 said 2G free yesterday"])
 def test_the_same_words_in_a_story_or_a_question_to_people_do_nothing(text: str) -> None:
     assert said(text).steps == (), said(text)
