@@ -134,7 +134,8 @@ def read(
     if not taking and not plan.steps and plan.error is None and plan.question is None and (
             proposed := _proposed(text, config=config, context=context, addressed=addressed, channel=channel,
                                   ignored=ignored, readings=frozenset(model.HEADS), offered=False)):
-        return proposed, [*ignored, (w.normalise(text), "learned")]
+        said = "; ".join(filter(None, (proposed.guess, LEARNED_GUESS)))  # the plan card says so (":mag: a guess")
+        return replace(proposed, guess=said), [*ignored, (w.normalise(text), "learned")]
     if taking or not plan.destructive or plan.error is not None or plan.question is not None:
         return plan, ignored
     doubt = model.doubts_act(seen(text, config=config, addressed=addressed or context is not None))
@@ -163,6 +164,8 @@ def _neutral(normal: w.Normal, config: Config) -> tuple[w.Names, tuple[str, ...]
 _ONLY_NAMES_RE = re.compile(r"(?:(?:BUILD|HOST)(?: build)?(?:\s*(?:on|@|,|/)\s*|\s+)?)+[?!.]*")
 _WORD_RE = re.compile(r"[a-z][a-z'-]+")
 
+
+LEARNED_GUESS = "what is asked — no rule reads this wording, rigops' learned reading does"
 
 # What the rules read in a clause that no learned reading overrules: it says not to, it is somebody else's, it
 # asks how in general or asks nothing (a rhetorical question), it introduces pasted output, or it puts a request
@@ -866,7 +869,7 @@ def _read_jobs(body: str, addressed: bool) -> list[w.Number]:
             found.setdefault(m.start(1), w.Number.of(m.group(1), "-j{}"))
     for m in (*n.JOBS_WITH_RE.finditer(body), *n.JOBS_TO_RE.finditer(body), *n.JOBS_AT_RE.finditer(body)):
         if not n.JOBS_STORY_AFTER_RE.match(body, m.end()):
-            found.setdefault(m.start(1), w.Number.of(m.group(1), "-j{}"))
+            found.setdefault(m.start(1 + _group_index(m)), w.Number.of(_first_group(m), "-j{}"))
     if not found and (at := n.NAME_AT_COUNT_RE.match(body)) and (addressed or PLEASE_RE.search(at.group(0))):
         # "@rigops vllm at 4"; to the channel only with a please: "cc1plus killed again. llama-cpp at 4 pls"
         found[at.start(1)] = w.Number.of(at.group(1), "-j{}")

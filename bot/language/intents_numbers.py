@@ -277,6 +277,8 @@ JOBS_AT_RE = re.compile(
     r"(?:\b(?:rebuild|retry|restart|rerun|relaunch|try|run|go|redo|kick|put|set)(?: it| again| the build| BUILD){1,2}"
     r"(?: on HOST)?|\brebuild) at"
     rf" (?:-j ?)?{_NUM}{_COUNT_END}"
+    # "retry at 12 please": with a please after it, no time of day
+    rf"|\b(?:retry|rerun|restart|relaunch|redo) at {_NUM}(?= (?:please|jobs|threads)\b)"
 )
 # "retry at 24" after news of memory trouble: the jobs, not a time of day (alone, "retry at 12" may be noon).
 JOBS_RETRY_AT_RE = re.compile(rf"\b(?:retry|rerun|redo|try again|go again|restart) at {_NUM}{_COUNT_END}"

@@ -305,7 +305,7 @@ async def test_a_kill_or_rebuild_the_learned_reading_doubts_or_reads_alone_is_of
         assert emulator.thread(OPS, str(event["ts"])) == []
         assert actions_run(core) == [] and core.store.runs() == []
         # no rule reads it, the learned reading reads a rebuild: offered with the count it says, never run
-        mention = await emulator.send_mention("sgl-kernel went sideways again on b200, one more round at 12 please",
+        mention = await emulator.send_mention("sgl-kernel bit the dust on b200, back in the oven at 12 please",
                                               channel=OPS)
         offer = await wait_for_plan(emulator, OPS, str(mention["ts"]))
         assert "*Did you mean this?*" in offer.text and "-j12" in offer.text and has_buttons(offer), offer.text

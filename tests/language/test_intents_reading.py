@@ -1887,6 +1887,7 @@ def test_more_looks_asked_as_questions(text: str, expected: tuple[str, str | Non
     ("vllm at 6 jobs from now on please", ("node-3", "vllm", "rebuild=6")),
     ("which file broke the flash-attn build", ("b200", "flash-attn", "log")),
     ("gpu01 ran out of ram compiling llama-cpp — again at -j1", ("gpu01", "llama-cpp", "rebuild=1")),
+    ("sgl-kernel went sideways again on b200, one more round at 12 please", ("b200", "sgl-kernel", "rebuild=12")),
     # a count told before, pointed back at
     ("I highly recommend to set max jobs to 2 for sgl-kernel on b200. <@U0RIGOPS> go ahead and do that",
      ("b200", "sgl-kernel", "rebuild=2")),
