@@ -1922,6 +1922,7 @@ def test_a_look_no_rule_reads_is_read_by_the_learned_reading(text: str, expected
     plan, ignored = read(text, config=CFG, addressed=True, channel=OPS)
     assert (plan.host, plan.build, steps(plan)) == expected and plan.error is None, plan
     assert ignored[-1][1] == "learned", ignored
+    assert plan.guess is not None and "learned reading" in plan.guess, plan  # the plan card says so
 
 
 @pytest.mark.parametrize("text", [
