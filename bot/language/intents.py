@@ -172,6 +172,8 @@ LEARNED_GUESS = "what is asked — no rule reads this wording, rigops' learned r
 # softly, as advice or a wish (said to rigops, :func:`guess` offers it as it is read; to the channel, a wish).
 NOT_PROPOSED = frozenset(("negation", "to-someone", "other-team", "how-to", "rhetorical", "pasted-log", "advice",
                           "hypothetical"))
+# A musing to the channel ("I wonder what's the status of vllm"): asked of nobody; said to rigops, it asks.
+MUSING_RE = re.compile(r"^(?:i (?:wonder|was wondering|am wondering|'m wondering)|(?:just )?wondering|curious)\b")
 
 
 def _proposed(
@@ -191,6 +193,8 @@ def _proposed(
         return None
     normal = w.normalise_parts(text)
     names, unknown_builds, _, masked = _neutral(normal, config)
+    if not addressed and context is None and MUSING_RE.match(masked.replace(w.LEAD_MARK, "").strip()):
+        return None
     if unknown_builds or names.unknown or w.product_names(masked) or not _WORD_RE.search(masked):
         return None  # a name the rules refuse; nothing said but names (the rules' to read)
     seen_ = model.Seen(masked, addressed or context is not None)
@@ -211,8 +215,9 @@ def _proposed(
     step = Step(proposal.action)
     if proposal.action == "rebuild":
         counts = _proposed_counts(masked)
-        if len(counts) > 1 or (not counts and w.CORE_TALK_RE.search(masked)):
-            return None  # which count is meant is not known: a number that is not one, or two; cores talked of
+        if len(counts) > 1 or (not counts and (w.CORE_TALK_RE.search(masked) or _SLOT_NOT_A_NUMBER_RE.search(masked))):
+            return None  # which count is meant is not known: a number that is not one, or two; cores talked of; a
+            # -j with no number after it ("-jNUM_PHYS_CORES")
         clean = _asks_clean(masked) or any(w.CLEAN_ASK_RE.match(c.body.removeprefix(w.LEAD_MARK))
                                            for c in w.clauses(masked))
         step = Step("rebuild", jobs=counts[0] if counts else None, clean=clean)
@@ -246,6 +251,7 @@ def _last_clause_tells(masked: str, addressed: bool) -> bool:
                        trouble=False) is not None
 
 
+_SLOT_NOT_A_NUMBER_RE = re.compile(r"(?<![\w-])-j ?(?![\d ])|\$expr|\b(?:max_jobs|jobs) ?= ?(?!\d)")
 _PAST_FORM_RE = re.compile(r"\b[a-z]{2,}[^\We]ed\b")
 _GERUND_OPENING_RE = re.compile(r"[a-z]{3,}ing\b")
 _PARTICIPLES_IN_REQUESTS = frozenset(("needed", "based", "related", "limited", "called", "named", "used", "killed",

@@ -127,6 +127,8 @@ JOBS_EXPR_RE = re.compile(
     rf"|(?<=\bat )\({_SUM}\)\s*[-+*/×]\s*\d{{1,4}}(?![\w.])"
     # a variable where the count goes: "-j {cores}", "-j N", "-j 2N", "MAX_JOBS=${CPUS}"
     r"|(?<![\w-])(?:-j|max_jobs|jobs)\s*=?\s*(?:\{[\w ]{1,20}\}|\$\{?(?!expr\b)[a-z_]\w{0,20}\}?|\d{0,2}n\b(?!'))"
+    # a variable in snake case where the count goes: "-jNUM_PHYS_CORES", "MAX_JOBS=build_jobs"
+    r"|(?<![\w-])(?:-j|(?:max_jobs|jobs)\s*=)\s*(?=[a-z]*_)[a-z][a-z_]{2,30}\b"
     # "-j 16/2" (a bare "-j 32-4" is a range), "MAX_JOBS = total_mem_gb / 4", "-j 1e2", "-j 2k", "-j 0x10", "the
     # default -j minus 4", "its usual jobs plus one"
     r"|(?<=-j)\s*\d{1,4}\s*[*/×]\s*\d{1,4}(?![\w.])"

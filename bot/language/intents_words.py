@@ -1454,6 +1454,7 @@ JOBS_AS_FORMULA_RE = re.compile(
     r"[^.;?!\n]{0,40}?"
     r"(?:-j|\bjobs?\b|\bparallel\w*)"
     rf"|(?:\b(?:use|using|pass|add|adding)\b|->|=>)[^.;?!\n]{{0,20}}?{_FORMULA}"
+    r"|\b(?:run|build|compile|rebuild|retry|rerun|restart) (?:[\w-]+ ){0,3}?with \$expr"  # "run ninja with -jN_CORES"
     r"|\b(?:with|using) (?:make |ninja |cmake --build (?:\S+ )??)?(?<![\w-])(?:-j|--parallel)(?=\s*$| \(no number\)"
     r"| (?:with|without) )"
     # "determine the number of cores on HOST and use that"

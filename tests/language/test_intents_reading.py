@@ -602,6 +602,7 @@ def test_jobs_and_lines_said_in_more_ways(text: str, expected: str) -> None:
     "<@U0RIGOPS> rebuild vllm -j 2k",
     "<@U0RIGOPS> rebuild flash-attn with the default -j minus 4",
     "<@U0RIGOPS> rebuild llama-cpp with half its usual jobs plus one",
+    "<@U0RIGOPS> next llama-cpp try build: run ninja with -jNUM_PHYS_CORES",
 ])
 def test_a_count_given_as_arithmetic_is_refused(text: str) -> None:
     plan = said(text, addressed=True)
