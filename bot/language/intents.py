@@ -218,6 +218,8 @@ def _proposed(
         if len(counts) > 1 or (not counts and (w.CORE_TALK_RE.search(masked) or _SLOT_NOT_A_NUMBER_RE.search(masked))):
             return None  # which count is meant is not known: a number that is not one, or two; cores talked of; a
             # -j with no number after it ("-jNUM_PHYS_CORES")
+        if not counts and not offered and _COUNT_TALK_RE.search(masked):
+            return None  # run at the default only where no count is talked of at all
         clean = _asks_clean(masked) or any(w.CLEAN_ASK_RE.match(c.body.removeprefix(w.LEAD_MARK))
                                            for c in w.clauses(masked))
         step = Step("rebuild", jobs=counts[0] if counts else None, clean=clean)
@@ -251,6 +253,8 @@ def _last_clause_tells(masked: str, addressed: bool) -> bool:
                        trouble=False) is not None
 
 
+_COUNT_TALK_RE = re.compile(r"\d|\$expr|(?<![\w-])-j|\b(?:jobs?|threads?|cores?|cpus?|procs?|processes|parallel\w*"
+                            r"|max_jobs|workers?|concurrency|nproc|half|double|twice|fewer|less|more)\b")
 _SLOT_NOT_A_NUMBER_RE = re.compile(r"(?<![\w-])-j ?(?![\d ])|\$expr|\b(?:max_jobs|jobs) ?= ?(?!\d)")
 _PAST_FORM_RE = re.compile(r"\b[a-z]{2,}[^\We]ed\b")
 _GERUND_OPENING_RE = re.compile(r"[a-z]{3,}ing\b")
