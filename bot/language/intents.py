@@ -161,6 +161,8 @@ def _neutral(normal: w.Normal, config: Config) -> tuple[w.Names, tuple[str, ...]
     return names, unknown_builds, own_slot, masked
 
 
+_NOUN_REBUILD_OF_NAME_RE = re.compile(r"(?:^|[\n.;:!?,] ?|\x01)(?:a |an )?(?:clean|fresh|full|from-scratch)[ -]"
+                                      r"(?:re)?build (?P<name>[a-z][\w.+-]{2,40})(?: on HOST)?(?: please)?\s*[.!]*$")
 _ONLY_NAMES_RE = re.compile(r"(?:(?:BUILD|HOST)(?: build)?(?:\s*(?:on|@|,|/)\s*|\s+)?)+[?!.]*")
 _WORD_RE = re.compile(r"[a-z][a-z'-]+")
 
@@ -404,6 +406,9 @@ def _read_whole(
             and w.CLEAN_RE.search(before := masked[:do.start()]) and not w.NOT_CLEAN_RE.search(before)
             and not _CLEAN_NOT_NEEDED_RE.search(before)):
         hits.clean = True  # "last time a simple `git clean -x -f` fixed this, do that and rebuild it": the clean told
+    if ("rebuild" in hits.strong | hits.weak and not hits.clean and not whole and w.CACHE_SPOILED_RE.search(masked)
+            and not w.NOT_CLEAN_RE.search(masked)):
+        hits.clean = True  # "the X build cache is corrupt again … rebuild": it starts clean
     if "rebuild" in hits.strong and not hits.jobs and not whole and (m := PARALLEL_CAP_RE.search(masked)):
         hits.jobs.append(w.Number.of(m.group(1), "-j{}"))  # "rebuild X so that at most 4 processes run in parallel"
     if hits.trouble and not hits.jobs and not whole and (m := n.JOBS_RETRY_AT_RE.search(masked)):
@@ -447,6 +452,11 @@ def _read_whole(
         hits.strong.update(looks)  # said to rigops and read as nothing else: "job status gpu01", "tailable logs?"
         hits.order.update({a: i for i, a in enumerate(looks) if a not in hits.order})
         actions = set(looks)
+    if (not actions and not whole and not names.builds and (m := _NOUN_REBUILD_OF_NAME_RE.search(masked))
+            and w.product_names(m.group("name"))):
+        actions = {"rebuild"}  # "clean rebuild aotriton on HOST": a rebuild of what the config does not have
+        hits.strong.add("rebuild")
+        hits.order.setdefault("rebuild", 0)
     if not actions and addressed and not whole and _ONLY_NAMES_RE.fullmatch(masked.replace(w.LEAD_MARK, " ").strip()):
         actions = {"status"}  # "@rigops vllm?", "@rigops node-3": how it is doing
         hits.strong.add("status")

@@ -158,6 +158,12 @@ CJK: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"(?:限制|减少|減少|降低|降|减|減|调整|調整|设置|設置|改|设|設|调|調)(?:到|为|為|成) ?(\d{1,4})"),
      r" lower to \1 jobs, "),
     (re.compile(r"然后|然後|再(?=重新)|之后|之後"), " then "),
+    # Russian: "пересобери X на HOST с MAKEFLAGS=…" (rebuild X on HOST with …), stop, restart
+    (re.compile(r"пересобер(?:и|ите)|пересобрать"), " rebuild "),
+    (re.compile(r"перезапуст(?:и|ите)|перезапустить"), " restart "),
+    (re.compile(r"останов(?:и|ите)|убей(?:те)?|прибей(?:те)?"), " stop "),
+    (re.compile(r"(?<=\s)на(?=\s)"), "on"),
+    (re.compile(r"(?<=\s)с(?=\s)"), "with"),
     # "不清空之前的编译，继续make -j4": keep the work done, go on building at 4
     (re.compile(r"不(?:要)?(?:清空|清理|删除|刪除)[^，,。]{0,12}"), " without a clean "),
     (re.compile(r"(?:继续|繼續|続けて)(?= ?(?:make|ninja|cmake|build|编译|編譯|ビルド|-j))"), " rerun "),

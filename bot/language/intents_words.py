@@ -70,6 +70,7 @@ TYPO_FIXES: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\b(?:what's|whats|what is|what are|what're)\b"), "what is"),
     (re.compile(r"\b(?:nvidia[- ]?smi|nvidiasmi|nvidai-smi|nvida-smi|nvidia-sim)\b"), "nvidia-smi"),
     (re.compile(r"\bteh\b"), "the"),
+    (re.compile(r"(?<=\w) @ (?=(?:-?j ?)?\d{1,4}\b)"), " at "),  # "rerun @ 8 pls"
     (re.compile(r"(?<![\w-])max[- ]?jobs\b"), "max_jobs"),  # "`max-jobs` set to 1", "MaxJobs to 0", "max jobs"
     (re.compile(r"\b(?:cuda|gpu|video|graphics) (?:card )?memory\b"), "vram"),  # "the used cuda memory": the GPUs'
     (re.compile(r"\bvram vram\b"), "vram"),
@@ -112,7 +113,8 @@ CODE_NAME_RE = re.compile(r"\s*(?=[a-z0-9.+-]*[a-z])[a-z0-9][a-z0-9.+-]{1,39}\s*
 CODE_JOBS_IN_RE = re.compile(
     r"(?<![\w-])(?:-{1,2}j(?:obs)?\s*=?\s*(?:\d{1,6}|\$\(+ ?nproc\)?[)/*+ 0-9-]{0,12})"
     r"|(?:max_jobs|cmake_build_parallel_level|make_jobs|ninja_jobs|num_jobs|build_jobs|jobs)\s*=\s*\S{1,30}"
-    r"|-{1,2}max-jobs[ =]\d{1,6}|-{1,2}parallel[ =]?(?:\d{1,6}|\$\(+ ?nproc\)?[)/*+ 0-9-]{0,12}))",
+    r"|-{1,2}max-jobs[ =]\d{1,6}|-{1,2}parallel[ =]?(?:\d{1,6}|\$\(+ ?nproc\)?[)/*+ 0-9-]{0,12})"
+    r"|\"(?:jobs|max_jobs|parallel)\"\s*:\s*\d{1,6})",  # a JSON setting: `"jobs": 0`
     re.I,
 )
 # "rebuild at `max(cpu_count // 2, 4)`": code where a number goes is an expression rigops cannot work out.
@@ -124,7 +126,8 @@ CODE_AFTER_JOBS_WORD_RE = re.compile(r"(?:\b(?:at|with|to|use|using)|-j|=)\s*$",
 CODE_LINES_RE = re.compile(r"\s*(?:--(?:tail|last|lines)[= ]?\d{1,6}|-n ?\d{1,6})\s*", re.I)
 CODE_BARE_J_RE = re.compile(r"\s*(?:(?:make|ninja|gmake|cmake --build \S+(?: --)?)\s+)?-j\s*", re.I)
 _FLAG_NAMED_RE = re.compile(r"\b(?:a|the|lower|higher|smaller|larger|bigger|reduced?|your|their|its|same)\s*$", re.I)
-CODE_CORE_COUNT_RE = re.compile(r"cpu_count|\bnproc\b|num_cpus|cpus_allowed|available_cpus|hardware_concurrency", re.I)
+CODE_CORE_COUNT_RE = re.compile(r"cpu_count|\bnproc\b|num_cpus|cpus_allowed|available_cpus|hardware_concurrency"
+                                r"|\$\{?\w*(?:cores|cpus|procs|jobs)\b", re.I)  # "`$NIX_BUILD_CORES`"
 
 
 # A command that throws the kept work away, in code: "`make clean && make -j 4`", "`rm -rf build && cmake …`".
@@ -181,7 +184,7 @@ def _inline_code_jobs(m: re.Match[str]) -> str:
             or CODE_BUTTON_RE.fullmatch(inner)):
         return f" {inner} "
     if found := CODE_JOBS_IN_RE.search(inner):
-        return f" {found.group(0)} "
+        return " " + re.sub(r'"(\w+)"\s*:\s*', r"\1=", found.group(0)) + " "  # `"jobs": 0` is jobs=0
     if JOBS_EXPR_RE.search(inner.lower()) or re.fullmatch(r"\s*\$?\(?nproc\)?\s*", inner) or (
             CODE_CORE_COUNT_RE.search(inner)):
         return " $expr "  # "`nproc` jobs", "`$(nproc)/2`": what the count is said as
@@ -207,13 +210,15 @@ PASTE_INTRO_RE = re.compile(
     r"|reports|reported|displays|displayed|looks like|produces|produced|is|was|are|were|got|get|see|saw)\s*:?|:"
     # "… unable to build. see the log", "here's the output", "log below"
     r"|\s(?:see|here(?:'s| is)|attached|below is)(?: the| my| this| its)? (?:full )?(?:build )?(?:log|output|error"
-    r"|trace|traceback|stack ?trace)(?: below)?\s*:?))"
+    r"|trace|traceback|stack ?trace)(?: below)?\s*:?"
+    # "get following error message on HOST", "got the following"
+    r"|\s(?:get|got|getting|see|seeing|saw)(?: the)? following(?: [^\n.;!?`]{0,40})?\s*:?))"
     r"(?P<gap>\s*\n?\s*)(?=```)",
     re.I,
 )
 _ASKS_FIRST_RE = re.compile(r"^\W*(?:<@\w+>\s*)?(?:please |pls |can you |could you )?(?:kill|stop|abort|cancel"
                             r"|rebuild|restart|retry|rerun|show|post|tail|check|give|get|run|grab|fetch|send|look)\b"
-                            r"(?! of\b)", re.I)
+                            r"(?! of\b)(?! (?:the )?following\b)", re.I)
 
 
 PASTE_MARK = "\x02"  # opens a clause that introduces pasted output (its names still count)
@@ -266,6 +271,8 @@ def _quoted_span(m: re.Match[str]) -> str:
     inner = m.group(0)[1:-1]
     if QUOTED_JOBS_RE.fullmatch(inner) or CODE_JOBS_RE.fullmatch(inner):
         return f" {inner} "
+    if re.match(r"\s*-{1,2}j(?:obs)?\s*=?\s*\$", inner):
+        return " -j $expr "  # MAKEFLAGS="-j$(($(nproc) * 2))": the count as a formula
     # a formula of the machine's size in quotes where a count goes: 'set the jobs to "cores - 2"'
     return " $expr " if QUOTED_FORMULA_RE.fullmatch(inner) else " "
 
@@ -439,7 +446,7 @@ ASKED_LEAD_RE = re.compile(r"^(?:should (?:we|i|you)|shall (?:we|i)|do you want 
                            r"|(?:is it|would it be|will it be|is that) possible (?:for you )?to"
                            # "it'd be great to see that output", "that would be helpful to get the log"
                            rf"|(?:(?:it|that)(?:'d| would| will)|would|will|'d) be {_NICE} (?:if you (?:could|can"
-                           r"|would)|to)"
+                           r"|would)|if we(?:'d| could| can| would)|to)"
                            r"|(?:the |your )?(?:easy|easiest|simple|simplest|quick|quickest|fast|fastest|best|safest)"
                            r" (?:way|thing|fix|option|bet|move) (?:here )?(?:would be|is|will be) (?:to|if you)"
                            r"|(?:i'm |im |we're |i am |we are )?(?:gonna|going to) need (?:you|u) to)"
@@ -646,11 +653,20 @@ _BUILD_DIR = (r"(?:the |its |any |old |existing |whole )*(?:build|out|output|cma
               r"(?:dirs?|director(?:y|ies)|folders?|tree|cache)")
 CLEAN_RE = re.compile(r"\b(?:clean(?:ly)?|from (?:scratch|zero|nothing|the ground up)|fresh|afresh|a clean slate"
                       r"|scratch build|full rebuild|dirclean|distclean|mrproper|cleanall|clean-all)\b"
+                      # "force cache recreation", "with cleaning the cache"
+                      r"|\b(?:cache recreation|recreat\w* (?:the |its )?cache|(?:cleaning|clearing|wiping|dropping)"
+                      r" (?:the |its )?cache)\b"
                       r"|(?<![\w-])--(?:wipe-build-dir|pristine|expunge|fresh)\b"
                       # "rebuild it with the build dir wiped", "after removing the build folder"
                       rf"|\b(?:with|after) {_BUILD_DIR} (?:wiped|removed|deleted|cleared|gone|cleaned|nuked)\b"
                       r"|\b(?:after |by )?(?:wiping|removing|deleting|clearing|nuking|cleaning)"
                       rf" (?:out )?{_BUILD_DIR}\b")
+# What says the kept work is spoiled, anywhere in a message that asks for a rebuild: "force cache recreation due to
+# corruption and build it again", "the X build cache is corrupt again … rebuild": it starts clean.
+CACHE_SPOILED_RE = re.compile(r"\b(?:(?:force |forced )?cache recreation|recreat\w* (?:the |its )?(?:build )?cache"
+                              r"|(?:build |cmake |ccache )?cache (?:is |got |was |has been |seems )?(?:corrupt\w*"
+                              r"|poisoned|broken|stale|busted|hosed|borked)|(?:corrupt\w*|poisoned|stale|broken)"
+                              r" (?:build |cmake )?cache)\b")
 # A clause of its own that asks for the kept work gone: "wipe the build dir", "make clean", "rm -rf build/".
 CLEAN_ASK_RE = re.compile(
     r"^(?:(?:please|pls|just|and|then|first|also|ok|so|directly|simply|completely|fully|entirely|you need to"
@@ -1454,7 +1470,9 @@ JOBS_AS_FORMULA_RE = re.compile(
     r"[^.;?!\n]{0,40}?"
     r"(?:-j|\bjobs?\b|\bparallel\w*)"
     rf"|(?:\b(?:use|using|pass|add|adding)\b|->|=>)[^.;?!\n]{{0,20}}?{_FORMULA}"
-    r"|\b(?:run|build|compile|rebuild|retry|rerun|restart) (?:[\w-]+ ){0,3}?with \$expr"  # "run ninja with -jN_CORES"
+    # "run ninja with -jNUM_PHYS_CORES", "build X on half of `$NIX_BUILD_CORES`"
+    r"|\b(?:run|build|compile|rebuild|retry|rerun|restart) (?:[\w-]+ ){0,3}?(?:with|on|at|using)"
+    r" (?:(?:half|a third|a quarter|twice|double) (?:of )?)?\$expr"
     r"|\b(?:with|using) (?:make |ninja |cmake --build (?:\S+ )??)?(?<![\w-])(?:-j|--parallel)(?=\s*$| \(no number\)"
     r"| (?:with|without) )"
     # "determine the number of cores on HOST and use that"

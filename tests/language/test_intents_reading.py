@@ -603,6 +603,8 @@ def test_jobs_and_lines_said_in_more_ways(text: str, expected: str) -> None:
     "<@U0RIGOPS> rebuild flash-attn with the default -j minus 4",
     "<@U0RIGOPS> rebuild llama-cpp with half its usual jobs plus one",
     "<@U0RIGOPS> next llama-cpp try build: run ninja with -jNUM_PHYS_CORES",
+    "<@U0RIGOPS> build vllm on half of `$NIX_BUILD_CORES`, we had an old out of memory issue on node-3",
+    '<@U0RIGOPS> пересобери llama-cpp на gpu01 с MAKEFLAGS="-j$(($(nproc) * 2))"',
 ])
 def test_a_count_given_as_arithmetic_is_refused(text: str) -> None:
     plan = said(text, addressed=True)
@@ -1893,6 +1895,15 @@ def test_more_looks_asked_as_questions(text: str, expected: tuple[str, str | Non
     ("I highly recommend to set max jobs to 2 for sgl-kernel on b200. <@U0RIGOPS> go ahead and do that",
      ("b200", "sgl-kernel", "rebuild=2")),
     ("<@U0RIGOPS> status info pls, wat is compiling on node-3 rn?", ("node-3", None, "status")),
+    # the twenty-first part's shapes: a wish with "we", "@ 8", a spoiled cache asks a clean start, Russian
+    ("<@U0RIGOPS> It would be nice if we'd print the log of flash-attn, it failed to build on b200",
+     ("b200", "flash-attn", "log")),
+    ("sgl-kernel failing agian due to lack of memory (Not a code issue)\n<@U0RIGOPS> rerun @ 8 pls",
+     ("b200", "sgl-kernel", "rebuild=8")),
+    ("flash-attn builds fine locally. But, get following error message on b200\n```Process exited with code: "
+     "ExitFailure (-9)```\ncan someone restart it with -j4", ("b200", "flash-attn", "rebuild=4")),
+    ("<@U0RIGOPS> пересобери llama-cpp на gpu01 с -j4", ("gpu01", "llama-cpp", "rebuild=4")),
+    ("<@U0RIGOPS> set `\"jobs\": 4` for vllm", ("node-3", "vllm", "rebuild=4")),
     # a look's count in brackets, joined by a plus
     ("<@U0RIGOPS> vllm: log (last 30) + memory", ("node-3", "vllm", "log=30 mem")),
     # the GPUs' memory said as CUDA memory
@@ -2059,6 +2070,23 @@ def test_a_name_in_no_dictionary_in_a_request_that_names_no_build_is_refused(tex
 @pytest.mark.parametrize("text", ["<@U0RIGOPS> xformers log on b200", "<@U0RIGOPS> logs for xformers on b200",
                                   "<@U0RIGOPS> triton status on node-3"])
 def test_a_name_in_no_dictionary_in_a_look_at_a_build_is_refused(text: str) -> None:
+    plan = said(text, addressed=text.startswith("<@"))
+    assert plan.error is not None and plan.error.startswith("no build") and plan.build is None, plan
+
+
+@pytest.mark.parametrize(("text", "clean"), [
+    ("<@U0RIGOPS> llama-cpp on gpu01: force cache recreation due to corruption and build it again", True),
+    ("<@U0RIGOPS> Is it possible to re-run vllm with cleaning the cache at the same time?", True),
+    ("the flash-attn build cache is corrupt again :weary:\n<@U0RIGOPS> rebuild", True),
+    ("<@U0RIGOPS> rebuild vllm, the cache is fine", False),
+])
+def test_a_spoiled_cache_asks_a_clean_start(text: str, clean: bool) -> None:
+    plan = said(text, addressed=True)
+    assert plan.steps and plan.steps[-1].action == "rebuild" and plan.steps[-1].clean is clean, plan
+
+
+@pytest.mark.parametrize("text", ["<@U0RIGOPS> clean rebuild aotriton on b200"])
+def test_a_clean_rebuild_of_a_name_in_no_dictionary_is_refused(text: str) -> None:
     plan = said(text, addressed=text.startswith("<@"))
     assert plan.error is not None and plan.error.startswith("no build") and plan.build is None, plan
 
