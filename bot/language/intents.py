@@ -357,6 +357,15 @@ def _read_whole(
             hits.clean = False
             continue
         plain = clause.body.removeprefix(w.LEAD_MARK)
+        if (at + 1 < len(parts) and REPORTED_SPEECH_RE.search(plain) and not plain.startswith(("as ", "like "))
+                and re.search(re.escape(plain) + r"\s*:", masked)):  # ("as bob said: kill it" agrees, and asks)
+            hits.ignored.append((plain, "story"))  # "somebody on the forum said: kill X, then restart it at 2"
+            carried, listing = "story", True
+            continue
+        if (plain in INTERJECTIONS and at + 1 < len(parts)
+                and w.NEGATION_RE.match(parts[at + 1].body.removeprefix(w.LEAD_MARK))):
+            hits.ignored.append((plain, "negation"))  # "Stop — don't try these:": a cry, then what not to do
+            continue
         if at and ((plain == "again" and at + 1 < len(parts) and w.FAILED_NOW_RE.search(parts[at - 1].body)) or (
                 not addressed and not clause.body.startswith(w.LEAD_MARK) and w.SETUP_AFTER_FAILURE_RE.match(plain)
                 and any(w.FAILED_NOW_RE.search(p.body) for p in parts[:at]))):
@@ -375,6 +384,9 @@ def _read_whole(
             one.strong = (one.strong - {"mem"}) | {"gpu"}  # "gpu temperature, utilization, memory usage": the GPUs'
         hits.merge(one, at)
         carried = one.ignored[-1][1] if one.ignored and one.ignored[-1][1] in CARRIED - taking else None
+        if one.ignored and one.ignored[-1][1] == "negation" and at + 1 < len(parts) and re.search(
+                re.escape(plain) + r"\s*:\s*\n", masked):
+            carried, listing = "negation", True  # "don't try these:\n• rebuilding X with -j64": what it lists
         if carried == "hypothetical" and not CONDITION_OPENS_RE.match(one.ignored[-1][0]) and (
                 HABIT_RE.search(one.ignored[-1][0])):
             carried = "statement"  # "this crash usually happens when it runs out of memory, try -j6": no condition
@@ -573,6 +585,10 @@ def _without_negated_builds(names: w.Names, parts: list[w.Clause], negated: set[
     return replace(names, builds=tuple(asked)) if len(asked) == 1 else names
 
 
+# Who said what, before a colon: what follows is theirs, told ("the docs say:", "someone on the forum suggested:").
+REPORTED_SPEECH_RE = re.compile(r"\b(?:said|says|say|suggested|suggests|recommended|recommends|wrote|writes|claimed"
+                                r"|claims|advised|advises|told (?:me|us|them)|posted|replied|answered)$")
+INTERJECTIONS = frozenset(("stop", "wait", "hold on", "hold up", "stop stop", "whoa", "careful", "warning"))
 CARRIED = frozenset(("hypothetical", "story", "report", "advice", "other-team", "statement"))
 # A clause that ends where what it tells is said next: "the quick fix is usually: bump the timeout and lower the
 # jobs" — what follows the colon is the story's or the advice's own, even when it reads as a request.

@@ -114,6 +114,9 @@ GENERIC_RE = re.compile(
     r"|\b(?:keeps|keep) (?:it|things|the box|the machine) (?:alive|happy|stable|safe|going)\b"
     r"|\b(?:trick|fix|solution|workaround|answer|way|idea|recipe|rule|cure|remedy|key) (?:is|was|here is)"
     r" (?:just )?to\b|\bwhat (?:worked|works|helped|helps)(?: for me| for us)? (?:is|was)\b"
+    # "for vllm the usual drill is kill, then rebuild at 4": what is done as a rule, told
+    r"|\b(?:usual|standard|normal|typical|regular|general) (?:drill|routine|procedure|process|fix|move|practice|rule)\b"
+    r"|\b(?:drill|routine|procedure|playbook|runbook|rule of thumb) (?:is|was|says|goes)\b"
 )
 
 # --- suppositions --------------------------------------------------------------------------------------
@@ -188,9 +191,15 @@ SELF_HOW_TO_RE = re.compile(r"^how (?:do|can|would|should|could) (?:i|we|one)\b.
 RHETORICAL_RE = re.compile(r"^(?:why (?:would|on earth would|the hell would) (?:anyone|anybody|you|someone)"
                            r"|who (?:in their right mind|would ever|on earth)"
                            r"|are you (?:sure|certain|positive)(?! (?:you can|it's ok to)))\b")
-# "can someone explain why the rebuild at -j8 is slower than at -j4?": a question of why, said to anyone.
+# "can someone explain why the rebuild at -j8 is slower than at -j4?": a question of why, said to anyone; "could a
+# rebuild of X at 4 fix the OOM?", "would lowering the jobs help?": whether something would work, asked.
 EXPLAIN_RE = re.compile(r"^(?:(?:can|could|would) (?:someone|somebody|anyone|anybody|you) )?explain (?:to me |to us )?"
-                        r"(?:why|how|what)\b")
+                        r"(?:why|how|what)\b"
+                        r"|^(?:could|would|will|does|did|might|can|is|should) (?:a |an |the |another |one more )?"
+                        r"(?:re-?build|restart|rerun|retry|kill|killing|rebuilding|restarting|rerunning|retrying|lowering"
+                        r"|reducing|dropping|bumping|raising|switching|cutting|limiting|capping)\b[^?]*"
+                        r"\b(?:fix|help|solve|work|change|matter|make (?:a|any) difference|do anything|cure|be enough"
+                        r"|be worth)\b")
 HOW_TO_RE = re.compile(
     r"^(?:how (?:do|can|would|should|to|does one)|any idea how|anyone know how|does anyone know|do you know how"
     r"|is there a way|what is the (?:best|right|recommended) way|why does|why do|why is it"

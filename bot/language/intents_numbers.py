@@ -387,7 +387,8 @@ JOBS_STORY_AFTER_RE = re.compile(
     # the count judged: "-j2 on a project this size is a pure joke", "-j1 was way too slow"
     r"|[^.;!?,\n]{0,40}? (?:is|was|are|were|'s) (?:a |an |the |way |just |pretty |so |too |really |honestly "
     r"|simply |pure |total |complete |bit )*"
-    r"(?:joke|ridiculous|silly|insane|nuts|overkill|slow|not enough|useless|pointless|painful|glacial|absurd)\b"
+    r"(?:joke|ridiculous|silly|insane|nuts|overkill|slow|not enough|useless|pointless|painful|glacial|absurd"
+    r"|low|few|high|many|much|little|small|big|aggressive|conservative|optimistic|tight|generous)\b"
     # a time or a size told of the count: "at -j12: 35 min"
     r"|\s*:\s*~?\d+(?:\.\d+)?\s*(?:min|mins|minutes|s|sec|secs|seconds|h|hours?|m|gb|g|gib|mb|%)(?![\w])"
 )

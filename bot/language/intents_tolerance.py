@@ -66,6 +66,9 @@ SLANG: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(rf"\bstart {_IT} (?:again|over|back up)\b"), "rerun it"),
     (re.compile(rf"\bbounce {_IT}\b"), "restart it"),
     (re.compile(r"\bput (BUILD|it|the build|the BUILD build) back (?:on|up)\b"), r"restart \1"),
+    # "give vllm 2000", "give it 8 jobs": the count to run it with
+    (re.compile(r"(?:^|(?<=[.!,;:\n] ))give (BUILD|it) (?:-j ?)?(\d{1,6})(?: (?:jobs|threads|cores|workers))?"
+                r"(?= please| pls| now|\s*[.!]*$)"), r"rebuild \1 with \2 jobs"),
     (re.compile(rf"\bbring {_IT} back(?: up| online)?\b(?= with| at| using|$| please| now| again|[.,!])"),
      "restart it"),  # "… got OOM-killed again. bring it back with 8"
     (re.compile(r"\bgive (BUILD|the build|the BUILD build|it) a (?:kick|nudge|poke)\b"), r"retry \1"),

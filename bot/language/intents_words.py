@@ -640,7 +640,11 @@ AGAIN_ONLY_RE = re.compile(r"(?:again|go again|once more|one more time)(?: pleas
 # A clause that takes back what came before it: "kill it? nah", "restart vllm... never mind".
 TAKEN_BACK_RE = re.compile(r"(?:nah|nope|no|never ?mind|nvm|scratch that|forget it|on second thought|hold on"
                            r"|(?:don't|dont|do not|never) do (?:that|this|it)(?: on HOST| here| again)?"
-                           r"|wait|not yet|actually no|jk|just kidding)(?: (?:wait|let it (?:run|be|finish)))?")
+                           r"|wait|not yet|actually no|jk|just kidding"
+                           # "retrigger? or is that pointless", "kill it? or not", "restart it? worth it?"
+                           r"|(?:or )?(?:is (?:that|it) |would (?:that|it) be |would that be )?(?:pointless|useless"
+                           r"|overkill|a waste(?: of time)?|not worth it|worth it|any use)|(?:or )?not|any point)"
+                           r"(?: (?:wait|let it (?:run|be|finish)))?")
 RESTART_RE = re.compile(r"\b(?:restart|relaunch|start over)\b")
 # What happened when someone did what the clause before says: "run `pip install …` on HOST and it died".
 WHAT_HAPPENED_RE = re.compile(

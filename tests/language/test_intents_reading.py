@@ -49,6 +49,16 @@ NEVER_ACTS = [
     # slang for another try, as the subject of what it did; a day to come
     ("vllm went belly up again, another go at 6 sorted it", "report"),
     ("sgl-kernel keeps going sideways, someone should really have another go at 12 someday", "hypothetical"),
+    # whether it would help, asked; a request asked and doubted in the same breath; a rule of the house; what
+    # somebody else said
+    ("could a rebuild of vllm at 4 fix the OOM on node-3?", "how-to"),
+    ("sgl-kernel on b200: retrigger? or is that pointless", "negation"),
+    ("kill vllm? or not", "negation"),
+    ("for vllm the usual drill is kill, then rebuild at 4", "advice"),
+    ("somebody on the forum said: kill vllm, then restart it at 2 jobs, and it will pass", "story"),
+    # a warning and the list of what not to do under it
+    ("Stop — don't try these:\n• rebuilding sgl-kernel with extremely large job counts (e.g., -j64) on b200",
+     "negation"),
     # the same shapes, told or asked about
     ("vllm died at 16 jobs, again at 8 it passed", "report"),
     ("rerunning the failed vllm build didn't help last week", "story"),
@@ -1836,9 +1846,9 @@ def test_a_name_in_code_is_the_name_said(text: str, plan: tuple[str, str] | None
 # --- the learned reading's doubt (bot.language.intents_model) -------------------------------------------
 
 @pytest.mark.parametrize(("text", "offered"), [
-    # what the rules read as a rebuild, and the learned reading as a question (how-to or request?) or a remark
-    ("<@U0RIGOPS> is it possible to retrigger the vllm build on node-3?", "rebuild"),
+    # what the rules read as a rebuild, and the learned reading as a remark or advice
     ("it's not picking up my patch when I build vllm. trigger it by hand for now", None),
+    ("sgl-kernel build too slow / OOM on b200: reduce MAX_JOBS *and* the compile threads, not just one of them", None),
 ])
 def test_a_kill_or_rebuild_the_learned_reading_doubts_is_not_run_on_the_rules_alone(
         text: str, offered: str | None) -> None:
@@ -1891,6 +1901,7 @@ def test_more_looks_asked_as_questions(text: str, expected: tuple[str, str | Non
     ("which file broke the flash-attn build", ("b200", "flash-attn", "log")),
     ("gpu01 ran out of ram compiling llama-cpp — again at -j1", ("gpu01", "llama-cpp", "rebuild=1")),
     ("sgl-kernel went sideways again on b200, one more round at 12 please", ("b200", "sgl-kernel", "rebuild=12")),
+    ("<@U0RIGOPS> as bob said: kill vllm", ("node-3", "vllm", "kill")),
     # a count told before, pointed back at
     ("I highly recommend to set max jobs to 2 for sgl-kernel on b200. <@U0RIGOPS> go ahead and do that",
      ("b200", "sgl-kernel", "rebuild=2")),
@@ -2087,8 +2098,22 @@ def test_a_spoiled_cache_asks_a_clean_start(text: str, clean: bool) -> None:
 
 @pytest.mark.parametrize("text", ["<@U0RIGOPS> clean rebuild aotriton on b200"])
 def test_a_clean_rebuild_of_a_name_in_no_dictionary_is_refused(text: str) -> None:
-    plan = said(text, addressed=text.startswith("<@"))
-    assert plan.error is not None and plan.error.startswith("no build") and plan.build is None, plan
+    plan = said(text, addressed=True)
+    assert plan.error is not None and plan.error.startswith("no build 'aotriton'") and plan.build is None, plan
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("max 16 jobs on vllm is a bit low for node-3. <@U0RIGOPS> give vllm 2000", "refused"),
+    ("max 16 jobs on vllm is a bit low for node-3. <@U0RIGOPS> give vllm 24", "rebuild=24"),
+    ("max 16 jobs on vllm is a bit low for node-3. <@U0RIGOPS> bump it", ""),
+    ("16 jobs on vllm is too few. <@U0RIGOPS> go higher", ""),
+])
+def test_a_count_judged_too_low_or_high_is_never_the_count_run(text: str, expected: str) -> None:
+    plan = said(text, addressed=True)
+    if expected == "refused":
+        assert plan.error is not None and "between 1 and 1024" in plan.error, plan
+    else:
+        assert steps(plan).replace("kill mem ", "").replace("kill ", "") == expected and plan.error is None, plan
 
 
 def test_product_names_are_the_words_no_dictionary_has() -> None:
