@@ -18,7 +18,7 @@ from typing import Literal
 from bot.language.intents_words import NEGATIONS
 
 Act = Literal["story", "advice", "hypothetical", "negation", "other-team", "how-to", "report", "to-someone",
-              "statement", "pasted-log", "rhetorical", "unsure", "learned"]
+              "statement", "pasted-log", "rhetorical", "unsure", "learned", "poll"]
 
 WHY: dict[str, str] = {
     "story": "it reads as a story (something that happened before, or a habit)",
@@ -34,6 +34,7 @@ WHY: dict[str, str] = {
     "rhetorical": "it is a rhetorical question, not a request",
     "unsure": "the rules read a kill or a rebuild in it, but the learned reading does not read a request to act "
               "(said to rigops, it is offered as 'Did you mean …?')",
+    "poll": "it asks people to choose or weigh in ('… — which one?', 'thoughts?', 'y/n'), not rigops to act",
     "learned": "no rule reads a request in it; the learned reading reads this one, with the names and the count it "
                "says",
 }
@@ -98,6 +99,9 @@ AUDIENCE_RE = re.compile(
     r"|^(?:on|for) (?:(?:a|an|any|small|smaller|weaker) )?(?:machine|box|host|system|node|laptop|server"
     r"|workstation|vm)s? with (?:\d|only|less|under|just)"
     r"|\b(?:anyone|anybody|whoever|someone|people) who (?:builds|rebuilds|restarts|runs|kills|compiles)\b"
+    # a recipe or a Q&A told: "step 1: kill X. step 2: rebuild at 4", "Q: should we kill X? A: probably not"
+    r"|^step (?:1|one)\b[^\n]{0,80}\bstep (?:2|two)\b|^q: [^\n]{0,120}\ba: "
+    r"|^(?:todo|to-do|to do)(?: list)?(?: for (?:later|tomorrow|monday|next week))?:"
     r"|^(?:commands|steps|instructions|how|ways|options) to [a-z ]{2,30}:"
 )
 # Generic "you": a rule about how things behave, not a request to this channel.
@@ -309,9 +313,18 @@ def _negation_is_elsewhere(clause: str) -> bool:
                 and clause.rstrip().endswith("yet"))
 
 
+# A message that ends by asking people to choose or weigh in: "kill X or restart it at 4 — which one?",
+# "restart X at 4 vs 8, what do you think?", "rebuild X at 4? y/n".
+POLL_RE = re.compile(r"(?:^|[,.;:!?—–-] ?)(?:so )?(?:which one|which|thoughts|any thoughts"
+                     r"|what do (?:you|you guys|y'all|people|folks) think|opinions|ideas|y/n|yes or no|agree"
+                     r"|objections|any objections|votes?|\+1s?)\s*\?*\s*$")
+
+
 def message_act(text: str, *, to_someone: bool = False, addressed: bool = False) -> Act | None:
-    """The whole message is advice when it opens to an audience or quotes docs ("FYI for anyone …"), and is
-    said to somebody else when it opens by naming them."""
+    """The whole message is advice when it opens to an audience or quotes docs ("FYI for anyone …"), is said to
+    somebody else when it opens by naming them, and a poll when it ends by asking people to weigh in."""
     if to_someone and not addressed:
         return "to-someone"
+    if POLL_RE.search(text.strip()):
+        return "poll"
     return "advice" if AUDIENCE_RE.search(text) else None

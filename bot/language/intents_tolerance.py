@@ -47,7 +47,8 @@ SLANG: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\b(?:can|could|would) (BUILD|it|the build|the BUILD build) (?:please )?be (?:restarted|rebuilt"
                 r"|rerun|relaunched|retried|recompiled)\b"), r"can you rebuild \1"),
     (re.compile(r"\b(BUILD|it|the build|the BUILD build) (?:needs|has) to be (?:restarted|rebuilt|rerun"
-                r"|relaunched|retried|recompiled)\b"), r"rebuild \1"),
+                r"|relaunched|retried|recompiled)\b(?![^.;!?\n]{0,40}\bby (?!hand\b|tomorrow\b|tonight\b))"),
+     r"rebuild \1"),  # not "… by someone on the infra team"
     (re.compile(rf"\bput {_IT} out of action\b"), "kill it"),
     (re.compile(r"\b(?:forcefully|forcibly|force-)(?= (?:cancel|kill|stop|abort|terminate))"), "force"),
     (re.compile(r"\bforce (?:it|BUILD|the build) to (rebuild|recompile|rerun|restart)\b"), r"\1 it"),

@@ -56,6 +56,13 @@ NEVER_ACTS = [
     ("kill vllm? or not", "negation"),
     ("for vllm the usual drill is kill, then rebuild at 4", "advice"),
     ("somebody on the forum said: kill vllm, then restart it at 2 jobs, and it will pass", "story"),
+    # a poll, a recipe told, a Q&A told, a to-do list
+    ("kill vllm or restart it at 4 — which one?", "poll"),
+    ("restart vllm at 4 vs 8, what do you think?", "poll"),
+    ("rebuild vllm at 4? y/n", "poll"),
+    ("step 1: kill vllm. step 2: rebuild at 4. step 3: profit", "advice"),
+    ("Q: should we kill vllm? A: probably not", "advice"),
+    ("todo for tomorrow: kill vllm, rebuild at 4", "advice"),
     # a warning and the list of what not to do under it
     ("Stop — don't try these:\n• rebuilding sgl-kernel with extremely large job counts (e.g., -j64) on b200",
      "negation"),
@@ -1902,6 +1909,7 @@ def test_more_looks_asked_as_questions(text: str, expected: tuple[str, str | Non
     ("gpu01 ran out of ram compiling llama-cpp — again at -j1", ("gpu01", "llama-cpp", "rebuild=1")),
     ("sgl-kernel went sideways again on b200, one more round at 12 please", ("b200", "sgl-kernel", "rebuild=12")),
     ("<@U0RIGOPS> as bob said: kill vllm", ("node-3", "vllm", "kill")),
+    ("vllm needs to be rebuilt at 4, now", ("node-3", "vllm", "rebuild=4")),
     # a count told before, pointed back at
     ("I highly recommend to set max jobs to 2 for sgl-kernel on b200. <@U0RIGOPS> go ahead and do that",
      ("b200", "sgl-kernel", "rebuild=2")),
