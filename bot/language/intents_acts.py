@@ -118,6 +118,9 @@ GENERIC_RE = re.compile(
     r"|\b(?:keeps|keep) (?:it|things|the box|the machine) (?:alive|happy|stable|safe|going)\b"
     r"|\b(?:trick|fix|solution|workaround|answer|way|idea|recipe|rule|cure|remedy|key) (?:is|was|here is)"
     r" (?:just )?to\b|\bwhat (?:worked|works|helped|helps)(?: for me| for us)? (?:is|was)\b"
+    # "my kneejerk reaction is to kill X": an urge told, not acted on
+    r"|\b(?:my|our|the) (?:\w+ )?(?:reaction|instinct|inclination|gut|first thought|impulse|urge|temptation)"
+    r" (?:is|was|would be|says) to\b"
     # "for vllm the usual drill is kill, then rebuild at 4": what is done as a rule, told
     r"|\b(?:usual|standard|normal|typical|regular|general) (?:drill|routine|procedure|process|fix|move|practice|rule)\b"
     r"|\b(?:drill|routine|procedure|playbook|runbook|rule of thumb) (?:is|was|says|goes)\b"
@@ -146,7 +149,11 @@ LATER_CONDITION_RE = re.compile(
     # a time to come: "restart X at -j4 at some point this week", "kill it tomorrow", "later tonight"
     r"|\b(?:tomorrow|tmrw|next (?:week|month|sprint|monday|tuesday|wednesday|thursday|friday)"
     r"|later (?:this|today|tonight|on|in the (?:day|week))|(?:at some point|some ?time) (?:this|next|later|soon)"
-    r"|before (?:the )?(?:release|freeze|weekend)|some ?day|one of these days)\b"
+    r"|before (?:the )?(?:release|freeze|weekend)|some ?day|one of these days"
+    # a time of day or a delay: "kill X at 5pm if it's still running", "restart it in 20 min"
+    r"|at \d{1,2}(?::\d\d)? ?(?:am|pm)|at (?:noon|midnight)|tonight|this (?:evening|afternoon)"
+    r"|(?<!dies )(?<!die )(?<!dead )(?<!full )(?<!down )(?<!ooms )(?<!oom )(?<!crashes )(?<!gone )(?<!over )"
+    r"in (?:\d+|a few|ten|twenty|thirty) ?(?:min|mins|minutes|hours?|h))\b"
 )
 HYPOTHETICAL_RE = re.compile(
     # "check if HOST is swapping": what to look at, no condition ("wanna see if it got killed" stays one)
@@ -166,7 +173,9 @@ HYPOTHETICAL_RE = re.compile(
 
 NEGATED_RE = re.compile(
     rf"\b(?:{NEGATIONS}|isn't|isnt|aren't|arent|wasn't|doesn't|doesnt|didn't|didnt|nothing to|no point|not necessary"
-    r"|unnecessary|hold off|leave it|let it (?:run|be|finish|go)|no (?:oom|ooms|swap|swapping))\b"
+    r"|unnecessary|hold off|leave it|let it (?:run|be|finish|go)|no (?:oom|ooms|swap|swapping)"
+    # "nobody kill X, it's at 99%", "kill X = bad idea right now"
+    r"|nobody|no one|noone|(?:a |an )?(?:bad|terrible|horrible|dumb|awful) idea|not a good idea)\b"
 )
 
 # "not b200", "not sure", "not just": the negation is of a name or a hedge, not of what is asked.
@@ -194,7 +203,8 @@ SELF_HOW_TO_RE = re.compile(r"^how (?:do|can|would|should|could) (?:i|we|one)\b.
 # "why would anyone rebuild X at -j128?", "who in their right mind kills …": a question that asks for nothing.
 RHETORICAL_RE = re.compile(r"^(?:why (?:would|on earth would|the hell would) (?:anyone|anybody|you|someone)"
                            r"|who (?:in their right mind|would ever|on earth)"
-                           r"|are you (?:sure|certain|positive)(?! (?:you can|it's ok to)))\b")
+                           r"|are you (?:sure|certain|positive)(?! (?:you can|it's ok to)))\b"
+                           r"|\bin this economy\b")
 # "can someone explain why the rebuild at -j8 is slower than at -j4?": a question of why, said to anyone; "could a
 # rebuild of X at 4 fix the OOM?", "would lowering the jobs help?": whether something would work, asked.
 EXPLAIN_RE = re.compile(r"^(?:(?:can|could|would) (?:someone|somebody|anyone|anybody|you) )?explain (?:to me |to us )?"
@@ -214,6 +224,8 @@ HOW_TO_RE = re.compile(
 
 # "i find i must set …", "we just kill the build": a person saying what they do; "we need to", "i want" ask.
 STATEMENT_RE = re.compile(
+    # "about to restart X at 4, shout if not": what the speaker is about to do
+    r"^(?:(?:i'm|im|i am|we're|we are) )?(?:about to|fixing to|on my way to)\b|"
     r"^(?:(?:in|on|at|for|with|here|there|locally|usually|normally)(?: [a-z0-9-]+){0,2} )?(?:i|we|you|they|one)"
     r"(?: (?:just|also|always|often|then|still|usually|sometimes|normally|only))?"
     r" (?!(?:need|needs|want|wanna|would like|'d like|should|must|gotta|have to|got to|better|can|could"

@@ -56,6 +56,13 @@ NEVER_ACTS = [
     ("kill vllm? or not", "negation"),
     ("for vllm the usual drill is kill, then rebuild at 4", "advice"),
     ("somebody on the forum said: kill vllm, then restart it at 2 jobs, and it will pass", "story"),
+    # an urge told, a hunch doubted, what the speaker is about to do, a time to come, nobody to do it, a bad idea
+    ("my kneejerk reaction is to kill vllm and rebuild at 4 but let's look first", "advice"),
+    ("kinda want to restart vllm at 4 but idk", "negation"),
+    ("about to restart vllm at 4, shout if not", "statement"),
+    ("kill vllm at 5pm if it's still running", "hypothetical"),
+    ("nobody kill vllm, it's at 99%", "negation"),
+    ("kill vllm = bad idea right now", "negation"),
     # a poll, a recipe told, a Q&A told, a to-do list
     ("kill vllm or restart it at 4 — which one?", "poll"),
     ("restart vllm at 4 vs 8, what do you think?", "poll"),
