@@ -102,6 +102,9 @@ AUDIENCE_RE = re.compile(
     # a recipe or a Q&A told: "step 1: kill X. step 2: rebuild at 4", "Q: should we kill X? A: probably not"
     r"|^step (?:1|one)\b[^\n]{0,80}\bstep (?:2|two)\b|^q: [^\n]{0,120}\ba: "
     r"|^(?:todo|to-do|to do)(?: list)?(?: for (?:later|tomorrow|monday|next week))?:"
+    # "pending approval: rebuild X at 4", "proposal: …", "suggestion for later: …"
+    r"|^(?:pending (?:approval|review)|proposal|proposed|suggestion|idea|plan|draft|rfc|option (?:a|b|1|2))"
+    r"(?: for (?:later|tomorrow|next time|the future))?:"
     r"|^(?:commands|steps|instructions|how|ways|options) to [a-z ]{2,30}:"
 )
 # Generic "you": a rule about how things behave, not a request to this channel.
@@ -209,6 +212,8 @@ RHETORICAL_RE = re.compile(r"^(?:why (?:would|on earth would|the hell would) (?:
 # rebuild of X at 4 fix the OOM?", "would lowering the jobs help?": whether something would work, asked.
 EXPLAIN_RE = re.compile(r"^(?:(?:can|could|would) (?:someone|somebody|anyone|anybody|you) )?explain (?:to me |to us )?"
                         r"(?:why|how|what)\b"
+                        # "rebuild X with what -j?": the count asked about, not given
+                        r"|\b(?:with|at|using|to) (?:what|which|how many) (?:-j|jobs|count|parallelism|threads|cores)\b"
                         r"|^(?:could|would|will|does|did|might|can|is|should) (?:a |an |the |another |one more )?"
                         r"(?:re-?build|restart|rerun|retry|kill|killing|rebuilding|restarting|rerunning|retrying|lowering"
                         r"|reducing|dropping|bumping|raising|switching|cutting|limiting|capping)\b[^?]*"
@@ -329,7 +334,11 @@ def _negation_is_elsewhere(clause: str) -> bool:
 # "restart X at 4 vs 8, what do you think?", "rebuild X at 4? y/n".
 POLL_RE = re.compile(r"(?:^|[,.;:!?—–-] ?)(?:so )?(?:which one|which|thoughts|any thoughts"
                      r"|what do (?:you|you guys|y'all|people|folks) think|opinions|ideas|y/n|yes or no|agree"
-                     r"|objections|any objections|votes?|\+1s?)\s*\?*\s*$")
+                     r"|objections|any objections|votes?|\+1s?)\s*\?*\s*$"
+                     # "restart X at 4 — approved?": asked of the people, with its question mark
+                     r"|(?:^|[,.;:!?—–-] ?)(?:approved|good to go|lgtm)\s*\?+\s*$")
+# ... and to the channel, "…, ok?", "sounds good?": said to rigops, a request with a courtesy
+ASKED_OK_RE = re.compile(r"(?:^|[,.;:!?—–-] ?)(?:ok|okay|sounds? good|fine|alright|cool)\s*\?+\s*$")
 
 
 def message_act(text: str, *, to_someone: bool = False, addressed: bool = False) -> Act | None:
@@ -337,6 +346,6 @@ def message_act(text: str, *, to_someone: bool = False, addressed: bool = False)
     somebody else when it opens by naming them, and a poll when it ends by asking people to weigh in."""
     if to_someone and not addressed:
         return "to-someone"
-    if POLL_RE.search(text.strip()):
+    if POLL_RE.search(text.strip()) or (not addressed and ASKED_OK_RE.search(text.strip())):
         return "poll"
     return "advice" if AUDIENCE_RE.search(text) else None

@@ -63,6 +63,12 @@ NEVER_ACTS = [
     ("kill vllm at 5pm if it's still running", "hypothetical"),
     ("nobody kill vllm, it's at 99%", "negation"),
     ("kill vllm = bad idea right now", "negation"),
+    # both taken back at once, the count asked about, a proposal, asked for approval
+    ("kill vllm? rebuild at 4? neither, let it run", "negation"),
+    ("rebuild vllm with what -j?", "how-to"),
+    ("pending approval: rebuild vllm at 4", "advice"),
+    ("proposal: rebuild vllm at 4 jobs going forward", "advice"),
+    ("restart vllm at 4 — approved?", "poll"),
     # a poll, a recipe told, a Q&A told, a to-do list
     ("kill vllm or restart it at 4 — which one?", "poll"),
     ("restart vllm at 4 vs 8, what do you think?", "poll"),
@@ -1916,6 +1922,7 @@ def test_more_looks_asked_as_questions(text: str, expected: tuple[str, str | Non
     ("gpu01 ran out of ram compiling llama-cpp — again at -j1", ("gpu01", "llama-cpp", "rebuild=1")),
     ("sgl-kernel went sideways again on b200, one more round at 12 please", ("b200", "sgl-kernel", "rebuild=12")),
     ("<@U0RIGOPS> as bob said: kill vllm", ("node-3", "vllm", "kill")),
+    ("<@U0RIGOPS> kill vllm, ok?", ("node-3", "vllm", "kill")),  # to rigops, a courtesy; to the channel, a poll
     ("vllm needs to be rebuilt at 4, now", ("node-3", "vllm", "rebuild=4")),
     # a count told before, pointed back at
     ("I highly recommend to set max jobs to 2 for sgl-kernel on b200. <@U0RIGOPS> go ahead and do that",
