@@ -128,37 +128,62 @@ def read(
 
     A kill or a rebuild the rules read is planned only when the learned reading (``intents_model``) also reads a
     request to act: where it reads a request to refuse, the plan is refused; where it reads no request, nothing
-    acts (said to rigops, :func:`guess` then offers the plan as *Did you mean …?*)."""
-    plan, ignored = _read_rules(text, config=config, context=context, addressed=addressed, channel=channel,
+    acts (said to rigops, :func:`guess` then offers the plan as *Did you mean …?*). Where the rules read nothing,
+    the learned reading may read the request itself (:func:`_proposed`)."""
+    return _read(text, _neutral(text, config), config=config, context=context, addressed=addressed,
+                 channel=channel, taking=taking)
+
+
+def _read(
+    text: str, neutral: _Neutral, *, config: Config, context: ThreadContext | None, addressed: bool,
+    channel: str | None, taking: frozenset[str],
+) -> tuple[Plan, list[tuple[str, str]]]:
+    """:func:`read` of a message whose neutral reading is made (once, for the rules and the learned reading)."""
+    plan, ignored = _read_rules(text, neutral, config=config, context=context, addressed=addressed, channel=channel,
                                 taking=taking)
     if not taking and not plan.steps and plan.error is None and plan.question is None and (
-            proposed := _proposed(text, config=config, context=context, addressed=addressed, channel=channel,
+            proposed := _proposed(neutral, config=config, context=context, addressed=addressed, channel=channel,
                                   ignored=ignored, readings=frozenset(model.HEADS), offered=False)):
         said = "; ".join(filter(None, (proposed.guess, LEARNED_GUESS)))  # the plan card says so (":mag: a guess")
-        return replace(proposed, guess=said), [*ignored, (w.normalise(text), "learned")]
+        return replace(proposed, guess=said), [*ignored, (neutral.normal.text, "learned")]
     if taking or not plan.destructive or plan.error is not None or plan.question is not None:
         return plan, ignored
-    doubt = model.doubts_act(seen(text, config=config, addressed=addressed or context is not None))
+    doubt = model.doubts_act(_seen(neutral, addressed or context is not None))
     if doubt is None:
         return plan, ignored
     if doubt == "refuse":
         return replace(plan, error=_unsure_error(plan, config)), ignored
-    return Plan(), [*ignored, (w.normalise(text), "unsure")]
+    return Plan(), [*ignored, (neutral.normal.text, "unsure")]
+
+
+@dataclass(frozen=True)
+class _Neutral:
+    """A message as the rules and the learned reading read it: normalised, its names, and its neutral text (typos
+    mended, slang put plainly, names of the config and build-like names it does not have as ``HOST`` and
+    ``BUILD``; see :func:`w.unknown_builds`)."""
+
+    normal: w.Normal
+    names: w.Names
+    unknown_builds: tuple[str, ...]
+    own_slot: bool  # an unknown build-like name stands where the build goes
+    masked: str
+
+
+def _neutral(text: str, config: Config) -> _Neutral:
+    normal = w.normalise_parts(text)
+    names = w.find_names(normal.text, config)
+    unknown_builds, own_slot, masked = w.unknown_builds(tol.slang(tol.correct(names.masked)), config)
+    return _Neutral(normal, names, unknown_builds, own_slot, masked)
 
 
 def seen(text: str, *, config: Config, addressed: bool) -> model.Seen:
     """What the learned reading reads of a message: the neutral text the rules read, and what it names."""
-    names, unknown_builds, own_slot, masked = _neutral(w.normalise_parts(text), config)
-    return model.Seen(masked, addressed, unknown_build=bool(unknown_builds), unknown_build_slot=own_slot,
-                      unknown_host=bool(names.unknown))
+    return _seen(_neutral(text, config), addressed)
 
 
-def _neutral(normal: w.Normal, config: Config) -> tuple[w.Names, tuple[str, ...], bool, str]:
-    """The names of a normalised message, and the text the rules read: typos mended, slang put plainly, names of
-    the config and build-like names it does not have as ``HOST`` and ``BUILD`` (see :func:`w.unknown_builds`)."""
-    names = w.find_names(normal.text, config)
-    unknown_builds, own_slot, masked = w.unknown_builds(tol.slang(tol.correct(names.masked)), config)
-    return names, unknown_builds, own_slot, masked
+def _seen(neutral: _Neutral, addressed: bool) -> model.Seen:
+    return model.Seen(neutral.masked, addressed, unknown_build=bool(neutral.unknown_builds),
+                      unknown_build_slot=neutral.own_slot, unknown_host=bool(neutral.names.unknown))
 
 
 _NOUN_REBUILD_OF_NAME_RE = re.compile(r"(?:^|[\n.;:!?,] ?|\x01)(?:a |an )?(?:clean|fresh|full|from-scratch)[ -]"
@@ -179,7 +204,7 @@ MUSING_RE = re.compile(r"^(?:i (?:wonder|was wondering|am wondering|'m wondering
 
 
 def _proposed(
-    text: str, *, config: Config, context: ThreadContext | None, addressed: bool, channel: str | None,
+    neutral: _Neutral, *, config: Config, context: ThreadContext | None, addressed: bool, channel: str | None,
     ignored: list[tuple[str, str]], readings: frozenset[str], offered: bool,
 ) -> Plan | None:
     """Where the rules read nothing: the plan of the request the learned reading reads (``model.propose``), one
@@ -193,20 +218,20 @@ def _proposed(
     ("vllm oomed at 16 on node-3. let's go 8 on it"), and a clause they do not read as one."""
     if any(why in NOT_PROPOSED for _, why in ignored):
         return None
-    normal = w.normalise_parts(text)
-    names, unknown_builds, _, masked = _neutral(normal, config)
+    normal, names, masked = neutral.normal, neutral.names, neutral.masked
     if not addressed and context is None and MUSING_RE.match(masked.replace(w.LEAD_MARK, "").strip()):
         return None
-    if unknown_builds or names.unknown or w.product_names(masked) or not _WORD_RE.search(masked):
+    if neutral.unknown_builds or names.unknown or w.product_names(masked) or not _WORD_RE.search(masked):
         return None  # a name the rules refuse; nothing said but names (the rules' to read)
-    seen_ = model.Seen(masked, addressed or context is not None)
+    seen_ = _seen(neutral, addressed or context is not None)
     proposal = model.propose(seen_)
     if proposal is None or proposal.reading not in readings:
         return None
+    parts = w.clauses(masked)
     if proposal.reading == "act" and not offered and (
             proposal.probability < model.SURE or not names.builds or model.doubts_act(seen_) is not None
-            or any(why != "report" for _, why in ignored) or len(ignored) >= len(w.clauses(masked))
-            or _last_clause_tells(masked, addressed)):
+            or any(why != "report" for _, why in ignored) or len(ignored) >= len(parts)
+            or _last_clause_tells(parts, addressed)):
         return None  # run only a request the rules read nothing else in: "X died at 16 jobs, again at 8 it passed"
         # reports all it says, "… another go at 6 sorted it" tells what helped
     if not names.hosts and not names.builds and normal.quoted:
@@ -216,14 +241,13 @@ def _proposed(
         return None  # "what the ram situation on my laptop looks like": a host of rigops' is named, or none is meant
     step = Step(proposal.action)
     if proposal.action == "rebuild":
-        counts = _proposed_counts(masked)
+        counts = _proposed_counts(parts)
         if len(counts) > 1 or (not counts and (w.CORE_TALK_RE.search(masked) or _SLOT_NOT_A_NUMBER_RE.search(masked))):
             return None  # which count is meant is not known: a number that is not one, or two; cores talked of; a
             # -j with no number after it ("-jNUM_PHYS_CORES")
         if not counts and not offered and _COUNT_TALK_RE.search(masked):
             return None  # run at the default only where no count is talked of at all
-        clean = _asks_clean(masked) or any(w.CLEAN_ASK_RE.match(c.body.removeprefix(w.LEAD_MARK))
-                                           for c in w.clauses(masked))
+        clean = _asks_clean(masked) or any(w.CLEAN_ASK_RE.match(c.body.removeprefix(w.LEAD_MARK)) for c in parts)
         step = Step("rebuild", jobs=counts[0] if counts else None, clean=clean)
     elif proposal.action == "log" and (
             m := w.LOG_LINES_RE.search(masked) or w.LOG_LINES_OFFERED_RE.search(masked)):
@@ -240,16 +264,14 @@ _PROPOSED_COUNT_RE = re.compile(r"\b(?:at|with|to|on|use|using|try)\s+(\d{1,4})\
                                 r"(?!\s*(?:%|(?:percent|gb?|gib|mb|min|minutes?|h|hours?|lines?|gpus?|cards?)\b))")
 
 
-
-def _last_clause_tells(masked: str, addressed: bool) -> bool:
+def _last_clause_tells(parts: list[w.Clause], addressed: bool) -> bool:
     """The message's last clause, where a request after news of trouble goes, reads as anything but one: a report,
     a story, a supposition ("vllm went belly up again, another go at 6 sorted it")."""
-    parts = w.clauses(masked)
     last = parts[-1].body if parts else ""
     plain = last.removeprefix(w.LEAD_MARK)
     if any(word not in _PARTICIPLES_IN_REQUESTS for word in _PAST_FORM_RE.findall(plain)):
         return True  # "vllm croaked again, bob resurrected it at 4": a verb in the past, in words no table holds
-    if (gerund := _GERUND_OPENING_RE.match(plain)) and gerund.group(0) not in ("string", "swing", "sting"):
+    if (gerund := _GERUND_OPENING_RE.match(plain)) and gerund.group(0) != "string":
         return True  # "…, resurrecting it at 4 now": what someone is doing
     return acts.act_of(plain, addressed=addressed, imperative=last.startswith(w.LEAD_MARK), has_names=True,
                        trouble=False) is not None
@@ -260,15 +282,15 @@ _COUNT_TALK_RE = re.compile(r"\d|\$expr|(?<![\w-])-j|\b(?:jobs?|threads?|cores?|
 _SLOT_NOT_A_NUMBER_RE = re.compile(r"(?<![\w-])-j ?(?![\d ])|\$expr|\b(?:max_jobs|jobs) ?= ?(?!\d)")
 _PAST_FORM_RE = re.compile(r"\b[a-z]{2,}[^\We]ed\b")
 _GERUND_OPENING_RE = re.compile(r"[a-z]{3,}ing\b")
-_PARTICIPLES_IN_REQUESTS = frozenset(("needed", "based", "related", "limited", "called", "named", "used", "killed",
-                                      "oom-killed", "wedged", "jammed", "patched", "fixed", "pinned", "cached"))
+_PARTICIPLES_IN_REQUESTS = frozenset(("needed", "based", "related", "limited", "called", "named", "killed", "wedged",
+                                      "jammed", "patched", "fixed", "pinned", "cached"))
 
 
-def _proposed_counts(masked: str) -> list[int]:
+def _proposed_counts(parts: list[w.Clause]) -> list[int]:
     """The counts a message asks for, in the last clause that says a number ("it ran out at -j32. try 16",
     "give it another spin at 4"): read as the rules read counts, or a lone number after at/with/to; [0, 0] when
     that clause says numbers none of which is read as a count (a time, "-i6")."""
-    for clause in reversed(w.clauses(masked)):
+    for clause in reversed(parts):
         body = clause.body.removeprefix(w.LEAD_MARK)
         if not any(c.isdigit() for c in body) and not n.JOBS_SERIAL_RE.search(body):
             continue
@@ -288,11 +310,11 @@ def _unsure_error(plan: Plan, config: Config) -> str:
 
 
 def _read_rules(
-    text: str, *, config: Config, context: ThreadContext | None, addressed: bool, channel: str | None,
-    taking: frozenset[str],
+    text: str, neutral: _Neutral, *, config: Config, context: ThreadContext | None, addressed: bool,
+    channel: str | None, taking: frozenset[str],
 ) -> tuple[Plan, list[tuple[str, str]]]:
     """The rules' reading of :func:`read`, before the learned reading has its say."""
-    plan, ignored = _read_whole(text, config=config, context=context, addressed=addressed, channel=channel,
+    plan, ignored = _read_whole(text, neutral, config=config, context=context, addressed=addressed, channel=channel,
                                 taking=taking)
     if (not plan.steps or plan.error) and addressed and (said := _said_after_mention(text)) is not None:
         # "<remark>. @rigops kill sgl-kernel", read as one message, asked nothing or something wrong: what follows
@@ -300,19 +322,20 @@ def _read_rules(
         head, tail = said
         if plan.steps and not (names := w.find_names(w.normalise(tail), config)).hosts and not names.builds:
             return plan, ignored  # refused as one message, and the request names nothing of its own
-        asked, why = _read_whole(tail, config=config, context=_context_of(head, config) or context,
-                                 addressed=True, channel=channel, taking=taking)
+        asked, why = _read_whole(tail, _neutral(tail, config), config=config,
+                                 context=_context_of(head, config) or context, addressed=True, channel=channel,
+                                 taking=taking)
         if asked.steps or asked.error:
             return asked, _read_remark(head, config, channel) + why
     return plan, ignored
 
 
 def _read_whole(
-    text: str, *, config: Config, context: ThreadContext | None, addressed: bool, channel: str | None,
-    taking: frozenset[str],
+    text: str, neutral: _Neutral, *, config: Config, context: ThreadContext | None, addressed: bool,
+    channel: str | None, taking: frozenset[str],
 ) -> tuple[Plan, list[tuple[str, str]]]:
-    normal = w.normalise_parts(text)
-    names, unknown_builds, own_slot, masked = _neutral(normal, config)
+    normal, names, unknown_builds, own_slot, masked = (neutral.normal, neutral.names, neutral.unknown_builds,
+                                                       neutral.own_slot, neutral.masked)
     if not names.hosts and not names.builds and normal.quoted:  # a quote above the request names what it is about
         quoted = w.find_names(normal.quoted, config)
         names = replace(names, hosts=quoted.hosts, builds=quoted.builds, unknown=names.unknown or quoted.unknown)
@@ -357,7 +380,7 @@ def _read_whole(
             hits.clean = False
             continue
         plain = clause.body.removeprefix(w.LEAD_MARK)
-        if (at + 1 < len(parts) and REPORTED_SPEECH_RE.search(plain) and not plain.startswith(("as ", "like "))
+        if (at + 1 < len(parts) and acts.REPORTED_SPEECH_RE.search(plain) and not plain.startswith(("as ", "like "))
                 and re.search(re.escape(plain) + r"\s*:", masked)):  # ("as bob said: kill it" agrees, and asks)
             hits.ignored.append((plain, "story"))  # "somebody on the forum said: kill X, then restart it at 2"
             carried, listing = "story", True
@@ -556,7 +579,8 @@ def _context_of(head: str, config: Config) -> ThreadContext | None:
 
 def _read_remark(head: str, config: Config, channel: str | None) -> list[tuple[str, str]]:
     """Why the remark before the mention did not act (for ``rigops explain``)."""
-    return _read_whole(head, config=config, context=None, addressed=False, channel=channel, taking=frozenset())[1]
+    return _read_whole(head, _neutral(head, config), config=config, context=None, addressed=False, channel=channel,
+                       taking=frozenset())[1]
 
 
 def shown_clause(clause: str, limit: int = 80) -> str:
@@ -585,9 +609,6 @@ def _without_negated_builds(names: w.Names, parts: list[w.Clause], negated: set[
     return replace(names, builds=tuple(asked)) if len(asked) == 1 else names
 
 
-# Who said what, before a colon: what follows is theirs, told ("the docs say:", "someone on the forum suggested:").
-REPORTED_SPEECH_RE = re.compile(r"\b(?:said|says|say|suggested|suggests|recommended|recommends|wrote|writes|claimed"
-                                r"|claims|advised|advises|told (?:me|us|them)|posted|replied|answered)$")
 INTERJECTIONS = frozenset(("stop", "wait", "hold on", "hold up", "stop stop", "whoa", "careful", "warning"))
 CARRIED = frozenset(("hypothetical", "story", "report", "advice", "other-team", "statement"))
 # A clause that ends where what it tells is said next: "the quick fix is usually: bump the timeout and lower the
@@ -707,10 +728,12 @@ def guess(text: str, *, config: Config, context: ThreadContext | None = None,
     is none, or when it was a negation, a story or said to someone else."""
     if _to_someone(text, addressed=False):  # opened by naming a colleague: theirs to do, even with rigops named
         return None
-    plan, ignored = read(text, config=config, context=context, addressed=True, channel=channel, taking=GUESSABLE)
+    neutral = _neutral(text, config)
+    plan, ignored = _read(text, neutral, config=config, context=context, addressed=True, channel=channel,
+                          taking=GUESSABLE)
     if not plan.steps and plan.error is None and plan.question is None:
         # nothing the rules read: the request the learned reading reads, kill and rebuild too (only offered)
-        return _proposed(text, config=config, context=context, addressed=True, channel=channel, ignored=ignored,
+        return _proposed(neutral, config=config, context=context, addressed=True, channel=channel, ignored=ignored,
                          readings=frozenset(model.HEADS), offered=True)
     return plan if plan.steps and plan.error is None and plan.question is None else None
 

@@ -80,6 +80,9 @@ STORY_TIME_RE = re.compile(
 # --- advice and general remarks ------------------------------------------------------------------------
 
 # Said to an audience, or quoting docs: the whole message is advice ("FYI for anyone building on a laptop: …").
+# How somebody else's words are brought in: "someone on reddit said 'just rerun X'", "the docs say: …".
+_SAID = (r"(?:said|says|say|suggested|suggests|recommended|recommends|wrote|writes|claimed|claims|advised|advises"
+         r"|told (?:me|us|them)|posted|replied|answered)")
 AUDIENCE_RE = re.compile(
     r"\b(?:fyi|psa|heads up|pro tip|protip|tip|note|reminder|hint|advice)\b[^.?!\n]{0,12}?\b(?:for|to)\b"
     r" (?:anyone|anybody|everyone|everybody|people|folks|those|the new|newcomers|others|new folks|whoever"
@@ -94,8 +97,7 @@ AUDIENCE_RE = re.compile(
     r"|^(?:psa|pro tip|protip|tip|til|fwiw|lesson learned|note to self|whoever|rule of thumb|for the record"
     r"|(?:general |my |some |a word of |word of )?advice|(?:a |quick |hot |life pro )?tip|lpt)\b"
     # somebody else's words quoted: "someone on reddit said 'just rerun X with MAX_JOBS=4'"
-    r"|\b(?:said|says|suggested|suggests|wrote|writes|recommended|recommends|told (?:me|us)|posted)[:,]?"
-    r" [\"'\u201c\u2018]"
+    rf"|\b{_SAID}[:,]? [\"'\u201c\u2018]"
     r"|^(?:on|for) (?:(?:a|an|any|small|smaller|weaker) )?(?:machine|box|host|system|node|laptop|server"
     r"|workstation|vm)s? with (?:\d|only|less|under|just)"
     r"|\b(?:anyone|anybody|whoever|someone|people) who (?:builds|rebuilds|restarts|runs|kills|compiles)\b"
@@ -349,3 +351,7 @@ def message_act(text: str, *, to_someone: bool = False, addressed: bool = False)
     if POLL_RE.search(text.strip()) or (not addressed and ASKED_OK_RE.search(text.strip())):
         return "poll"
     return "advice" if AUDIENCE_RE.search(text) else None
+
+
+# Who said what, before a colon: what follows is theirs, told ("somebody on the forum said: kill X, then …").
+REPORTED_SPEECH_RE = re.compile(rf"\b{_SAID}$")

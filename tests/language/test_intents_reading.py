@@ -1890,20 +1890,15 @@ def test_a_kill_or_rebuild_the_learned_reading_reads_as_one_to_refuse_is_refused
                       addressed=True)).endswith("rebuild=8")
 
 
-@pytest.mark.parametrize(("text", "expected"), [
+# Requests in the shapes of fresh text, each read by the rules (not the learned reading's guess), with where it is
+# about: (host, build, steps; a kill before a rebuild is the rebuild's own)
+READ_BY_THE_RULES = [
+    # looks asked as questions
     ("what did the sgl-kernel build print last?", ("b200", "sgl-kernel", "log")),
     ("anything building on node-3 right now?", ("node-3", None, "status")),
     ("<@U0RIGOPS> what's up with vllm", ("node-3", "vllm", "status")),
     ("<@U0RIGOPS> vllm?", ("node-3", "vllm", "status")),
     ("<@U0RIGOPS> node-3?", ("node-3", None, "status")),  # a host alone: how its builds are doing
-])
-def test_more_looks_asked_as_questions(text: str, expected: tuple[str, str | None, str]) -> None:
-    plan, ignored = read(text, config=CFG, addressed=text.startswith("<@"), channel=OPS)
-    assert (plan.host, plan.build, steps(plan)) == expected and plan.error is None, plan
-    assert all(why != "learned" for _, why in ignored), ignored  # the rules' reading, not a guess
-
-
-@pytest.mark.parametrize(("text", "expected"), [
     # steps joined by arrows, in order
     ("<@U0RIGOPS> flash-attn: go to build directory -&gt; delete build directory -&gt; rebuild",
      ("b200", "flash-attn", "rebuild")),
@@ -1949,11 +1944,15 @@ def test_more_looks_asked_as_questions(text: str, expected: tuple[str, str | Non
     # "keep the work done, go on with make -j4", in Chinese
     ("<@U0RIGOPS> llama-cpp 在编译进度30%时报错了，不清空之前的编译，继续make -j4",
      ("gpu01", "llama-cpp", "rebuild=4")),
-])
-def test_requests_in_more_shapes_of_fresh_text(text: str, expected: tuple[str, str | None, str]) -> None:
-    plan = said(text, addressed=text.startswith("<@"))
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), READ_BY_THE_RULES)
+def test_requests_in_the_shapes_of_fresh_text_are_read_by_the_rules(
+        text: str, expected: tuple[str, str | None, str]) -> None:
+    plan, ignored = read(text, config=CFG, addressed=text.startswith("<@"), channel=OPS)
     assert (plan.host, plan.build, steps(plan).replace("kill mem ", "").replace("kill ", "")) == expected, plan
-    assert plan.error is None, plan
+    assert plan.error is None and all(why != "learned" for _, why in ignored), (plan, ignored)
 
 
 @pytest.mark.parametrize(("text", "expected"), [
