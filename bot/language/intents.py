@@ -355,9 +355,17 @@ def _read_whole(
         if clause.body.startswith(w.PASTE_MARK):  # "free -m on HOST gives:" above a code block
             hits.ignored.append((clause.body[1:], "pasted-log"))
             continue
-        if at + 1 < len(parts) and parts[at + 1].joined == "and" and (
+        if at + 1 < len(parts) and parts[at + 1].joined == "and" and CONSEQUENCE_RE.match(parts[at + 1].body):
+            hits.ignored.append((clause.body.removeprefix(w.LEAD_MARK), "hypothetical"))  # "restart X at 64 and it
+            carried = "hypothetical"  # dies": what it would bring, a warning or a dare
+            continue
+        if at + 1 < len(parts) and ((parts[at + 1].joined == "and" and (
                 w.WHAT_HAPPENED_RE.match(parts[at + 1].body) or SHARED_RESULT_RE.match(parts[at + 1].body)
-                or RESULT_ONLY_RE.fullmatch(parts[at + 1].body)):  # "X rebuild at 12 → success"
+                or RESULT_ONLY_RE.fullmatch(parts[at + 1].body))) or (  # "X rebuild at 12 → success"
+                parts[at + 1].joined == "," and RESULT_ONLY_RE.fullmatch(parts[at + 1].body)
+                and re.search(re.escape(clause.body) + r"\s*[-–—:]\s*" + re.escape(parts[at + 1].body), masked))
+                or SAID_AFTER_RE.fullmatch(parts[at + 1].body)  # "kill X — done", "kill X, he said, and …"
+                or _outcome_after_arrow(clause.body, parts[at + 1].body, masked)):  # "kill X → frees 60G"
             hits.ignored.append((clause.body.removeprefix(w.LEAD_MARK), "report"))  # "run X and it died"
             carried = "report"  # ... and "it died" is the report's own end
             continue
@@ -760,6 +768,9 @@ def _read_clause(body: str, addressed: bool, *, question: bool = False,
     if acts.LATER_CONDITION_RE.search(opens):  # "next time X OOMs, …", "… if it dies again": not now, even asked
         hits.ignored.append((body, "hypothetical"))
         return hits
+    if acts.HABIT_TIME_RE.search(opens):  # "rebuild X at 8 on fridays": what is done as a habit, told
+        hits.ignored.append((body, "story"))
+        return hits
     if DONE_RE.search(opens):  # "vllm -j4 restart done": told as done
         hits.ignored.append((body, "report"))
         return hits
@@ -1012,8 +1023,36 @@ def _count_said_before(masked: str, *, quoted: str = "") -> w.Number | None:
 SHARED_RESULT_RE = re.compile(r"^(?:-?j ?\d+|\d+(?: jobs| threads)?) (?:both|all|each|too)\b")
 # A clause that is only how it went: "→ success", "→ done in 2h", "-> oom".
 RESULT_ONLY_RE = re.compile(r"(?:success|successful|succeeded|done|finished|passed|passes|ok|okay|fine|works|worked"
-                            r"|green|fixed|failed|fails|oom(?:ed|'d|s)?|killed|crashed|died)(?:!+)?"
+                            r"|green|fixed|failed|fails|oom(?:ed|'d|s)?|killed|crashed|died"
+                            r"|(?:(?:the )?same|another|an?)(?: \w+)? (?:oom|error|crash|failure|result|problem|thing))"
+                            r"(?:!+)?"
                             r"(?: (?:in|after|at|within) [\w .:-]{1,20})?")
+# What a request would bring, said as a warning or a dare: "restart X at 64 and it dies", "… and watch it burn",
+# "kill it and see what happens, I dare you".
+CONSEQUENCE_RE = re.compile(r"(?:it|that|this|BUILD|HOST|the box|everything|the build)(?: just| instantly| promptly)?"
+                            r" (?:dies|crashes|fails|ooms|oom's|breaks|hangs|explodes|freezes|falls over|will die"
+                            r"|'ll die|will crash|'ll crash|will oom|'ll oom|gets killed|goes down|swaps)\b"
+                            r"|(?:watch|see) (?:it|them|everything|the box|HOST|BUILD) (?:die|burn|crash|oom|explode"
+                            r"|fall over|go down|melt)"
+                            r"|see what happens|see if i care|i dare you|good luck|have fun|enjoy")
+ARROW_RE = re.compile(r"\s*(?:→|->|=>|⇒|-->|⟶)\s*")
+# What follows an arrow and tells how it went, not what to do next: "→ frees 60G", "→ memory back to 200G".
+_OUTCOME_RE = re.compile(r"(?:mem|memory|ram|gpu|eta|time|build time|swap)\b\s*(?:back|down|up|to|at|drops"
+                         r"|dropped|frees|freed|goes|went|is|was|of|=|~|≈|\d)"
+                         r"|(?:frees|freed|saves|saved|fixes|fixed|works|worked|ooms|oomed|dies|died|fails|failed"
+                         r"|crashes|crashed|hangs|hung|succeeds|succeeded|passes|passed|finishes|finished|takes|took"
+                         r"|eta|~|≈)\b|\d+(?:\.\d+)? ?(?:h|hrs?|hours?|min|mins|minutes|g|gb|gib|m|mb|%)\b")
+
+
+def _outcome_after_arrow(request: str, after: str, masked: str) -> bool:
+    """ "rebuild X at 16 → same OOM", "kill X -> frees 60G": what came of it; "kill X → rebuild at 4" asks on."""
+    return bool(_OUTCOME_RE.match(after) and re.search(re.escape(request) + ARROW_RE.pattern + re.escape(after),
+                                                      masked))
+
+
+# Whose words a request was, said after it: "kill X, he said, and then it was all gone".
+SAID_AFTER_RE = re.compile(r"(?:he|she|they|someone|somebody|the lead|my lead|the boss|my boss) (?:said|told (?:me|us)"
+                           r"|wrote|yelled|shouted|replied|answered)")
 # A request told as done: "vllm -j4 restart done", "the rebuild finished".
 DONE_RE = re.compile(r"\b(?:restart|rebuild|rerun|retry|kill|build|relaunch)(?: is| was| has)?(?: been)?"
                      r" (?:done|finished|complete|completed|succeeded|successful|worked|ok|okay|through)\b")

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-from bot.language.intents_words import NEGATIONS
+from bot.language.intents_words import BEFORE_A_DELAY, NEGATIONS
 
 Act = Literal["story", "advice", "hypothetical", "negation", "other-team", "how-to", "report", "to-someone",
               "statement", "pasted-log", "rhetorical", "unsure", "learned", "poll"]
@@ -102,7 +102,8 @@ AUDIENCE_RE = re.compile(
     r"|workstation|vm)s? with (?:\d|only|less|under|just)"
     r"|\b(?:anyone|anybody|whoever|someone|people) who (?:builds|rebuilds|restarts|runs|kills|compiles)\b"
     # a recipe or a Q&A told: "step 1: kill X. step 2: rebuild at 4", "Q: should we kill X? A: probably not"
-    r"|^step (?:1|one)\b[^\n]{0,80}\bstep (?:2|two)\b|^q: [^\n]{0,120}\ba: "
+    r"|^step (?:1|one)\b[^\n]{0,80}\bstep (?:2|two)\b|^step (?:\d{1,2}|two|three|four|five) ?[:.)-]"
+    r"|^q: [^\n]{0,120}\ba: "
     r"|^(?:todo|to-do|to do)(?: list)?(?: for (?:later|tomorrow|monday|next week))?:"
     # "pending approval: rebuild X at 4", "proposal: …", "suggestion for later: …"
     r"|^(?:pending (?:approval|review)|proposal|proposed|suggestion|idea|plan|draft|rfc|option (?:a|b|1|2))"
@@ -157,9 +158,15 @@ LATER_CONDITION_RE = re.compile(
     r"|before (?:the )?(?:release|freeze|weekend)|some ?day|one of these days"
     # a time of day or a delay: "kill X at 5pm if it's still running", "restart it in 20 min"
     r"|at \d{1,2}(?::\d\d)? ?(?:am|pm)|at (?:noon|midnight)|tonight|this (?:evening|afternoon)"
-    r"|(?<!dies )(?<!die )(?<!dead )(?<!full )(?<!down )(?<!ooms )(?<!oom )(?<!crashes )(?<!gone )(?<!over )"
-    r"in (?:\d+|a few|ten|twenty|thirty) ?(?:min|mins|minutes|hours?|h))\b"
+    rf"|{BEFORE_A_DELAY}in (?:\d+|a few|ten|twenty|thirty) ?(?:min|mins|minutes|hours?|h))\b"
 )
+# A habit's times: "rebuild X at 8 on fridays", "we kill it every night", "restart it daily".
+HABIT_TIME_RE = re.compile(r"\b(?:on (?:mondays|tuesdays|wednesdays|thursdays|fridays|saturdays|sundays|weekends"
+                           r"|weekdays)"
+                           r"|every (?:day|night|morning|evening|week|weekend|month|hour|monday|tuesday|wednesday"
+                           r"|thursday|friday|saturday|sunday|release|sprint|other day)"
+                           r"|each (?:day|night|morning|evening|week|release)|daily|weekly"
+                           r"|nightly (?:at|before|after))\b")
 HYPOTHETICAL_RE = re.compile(
     # "check if HOST is swapping": what to look at, no condition ("wanna see if it got killed" stays one)
     r"\b(?:(?<!\bcheck )(?<!\bverify )(?<!\bconfirm )"
@@ -216,6 +223,8 @@ EXPLAIN_RE = re.compile(r"^(?:(?:can|could|would) (?:someone|somebody|anyone|any
                         r"(?:why|how|what)\b"
                         # "rebuild X with what -j?": the count asked about, not given
                         r"|\b(?:with|at|using|to) (?:what|which|how many) (?:-j|jobs|count|parallelism|threads|cores)\b"
+                        # what the bot can do, asked of people: "can rigops rebuild X at 8 or does it only do defaults?"
+                        r"|^(?:can|could|does|will|would|is|should) (?:rigops|the bot|our bot|this bot|the ops bot)\b"
                         r"|^(?:could|would|will|does|did|might|can|is|should) (?:a |an |the |another |one more )?"
                         r"(?:re-?build|restart|rerun|retry|kill|killing|rebuilding|restarting|rerunning|retrying|lowering"
                         r"|reducing|dropping|bumping|raising|switching|cutting|limiting|capping)\b[^?]*"
@@ -248,6 +257,16 @@ EXAMPLE_RE = re.compile(
     r"(?:laptops?|desktops?|notebooks?|workstations?"
     r"|(?:small |tiny )?vms?|machines? with|boxes with|systems? with|hosts? with|computers? with)\b"
 )
+# Somebody's words, with who said them after: "kill X they said", "rebuild at 64, said no one ever".
+SAID_AT_END_RE = re.compile(r"\b(?:they|he|she|someone|somebody|nobody|no one|said no one|said nobody)"
+                            r" (?:said|says|told (?:me|us)|ever)\W*$")
+# The speaker's own machine or environment: "rebuild X at 8 on my laptop", "kill it in my container".
+MY_MACHINE_RE = re.compile(r"\b(?:on|in|inside) my (?:own |local |personal |work |home )?(?:laptop|box|machine|desktop"
+                           r"|pc|mac|macbook|workstation|container|vm|docker|env|environment|venv|conda env|fork"
+                           r"|branch|computer|rig|setup|wsl|terminal|shell)\b")
+# What a request would mean, said as an equation: "kill X = pain", "rebuild at 64 = OOM" (not "MAX_JOBS = 4").
+EQUATES_RE = re.compile(r"(?<![=<>!])(?<!jobs )(?<!threads )(?<!level )(?<!-j )(?<![_a-z0-9]) ?= ?(?![=>])"
+                        r"(?=[a-z])(?!\$)")
 # A name followed by these is another party's: "llama.cpp CI", "the vllm folks", "flash-attn upstream".
 THEIRS_AFTER_NAME_RE = re.compile(
     r"\b(?:BUILD|HOST)(?:'s)? (?:ci|upstream|folks|people|team|devs|developers|maintainers|repo|project|docs"
@@ -308,6 +327,12 @@ def act_of(clause: str, *, addressed: bool, imperative: bool, has_names: bool, t
         return "rhetorical"
     if EXAMPLE_RE.search(clause):
         return "advice"
+    if SAID_AT_END_RE.search(clause):
+        return "story"  # "kill X they said": somebody's words, told
+    if MY_MACHINE_RE.search(clause):
+        return "other-team"  # "rebuild X at 8 on my laptop": the speaker's own machine, not one of rigops' hosts
+    if EQUATES_RE.search(clause):
+        return "statement"  # "kill X = the whole team loses a day": what it would mean, not a request
     if imperative:
         return None
     if STORY_TIME_RE.search(clause):
@@ -336,20 +361,66 @@ def _negation_is_elsewhere(clause: str) -> bool:
 # "restart X at 4 vs 8, what do you think?", "rebuild X at 4? y/n".
 POLL_RE = re.compile(r"(?:^|[,.;:!?—–-] ?)(?:so )?(?:which one|which|thoughts|any thoughts"
                      r"|what do (?:you|you guys|y'all|people|folks) think|opinions|ideas|y/n|yes or no|agree"
+                     r"|yes/no|\(y/n\)|\(yes/no\)|go or no[ -]go|go/no[ -]go|✅ ?/ ?❌"
                      r"|objections|any objections|votes?|\+1s?)\s*\?*\s*$"
                      # "restart X at 4 — approved?": asked of the people, with its question mark
-                     r"|(?:^|[,.;:!?—–-] ?)(?:approved|good to go|lgtm)\s*\?+\s*$")
+                     r"|(?:^|[,.;:!?—–-] ?)(?:approved|good to go|lgtm)\s*\?+\s*$"
+                     r"|\((?:y/n|yes/no|yes or no)\)\s*\?*\s*$")
 # ... and to the channel, "…, ok?", "sounds good?": said to rigops, a request with a courtesy
 ASKED_OK_RE = re.compile(r"(?:^|[,.;:!?—–-] ?)(?:ok|okay|sounds? good|fine|alright|cool)\s*\?+\s*$")
 
 
+# The people a message opens by naming, in plain text: "alice, bob: kill X", "dave and sam — rebuild it at 8";
+# and who it asks, said after it: "ok so kill X then? (asking alice)".
+PEOPLE_OPENING_RE = re.compile(r"^(?P<who>[a-z][a-z'-]{1,15}(?:(?:, ?| and | & |/)[a-z][a-z'-]{1,15}){1,4})"
+                               r" ?(?::|—|–| - )")
+ASKING_SOMEONE_RE = re.compile(r"\((?:asking|q for|question for|for|cc|@) ?@?(?!BUILD|HOST|rigops)[a-z][a-z'-]{1,15}"
+                               r"\)\s*[?!.]*\s*$")
+NOT_PEOPLE = frozenset(("ok", "okay", "so", "update", "urgent", "fyi", "psa", "note", "edit", "re", "also", "then",
+                        "and", "both", "all", "or", "yes", "no", "pls", "please", "hey", "hi", "ping", "asap", "todo",
+                        "status", "mem", "memory", "log", "logs", "gpu", "gpus", "progress", "eta", "help", "BUILD",
+                        "HOST", "rigops", "bot", "ops", "prod", "cc", "q", "a"))
+# Commands named as things, three or more in a row: "start, stop, logs, restart, rebuild are all in the new
+# launcher", "the launcher has kill, rebuild and status subcommands now".
+_COMMAND_WORD = (r"(?:start|stop|kill|abort|cancel|restart|rebuild|retry|rerun|relaunch|status|logs?|tail|mem|memory"
+                 r"|gpus?|progress|eta|help|chart|graph|explain|hosts|builds|deploy|run|build|clean|watch)")
+COMMAND_LIST_RE = re.compile(rf"\b{_COMMAND_WORD}(?:(?:, ?| and | or | & |/){_COMMAND_WORD}){{2,}}"
+                             r"(?: (?:are|were|all|both|sub-?commands|commands|verbs|options|flags|buttons|actions"
+                             r"|endpoints|targets|tabs|work|worked|do|now|too|as well)\b|[)\]])")
+# Two actions offered as a choice, asked of the channel: "X — kill/rebuild at 8?", "kill or restart X?".
+CHOICE_ASKED_RE = re.compile(r"\b(?:kill|stop|abort|cancel|nuke)(?: it| BUILD)? ?(?:/| or ) ?(?:rebuild|restart|retry"
+                             r"|rerun|relaunch|wait|leave it|let it)\b[^?]*\?+\s*$")
+# A rhetorical tag said as its own sentence: "kill X? in this economy?", "rebuild at 8?? who wrote that".
+RHETORICAL_TAG_RE = re.compile(r"\bin this economy\b|(?:^|[.?!] ?)who (?:wrote|said|suggested|came up with"
+                               r"|thought of|approved|decided) (?:that|this)\b"
+                               r"|(?:^|[,.;:!?—–-] ?)(?:see if i care|i dare you|what could (?:possibly )?go wrong"
+                               r"|said no one ever|famous last words)\W*$")
+# A whole message said as a supposition: "hypothetically, kill X — what breaks?".
+SUPPOSED_RE = re.compile(r"(?:hypothetically|theoretically|in theory|purely hypothetical|thought experiment"
+                         r"|for the sake of argument)\b")
+
+
+def _opens_naming_people(text: str) -> bool:
+    m = PEOPLE_OPENING_RE.match(text)
+    return m is not None and not any(word in NOT_PEOPLE or IMPERATIVE_RE.fullmatch(word)
+                                     for word in re.split(r", ?| and | & |/", m.group("who")))
+
+
 def message_act(text: str, *, to_someone: bool = False, addressed: bool = False) -> Act | None:
     """The whole message is advice when it opens to an audience or quotes docs ("FYI for anyone …"), is said to
-    somebody else when it opens by naming them, and a poll when it ends by asking people to weigh in."""
-    if to_someone and not addressed:
-        return "to-someone"
-    if POLL_RE.search(text.strip()) or (not addressed and ASKED_OK_RE.search(text.strip())):
+    somebody else when it opens by naming them (or says who it asks at its end), a poll when it ends by asking
+    people to weigh in or to choose, and a statement when it talks of commands as things."""
+    text = text.strip()
+    if (to_someone and not addressed) or _opens_naming_people(text) or ASKING_SOMEONE_RE.search(text):
+        return "to-someone"  # named in plain text, they are who is asked, in rigops' thread too
+    if RHETORICAL_TAG_RE.search(text):
+        return "rhetorical"
+    if SUPPOSED_RE.match(text):
+        return "hypothetical"
+    if POLL_RE.search(text) or CHOICE_ASKED_RE.search(text) or (not addressed and ASKED_OK_RE.search(text)):
         return "poll"
+    if COMMAND_LIST_RE.search(text):
+        return "statement"
     return "advice" if AUDIENCE_RE.search(text) else None
 
 

@@ -392,6 +392,9 @@ def clauses(text: str) -> list[Clause]:
 # --- guards --------------------------------------------------------------------------------------------
 
 # A clause about the past, the future or habits is a story, not a request ("the build failed yesterday").
+# What a delay is not after: "kill it before HOST dies in 10 min" asks now; the delay is the trouble's.
+BEFORE_A_DELAY = (r"(?<!dies )(?<!die )(?<!dead )(?<!full )(?<!down )(?<!ooms )(?<!oom )(?<!crashes )(?<!gone )"
+                  r"(?<!over )")
 NARRATIVE_RE = re.compile(
     r"\b(?:yesterday|ago|earlier|the other day|used to|back then|back when|usually|always|normally|sometimes"
     r"|often|routinely|occasionally|frequently|every time|most of the time"
@@ -402,7 +405,7 @@ NARRATIVE_RE = re.compile(
     # what worked, told as the fix: "what worked for us was: …", "the usual fix is …"
     r"|what (?:worked|fixed it|helped|did it|did the trick)|the (?:usual |quick |real |only )?(?:fix|trick|workaround"
     r"|solution) (?:is|was|that worked)"
-    r"|in (?:a few|\d+) (?:min|mins|minutes|hours?|h|secs?|seconds))\b"
+    rf"|{BEFORE_A_DELAY}in (?:a few|\d+) (?:min|mins|minutes|hours?|h|secs?|seconds))\b"
 )
 # What a thing is made to do, told about it: "the rebuild script is supposed to cap it at 8".
 DESCRIPTION_RE = re.compile(
@@ -1146,6 +1149,9 @@ def find_names(text: str, config: Config) -> Names:
         found_hosts.append(ALL_HOSTS)
         masked = ALL_HOSTS_RE.sub(_mask_all, masked)
     masked, unknown = _mask_unknown_hosts(masked, _host_stems(tuple(config.hosts)))
+    for m in reversed(list(ENV_PLACE_RE.finditer(masked))):  # "kill X on the staging cluster": not a host of ours
+        unknown.insert(0, m.group("place"))
+        masked = masked[:m.start("place")] + "HOST" + masked[m.end("place"):]
     return Names(unique(found_hosts), unique(found_builds), unique(unknown), masked,
                  build_mentions=tuple(found_builds))
 
@@ -1155,6 +1161,12 @@ def _host_stems(hosts: tuple[str, ...]) -> frozenset[str]:
     """The letters a config host's name opens with, where digits follow ("gpu" of gpu01, "node-" of node-3):
     "on gpu02" is then a host the config does not know, not a GPU's index."""
     return frozenset(m.group(1) for h in hosts if (m := re.match(r"([a-z]+[-_.]?)\d", h.lower())))
+
+
+# A deployment's place, which no host of the config is named after: "on staging", "in the prod cluster".
+ENV_PLACE_RE = re.compile(r"\b(?:on|in|@) (?:the )?(?P<place>staging|stage|prod|production|preprod|pre-prod|canary"
+                          r"|sandbox|uat|qa)(?: (?:cluster|box|server|machine|node|host|env|environment|fleet|farm"
+                          r"|pool|vm|instance|side))?\b(?! (?:mode|build|deps|dependencies|version|branch|config))")
 
 
 def _mask_unknown_hosts(text: str, stems: frozenset[str] = frozenset()) -> tuple[str, list[str]]:

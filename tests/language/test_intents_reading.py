@@ -76,6 +76,35 @@ NEVER_ACTS = [
     ("step 1: kill vllm. step 2: rebuild at 4. step 3: profit", "advice"),
     ("Q: should we kill vllm? A: probably not", "advice"),
     ("todo for tomorrow: kill vllm, rebuild at 4", "advice"),
+    # people named in plain text, or asked at the end; the speaker's own machine; what a request would mean
+    ("alice, bob: kill vllm", "to-someone"),
+    ("dave and sam — rebuild flash-attn at 8", "to-someone"),
+    ("ok so kill vllm then? (asking alice)", "to-someone"),
+    ("rebuild vllm at 8 on my laptop", "other-team"),
+    ("kill vllm in my container", "other-team"),
+    ("kill vllm = the whole team loses a day", "statement"),
+    # a result after a dash or an arrow, a warning or a dare after "and", whose words after the request
+    ("kill vllm — done ✅", "report"),
+    ("rebuild flash-attn at 16 → same OOM, 8 → fine", "report"),
+    ("kill vllm -> frees 60G", "report"),
+    ("careful: restart vllm at 64 and it dies", "hypothetical"),
+    ("restart vllm at 64 and watch it die lol", "hypothetical"),
+    ("kill vllm, he said, and then it was all gone", "report"),
+    ("kill vllm they said. it'll be fine they said", "story"),
+    # a habit, a recipe's step, commands named as things, a choice or a yes/no asked of people
+    ("reminder: rebuild flash-attn at 8 on fridays", "story"),
+    ("step 3: kill vllm", "advice"),
+    ("start, stop, logs, restart, rebuild are all in the new launcher", "statement"),
+    ("the launcher has kill, rebuild and status subcommands now", "statement"),
+    ("vllm — kill/rebuild at 8?", "poll"),
+    ("kill vllm (y/n)", "poll"),
+    ("vllm rebuild at 8: go or no go?", "poll"),
+    # rhetorical, supposed, or what the bot can do, asked of the channel
+    ("kill vllm? in this economy?", "rhetorical"),
+    ("rebuild flash-attn at 8?? who wrote that", "rhetorical"),
+    ("go ahead and kill vllm, see if I care", "rhetorical"),
+    ("hypothetically, kill vllm — what breaks?", "hypothetical"),
+    ("can rigops rebuild flash-attn at 8 or does it only do defaults?", "how-to"),
     # a warning and the list of what not to do under it
     ("Stop — don't try these:\n• rebuilding sgl-kernel with extremely large job counts (e.g., -j64) on b200",
      "negation"),
@@ -196,6 +225,8 @@ def test_config_names_are_read_through_separators(text: str, build: str) -> None
     ("restart llama-cpp on gpu07 at -j4", "unknown host 'gpu07'"),
     ("h100-7 is down to less than 10% swap free, kill whatever is building there",
      "unknown host 'h100-7' (known: b200, node-3, gpu01)"),  # the subject of its trouble; all hosts, not the channel's
+    ("kill vllm on the staging cluster", "unknown host 'staging'"),  # a deployment's place, never the build's host
+    ("<@U0RIGOPS> show the log of vllm in prod", "unknown host 'prod'"),
 ])
 def test_a_name_the_config_does_not_know_is_refused_with_what_there_is(text: str, error: str) -> None:
     plan = said(text, addressed="U0RIGOPS" in text)
@@ -1918,6 +1949,11 @@ READ_BY_THE_RULES = [
     ("sgl-kernel went sideways again on b200, one more round at 12 please", ("b200", "sgl-kernel", "rebuild=12")),
     ("<@U0RIGOPS> as bob said: kill vllm", ("node-3", "vllm", "kill")),
     ("<@U0RIGOPS> kill vllm, ok?", ("node-3", "vllm", "kill")),  # to rigops, a courtesy; to the channel, a poll
+    # a sequence by arrows still asks; a delay that is the trouble's is no time to come; where the count comes from
+    ("kill vllm → rebuild at 4", ("node-3", "vllm", "rebuild=4")),
+    ("<@U0RIGOPS> kill vllm before node-3 dies in 10 min", ("node-3", "vllm", "kill")),
+    ("restart vllm at 4 (as in the runbook)", ("node-3", "vllm", "rebuild=4")),
+    ("<@U0RIGOPS> step it down to 8 and rebuild flash-attn", ("b200", "flash-attn", "rebuild=8")),
     ("vllm needs to be rebuilt at 4, now", ("node-3", "vllm", "rebuild=4")),
     # a count told before, pointed back at
     ("I highly recommend to set max jobs to 2 for sgl-kernel on b200. <@U0RIGOPS> go ahead and do that",
