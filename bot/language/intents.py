@@ -359,7 +359,8 @@ def _read_whole(
             hits.ignored.append((clause.body.removeprefix(w.LEAD_MARK), "hypothetical"))  # "restart X at 64 and it
             carried = "hypothetical"  # dies": what it would bring, a warning or a dare
             continue
-        if at + 1 < len(parts) and ((parts[at + 1].joined == "and" and (
+        if at + 1 < len(parts) and ((parts[at + 1].joined == "and" and not _or_between(clause.body, parts[at + 1].body,
+                                                                                   masked) and (
                 w.WHAT_HAPPENED_RE.match(parts[at + 1].body) or SHARED_RESULT_RE.match(parts[at + 1].body)
                 or RESULT_ONLY_RE.fullmatch(parts[at + 1].body))) or (  # "X rebuild at 12 → success"
                 parts[at + 1].joined == "," and RESULT_ONLY_RE.fullmatch(parts[at + 1].body)
@@ -761,6 +762,7 @@ def _read_clause(body: str, addressed: bool, *, question: bool = False,
     main = w.REASON_RE.split(body, maxsplit=1)[0] if starts_imperative else body
     if starts_imperative:  # "rebuild X with fewer jobs than last time": a comparison, not a story
         main = _COMPARED_TO_BEFORE_RE.sub(" ", main)
+    main = _GIVEN_NOW_RE.sub("", main)  # "… check the vram on HOST now that BUILD is finished": what is the case
     if addressed and (said := _PLAN_LEAD_RE.match(opens)) and n.JOBS_TO_RE.match(rest := opens[said.end():]) and not (
             w.NARRATIVE_RE.search(rest) or _BY_ONESELF_RE.search(rest)):
         body = main = opens = rest  # said to rigops, "… gonna scale it up to 100 jobs to do so": how to do what it asks
@@ -937,7 +939,8 @@ def _read_jobs(body: str, addressed: bool) -> list[w.Number]:
             for key in [k for k in found if m.start() <= k < m.end()]:
                 del found[key]  # "from 4 jobs to 2": the 4 is the old value
             found.setdefault(m.start(1), w.Number.of(m.group(1), "-j{}"))
-    for m in (*n.JOBS_WITH_RE.finditer(body), *n.JOBS_TO_RE.finditer(body), *n.JOBS_AT_RE.finditer(body)):
+    for m in (*n.JOBS_WITH_RE.finditer(body), *n.JOBS_TO_RE.finditer(body), *n.JOBS_AT_RE.finditer(body),
+              *n.JOBS_DESCRIBED_THEN_SAID_RE.finditer(body)):
         if not n.JOBS_STORY_AFTER_RE.match(body, m.end()):
             found.setdefault(m.start(1 + _group_index(m)), w.Number.of(_first_group(m), "-j{}"))
     if not found and (at := n.NAME_AT_COUNT_RE.match(body)) and (addressed or PLEASE_RE.search(at.group(0))):
@@ -949,6 +952,7 @@ def _read_jobs(body: str, addressed: bool) -> list[w.Number]:
     return list(found.values())
 
 
+_GIVEN_NOW_RE = re.compile(r"\s(?:now that|given that|seeing as|seeing that)\s.*")
 _THIS_TIME_RE = re.compile(r"^(?:but |and |only )?this time(?: around| round)?,? (?=with |at |using |-j|j\d|max_jobs"
                            r"|(?:only |just )?\d|make_jobs|cmake_build_parallel_level|jobs)")
 
@@ -1042,6 +1046,11 @@ _OUTCOME_RE = re.compile(r"(?:mem|memory|ram|gpu|eta|time|build time|swap)\b\s*(
                          r"|(?:frees|freed|saves|saved|fixes|fixed|works|worked|ooms|oomed|dies|died|fails|failed"
                          r"|crashes|crashed|hangs|hung|succeeds|succeeded|passes|passed|finishes|finished|takes|took"
                          r"|eta|~|≈)\b|\d+(?:\.\d+)? ?(?:h|hrs?|hours?|min|mins|minutes|g|gb|gib|m|mb|%)\b")
+
+
+def _or_between(one: str, other: str, masked: str) -> bool:
+    """ "… now that X is finished or killed": two ways a thing is, not a result told after what was done."""
+    return bool(re.search(re.escape(one) + r"\s+or\s+" + re.escape(other), masked))
 
 
 def _outcome_after_arrow(request: str, after: str, masked: str) -> bool:

@@ -349,7 +349,12 @@ RELATIVE_THEN_NUMBER_RE = re.compile(
 NAME_AT_COUNT_RE = re.compile(rf"^(?:(?:so|then|ok|okay|and) )?BUILD(?: build)?(?: on HOST)?(?: again| once more)?"
                               rf" (?:(?:at|with|w/|back to|down to) (?:-j ?)?|-j ?){_NUM}(?: jobs| threads)?"
                               r"(?: (?:please|pls|plz|now|again|this time|instead|thanks|thx|from now on"
-                              r"|going forward|for now))*[.!]*$")
+                              r"|going forward|for now|then))*[.!]*$")
+# A count described, then said: "set the jobs to a small number like 2", "use a sane -j, say 8".
+JOBS_DESCRIBED_THEN_SAID_RE = re.compile(
+    r"\b(?:to|at|with|use|using|try) (?:a |an )?(?:small|smaller|low|lower|sane|safe|saner|safer|reasonable|modest"
+    r"|conservative|tiny|lowish|small-ish)(?: number| value| count| -j| amount| number of jobs| job count)?"
+    r",? (?:like|say|e\.g\.|such as|maybe|around|about|of|i\.e\.) (?:-j ?)?(\d{1,4})\b")
 # "reduce the jobs on BUILD …. 3 should do": a number said to be enough, in a sentence of its own.
 COUNT_ENOUGH_RE = re.compile(
     r"(?:^|[.;!?] )(?:-j ?)?([0-9]{1,4})(?: jobs)? (?:should|will|would|ought to) (?:do(?: it)?|work|be (?:fine|enough"

@@ -83,7 +83,7 @@ TYPO_FIXES: tuple[tuple[re.Pattern[str], str], ...] = (
 )
 # Inline code is dropped unless it is nothing but a parallelism token (so "try `-j20`" still works).
 CODE_JOBS_RE = re.compile(
-    r"\s*(?:-{1,2}j(?:obs)?\s*=?\s*(?:\d{1,6}|\$\(+ ?nproc\)?[)/*+ 0-9-]{0,12})|j\d{1,6}"
+    r"\s*(?:-{1,2}j(?:obs)?\s*=?\s*(?:-?\d{1,6}|\$\(+ ?nproc\)?[)/*+ 0-9-]{0,12})|j\d{1,6}"
     r"|(?:max_jobs|cmake_build_parallel_level)\s*=\s*\d{1,6}"
     r"|-{1,2}parallel[ =]?\d{1,6}|(?:make|ninja) -j ?(?:\d{1,6}|\$\(+ ?nproc\)?[)/*+ 0-9-]{0,12}))\s*",
     re.I,
@@ -111,7 +111,7 @@ CODE_BUTTON_RE = re.compile(r"\s*(?:start|run|re-?run|re-?start|re-?build|retry|
 CODE_NAME_RE = re.compile(r"\s*(?=[a-z0-9.+-]*[a-z])[a-z0-9][a-z0-9.+-]{1,39}\s*")
 # A jobs setting inside a longer command: "`--build-arg max_jobs=8`", "`export MAX_JOBS=4`", "`ninja -j 2`".
 CODE_JOBS_IN_RE = re.compile(
-    r"(?<![\w-])(?:-{1,2}j(?:obs)?\s*=?\s*(?:\d{1,6}|\$\(+ ?nproc\)?[)/*+ 0-9-]{0,12})"
+    r"(?<![\w-])(?:-{1,2}j(?:obs)?\s*=?\s*(?:-?\d{1,6}|\$\(+ ?nproc\)?[)/*+ 0-9-]{0,12})"
     r"|(?:max_jobs|cmake_build_parallel_level|make_jobs|ninja_jobs|num_jobs|build_jobs|jobs)\s*=\s*\S{1,30}"
     r"|-{1,2}max-jobs[ =]\d{1,6}|-{1,2}parallel[ =]?(?:\d{1,6}|\$\(+ ?nproc\)?[)/*+ 0-9-]{0,12})"
     r"|\"(?:jobs|max_jobs|parallel)\"\s*:\s*\d{1,6})",  # a JSON setting: `"jobs": 0`
@@ -184,7 +184,10 @@ def _inline_code_jobs(m: re.Match[str]) -> str:
             or CODE_BUTTON_RE.fullmatch(inner)):
         return f" {inner} "
     if found := CODE_JOBS_IN_RE.search(inner):
-        return " " + re.sub(r'"(\w+)"\s*:\s*', r"\1=", found.group(0)) + " "  # `"jobs": 0` is jobs=0
+        said = re.sub(r'"(\w+)"\s*:\s*', r"\1=", found.group(0))  # `"jobs": 0` is jobs=0
+        if re.fullmatch(r"[\w-]+\s*=\s*[a-z_<>{}\[\].]+", said, re.I):
+            return f" {said.split('=')[0].strip()}=$expr "  # `MAX_JOBS=X`, `MAX_JOBS=<n>`: no count said
+        return f" {said} "
     if JOBS_EXPR_RE.search(inner.lower()) or re.fullmatch(r"\s*\$?\(?nproc\)?\s*", inner) or (
             CODE_CORE_COUNT_RE.search(inner)):
         return " $expr "  # "`nproc` jobs", "`$(nproc)/2`": what the count is said as
@@ -506,7 +509,7 @@ def as_asked(clause: str) -> str | None:
 # Conditions ("if", "unless", "when") are not reasons: "rebuild at 8 if it fails" stays a supposition.
 REASON_RE = re.compile(
     r"\s(?:so that|so it|so we|so the|so a|so an|so this|so our|so my|so they|because|'cause|cause it|since it"
-    r"|since the|as it|as they|as the|as we"
+    r"|since the|as it|as they|as the|as we|now that"
     r"|which|otherwise|or else|before it|before the|to avoid|to prevent|to stop it|in (?:the )?hopes?|hoping"
     r"|in order to|to see if|to (?:be sure|make sure|ensure|check|confirm|verify) (?:that |it|the|we|there|no)"
     r"|so (?:there|nothing|no)\b)\b"
@@ -888,10 +891,12 @@ LOG_QUESTION_RE = re.compile(
 # "build it again", "compile vllm once more", "try building it again": the verb, the build, "again".
 REBUILD_AGAIN_RE = re.compile(
     r"^(?:build|compile|install|start|launch|try building|try compiling)"
-    r" (?:it|that|BUILD|the build|the BUILD build|BUILD build)(?: on HOST)? (?:again|once more|one more time"
+    r" (?:it|that|BUILD|the build|the BUILD build|BUILD build)(?: on HOST)? (?:again|once again|yet again|once more"
+    r"|one more time"
     r"|from scratch|another (?:go|shot|try))\b"
     r"|^(?:run|try|kick off|fire off|fire up|spin up|start up|bring back|bring up|give) (?:BUILD|the BUILD build"
-    r"|BUILD build)(?: on HOST)? (?:again|once more|one more time|from scratch|another (?:go|shot|try))\b"
+    r"|BUILD build)(?: on HOST)? (?:again|once again|yet again|once more|one more time|from scratch"
+    r"|another (?:go|shot|try))\b"
     # "spin up a new BUILD build", "fire off another BUILD build": a new run of the build, by its noun
     r"|^(?:spin up|fire off|fire up|kick off|start|launch|queue|run) (?:a |an )?(?:new|fresh|another|second)"
     r" (?:BUILD build|build of BUILD|run of BUILD|BUILD run|BUILD)\b"

@@ -1949,6 +1949,11 @@ READ_BY_THE_RULES = [
     ("sgl-kernel went sideways again on b200, one more round at 12 please", ("b200", "sgl-kernel", "rebuild=12")),
     ("<@U0RIGOPS> as bob said: kill vllm", ("node-3", "vllm", "kill")),
     ("<@U0RIGOPS> kill vllm, ok?", ("node-3", "vllm", "kill")),  # to rigops, a courtesy; to the channel, a poll
+    # a count in code that is out of range is refused as said (not dropped), "once again", a count described then said,
+    # what is the case now, said after the look
+    ("<@U0RIGOPS> try vllm once again on node-3", ("node-3", "vllm", "rebuild")),
+    ("<@U0RIGOPS> can you set the jobs to a sane value like 6 and build vllm again?", ("node-3", "vllm", "rebuild=6")),
+    ("<@U0RIGOPS> can you show the gpu memory on node-3 now that vllm is done or dead?", ("node-3", "vllm", "gpu")),
     # a sequence by arrows still asks; a delay that is the trouble's is no time to come; where the count comes from
     ("kill vllm → rebuild at 4", ("node-3", "vllm", "rebuild=4")),
     ("<@U0RIGOPS> kill vllm before node-3 dies in 10 min", ("node-3", "vllm", "kill")),
@@ -2324,6 +2329,9 @@ def test_the_same_words_told_ask_for_nothing_new(text: str) -> None:
 
 
 COUNTS_NOT_SAID_AS_ONE_NUMBER = [
+    # a placeholder where the count goes, a variable after the name and the count
+    "<@U0RIGOPS> rebuild vllm with `MAX_JOBS=N` so it fits",
+    "<@U0RIGOPS> vllm at -j ${NPROC} then",
     # the jobs slot said in words for the host's size
     "<@U0RIGOPS> rebuild vllm with MAX_JOBS equal to free memory over 4",
     "<@U0RIGOPS> rebuild vllm with max jobs = cores * 0.75",
@@ -2358,6 +2366,11 @@ COUNTS_NOT_SAID_AS_ONE_NUMBER = [
 def test_a_count_not_said_as_one_number_is_refused_in_a_rebuild(text: str) -> None:
     plan = said(text, addressed=text.startswith("<@"))
     assert plan.error is not None and "name a number" in plan.error and not any(s.jobs for s in plan.steps), plan
+
+
+def test_a_count_in_code_out_of_range_is_refused_as_said() -> None:
+    plan = said("<@U0RIGOPS> run llama-cpp `-j -2` on gpu01", addressed=True)
+    assert plan.error is not None and "-j-2: jobs must be between 1 and 1024" in plan.error, plan
 
 
 def test_an_asterisk_of_emphasis_is_no_formula() -> None:
