@@ -472,7 +472,9 @@ def _read_whole(
     bounded = (w.COUNT_BOUND_BY_FORMULA_RE.search(masked) or _count_beside_formula(masked, hits.jobs)
                or w.ODD_COUNT_RE.search(masked)
                or ("rebuild" in actions and (w.JOBS_SLOT_IN_WORDS_RE.search(masked) or w.JOBS_RANGE_RE.search(masked)
-                                             or (not hits.jobs and w.JOBS_BOUND_RE.search(masked)))))
+                                             or _count_alternatives(masked, hits.jobs)
+                                             or (not hits.jobs and (w.JOBS_BOUND_RE.search(masked)
+                                                                    or w.COUNT_DESCRIBED_RE.search(masked))))))
     # a rebuild whose count was not read, in a message that talks of the cores and says no count anywhere
     core_talk = (w.CORE_TALK_RE.search(masked) if "rebuild" in actions and not hits.jobs and not hits.relative
                  and not w.SAID_COUNT_RE.search(masked) else None)
@@ -480,7 +482,8 @@ def _read_whole(
             (addressed and (not hits.jobs or bounded) and ("rebuild" in actions or not actions))
             or (bounded and "rebuild" in actions) or core_talk) and (
             m := bounded or w.JOBS_AS_FORMULA_RE.search(masked) or w.JOBS_FORMULA_SLOT_RE.search(masked)
-            or core_talk):
+            or core_talk or (not actions and _SETS_THE_JOBS_RE.search(masked) and (
+                w.COUNT_DESCRIBED_RE.search(masked) or w.JOBS_SLOT_IN_WORDS_RE.search(masked)))):
         # said to rigops, a count given as a formula where the jobs go ("jobs number = nproc", "-j `nproc`",
         # "replace -j12 with the number of logical cores", "bare -j"): refused, never run with an old count
         actions.add("rebuild")
@@ -488,7 +491,8 @@ def _read_whole(
         hits.order.setdefault("rebuild", 0)
         why = {w.ODD_COUNT_RE: " (not a whole, positive number)", w.JOBS_SLOT_IN_WORDS_RE: w.UNSAID_NOTE,
                w.CORE_TALK_RE: w.CORE_TALK_NOTE,
-               w.JOBS_RANGE_RE: w.RANGE_NOTE, w.JOBS_BOUND_RE: w.RANGE_NOTE}.get(m.re, w.UNWORKABLE_NOTE)
+               w.JOBS_RANGE_RE: w.RANGE_NOTE, w.JOBS_BOUND_RE: w.RANGE_NOTE, w.COUNT_DESCRIBED_RE: w.UNSAID_NOTE,
+               w.COUNT_ALTERNATIVES_RE: w.RANGE_NOTE}.get(m.re, w.UNWORKABLE_NOTE)
         why = w.UNWORKABLE_NOTE if "$expr" in m.group(0) else why  # "jobs = $(nproc)": an expression after all
         hits.jobs = [w.Number(w.UNWORKABLE, f"{shown_clause(m.group(0), 40)}{why}")]
     if not actions and addressed and all(w.SEEMS_STALLED_RE.search(c) or why == "report" for c, why in hits.ignored) \
@@ -915,6 +919,7 @@ def _asks_clean(body: str) -> bool:
 def _read_jobs(body: str, addressed: bool) -> list[w.Number]:
     """Parallelism numbers that the clause asks for (not ones it merely mentions)."""
     body = _MAKE_SURE_USES_RE.sub(r"make \1 use ", body)  # "make sure the X build uses 3 cores or less": it asks
+    body = _ABOUT_A_COUNT_RE.sub("", body)  # "at around 8", "at ~8", "at 8ish": the count, said loosely
     found: dict[int, w.Number] = {}  # by where the number starts, so "with 16 jobs" counts once
     request = n.REQUEST_ANY_RE.search(body)
     asked_from = request.end() if request else len(body) + 1  # a number after this is asked for
@@ -952,6 +957,12 @@ def _read_jobs(body: str, addressed: bool) -> list[w.Number]:
     return list(found.values())
 
 
+# Said to rigops with no request verb, what sets a build's jobs: "keep X limited to 1/16th of the cores", "X
+# MAX_JOBS: fall back to CPU count minus two".
+_SETS_THE_JOBS_RE = re.compile(r"\b(?:keep|limit|cap|restrict|set|fall back|use|give|run|throttle|bound|pin|drop"
+                               r"|lower|reduce|bump|raise)\b")
+_ABOUT_A_COUNT_RE = re.compile(r"(?:(?<=\bat )|(?<=\bwith )|(?<=\bto )|(?<=-j ))(?:around|about|roughly|approximately"
+                               r"|approx\.?|circa|like|~) ?(?=\d{1,4}\b)|(?<=\d)-?ish\b|(?<=\bat )~|(?<=\bwith )~")
 _GIVEN_NOW_RE = re.compile(r"\s(?:now that|given that|seeing as|seeing that)\s.*")
 _THIS_TIME_RE = re.compile(r"^(?:but |and |only )?this time(?: around| round)?,? (?=with |at |using |-j|j\d|max_jobs"
                            r"|(?:only |just )?\d|make_jobs|cmake_build_parallel_level|jobs)")
@@ -1002,6 +1013,13 @@ PARALLEL_CAP_RE = re.compile(r"\b(?:at most|no more than|max(?:imum)?(?: of)?|on
 _NOT_A_COUNT_RE = re.compile(r"\$\((?!\s*(?:nproc|getconf|expr|\(|echo|python|sysctl|lscpu|grep|cat|awk|free))"
                              r"[^)]{0,200}\)")
 _SENTENCE_END_RE = re.compile(r"(?<!\.)[.;?!](?!\.)(?:\s|$)|\n")
+
+
+def _count_alternatives(masked: str, counts: list[w.Number]) -> re.Match[str] | None:
+    """The count read, offered with another: "rebuild at 8 or 10" (not "it oomed at 16 or 32 … rebuild at 8")."""
+    read = {c.value for c in counts}
+    return next((m for m in w.COUNT_ALTERNATIVES_RE.finditer(masked)
+                 if int(m.group("first") or m.group("listed")) in read), None)
 
 
 def _count_beside_formula(masked: str, counts: list[w.Number]) -> re.Match[str] | None:

@@ -27,7 +27,7 @@ WORD_VALUES: dict[str, int] = {
 _W_ONES = "|".join(_ONES)
 _W_BELOW_100 = rf"(?:(?:{'|'.join(_TENS)}|fourty)(?:[- ](?:{_W_ONES}))?|{'|'.join(_TEENS)}|{_W_ONES}|zero)"
 _W_NUMBER = (
-    rf"(?:half a dozen|(?:a )?dozen|(?:(?:a|{_W_ONES}) )?hundred(?: (?:and )?{_W_BELOW_100})?"
+    rf"(?:half a dozen|(?:(?:a|{_W_ONES}) )?dozen|(?:(?:a|{_W_ONES}) )?hundred(?: (?:and )?{_W_BELOW_100})?"
     rf"|(?:a|{_W_ONES}) thousand|{_W_BELOW_100}|(?:a )?single)"
 )
 # What may follow a count: "four jobs", "two-way", "fifty lines", "eight in parallel".
@@ -136,6 +136,14 @@ JOBS_EXPR_RE = re.compile(
     r"|(?<![\w-])(?:-j|max_jobs|jobs)\s*=?\s*\d{1,4}(?:e\d{1,3}|k|x[0-9a-f]{1,4})\b"
     r"|(?<![\w-])(?:-j|jobs|max_jobs|parallelism|job count)\s+(?:minus|plus|times|divided by)"
     r"\s+(?:\d|one|two|three|four|five|six|half)\b"
+    # powers, functions, a number in exponent form, a share of a number, a sum after "at"/"with": "2**4 jobs",
+    # "10^1", "sqrt(64) jobs", "1e1 jobs", "(RAM in GB)/2.5 jobs", "half of 32", "at (64-4)", "at 64 - 4"
+    r"|(?<![\w.])\d{1,4}\s*(?:\*\*|\^)\s*\d{1,4}(?![\w.])|\b(?:sqrt|log2|pow)\([^()\n]{1,40}\)"
+    r"|(?<![\w.])\d{1,3}e\d{1,2}(?=\s?(?:jobs?|threads?)\b)"
+    r"|\((?:ram|memory|mem|total ram|free memory)[^()\n]{0,20}\)\s*(?://|[-+*/×])\s*[\d.]+"
+    rf"|(?:(?<=\bat )|(?<=\bwith ))\(\s*{_SUM}\s*\){_MORE_SUM}"
+    r"|(?:(?<=\bat )|(?<=\bwith ))\d{1,4} (?:[-+] |[*/×] ?)\d{1,4}(?![\w.])(?! ?(?:gb|g|mins?|minutes|h|hours|%))"
+    r"|\b(?:half|a third|a quarter|a fifth|two thirds) of \d{1,4}\b(?! ?(?:gb|g|%))"
     r"|\bno limit on (?:the )?(?:number of )?(?:job slots|jobs?|parallelism|parallel jobs)"
     r"|\bunlimited (?:jobs|parallelism|job slots)\b"
 )

@@ -253,6 +253,7 @@ def normalise_parts(text: str) -> Normal:
     s = PASTE_INTRO_RE.sub(_paste_intro, s) if "```" in s else s
     s = CODE_BLOCK_RE.sub(" \n ", s)
     s = INLINE_CODE_RE.sub(_inline_code, s)
+    s = re.sub(r"(?<=\d)\s?\*\*\s?(?=\d)", "^", s)  # "2**4 jobs": a power, not the asterisks of bold
     s = STRIKE_RE.sub(" ", s)
     s = MENTION_RE.sub(" \n ", s)  # "… limitation <@U0RIGOPS> retry at 2": a mention starts what is said to it
     s = SLACK_MARKUP_RE.sub(" ", s)  # channels, specials and links (label too) carry no intent
@@ -1555,6 +1556,32 @@ JOBS_RANGE_RE = re.compile(
     r"|(?:(?<![\w-])-j|\bjobs|\bmax_jobs|\bparallelism) (?:of |at )?between (?:-j ?)?\d{1,4} and (?:-j ?)?\d{1,4}\b"
     r"|\bbetween (?:-j ?)?\d{1,4} and (?:-j ?)?\d{1,4} (?:jobs|threads|cores)\b"
     r"|(?<!from )(?<![\w-])-j ?\d{1,4} ?(?:-|–|to) ?(?:-j ?)?\d{1,4}\b")
+# A count described, not said, in a rebuild that reads no number: "as many jobs as GPUs", "half the previous -j",
+# "1/16th of the cores", "the default minus 4", "at 16/2", "-j%NUMBER_OF_PROCESSORS%", "a couple fewer jobs".
+COUNT_DESCRIBED_RE = re.compile(
+    r"\bas many (?:jobs|threads|processes|compiles|workers|compile jobs) as\b"
+    r"|\b(?:half|a third|a quarter|a fraction|two thirds|three quarters|double|twice|triple|\d{1,3} ?%"
+    r"|\d{1,2}/\d{1,2}(?:th|rd|nd|st)?)(?: of)? (?:the |its |our |all (?:the )?)?"
+    r"(?:previous |current |old |last |usual |default )?(?:cores|cpus|threads|processors|jobs|-j|core count|cpu count"
+    r"|nproc|max_jobs|parallelism|count|default|value)\b"
+    r"|\b(?:the )?(?:default|usual|current)(?: -j| jobs| count| value)? ?(?:minus|plus|-|\+|/|\*|times|divided by|over"
+    r"|less) ?(?:\d|one|two|three|four|half)"
+    r"|(?<![\w-])-j ?%\w+%|%number_of_processors%"
+    r"|\b(?:max_jobs|jobs|-j|parallelism)\s*(?:=|to|at)\s*(?:half|double|twice|max|auto|all|full)\b|\bat half\b"
+    r"|\b(?:at|with|to|-j)\s?\d{1,4} ?(?:/|\^) ?\d{1,4}\b"
+    r"|\b(?:a few|a couple(?: of)?|several|a handful of|\d{1,2}|one|two|three|four) (?:fewer|less|more) (?:jobs|threads"
+    r"|processes)\b(?! than)"
+    r"|\bwith (?:a few|a couple(?: of)?|several|a handful of|some) (?:jobs|threads)\b"
+    # a load limit where the count goes: "make -j -l 16", "--load-average=16"
+    r"|(?<![\w-])-l ?\d|--load-average|\bload (?:average|limit)\b")
+# Two counts offered where the count read goes: "rebuild at 8 or 10", "at 8, 10 if it's fast", "like 8 maybe 10".
+_NOT_A_COUNT_UNIT = (r"(?! ?(?:gb|g|gib|%|mins?|minutes|hours?|h|am|pm|tb|m|mb|secs?|seconds|x|days?|gpus?|nodes?"
+                     r"|hosts?|boxes|builds?|times)\b)")
+COUNT_ALTERNATIVES_RE = re.compile(
+    rf"(?<![\w.-])(?:-j ?)?(?P<first>\d{{1,4}}) ?(?:or|maybe|/) ?(?:maybe |even |perhaps |-j ?)?\d{{1,4}}\b"
+    rf"{_NOT_A_COUNT_UNIT}"
+    rf"|(?<![\w.-])(?:-j ?)?(?P<listed>\d{{1,4}}), ?(?:maybe |even |perhaps |-j ?)?\d{{1,4}}\b{_NOT_A_COUNT_UNIT}"
+    r"(?= ?(?:if|maybe|or|would|might|should|tops|max|at most|[.!?]|$))")
 JOBS_BOUND_RE = re.compile(
     r"\b(?:less|fewer|lower|smaller) than (?:-j ?)?\d{1,4}(?: jobs| threads| cores)?\b"
     r"|\b(?:max_jobs|-j|jobs) (?:lower|less|smaller|below|under) (?:than )?\d{1,4}\b")

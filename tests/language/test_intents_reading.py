@@ -1954,6 +1954,11 @@ READ_BY_THE_RULES = [
     ("<@U0RIGOPS> try vllm once again on node-3", ("node-3", "vllm", "rebuild")),
     ("<@U0RIGOPS> can you set the jobs to a sane value like 6 and build vllm again?", ("node-3", "vllm", "rebuild=6")),
     ("<@U0RIGOPS> can you show the gpu memory on node-3 now that vllm is done or dead?", ("node-3", "vllm", "gpu")),
+    # a count said loosely, or in words of dozens; two counts where one is told and the other asked
+    ("<@U0RIGOPS> rebuild vllm at ~8", ("node-3", "vllm", "rebuild=8")),
+    ("<@U0RIGOPS> rebuild vllm at around 8", ("node-3", "vllm", "rebuild=8")),
+    ("<@U0RIGOPS> rebuild vllm with two dozen jobs", ("node-3", "vllm", "rebuild=24")),
+    ("vllm oomed at 16 or 32, can't remember. rebuild it at 8", ("node-3", "vllm", "rebuild=8")),
     # a sequence by arrows still asks; a delay that is the trouble's is no time to come; where the count comes from
     ("kill vllm → rebuild at 4", ("node-3", "vllm", "rebuild=4")),
     ("<@U0RIGOPS> kill vllm before node-3 dies in 10 min", ("node-3", "vllm", "kill")),
@@ -2329,6 +2334,19 @@ def test_the_same_words_told_ask_for_nothing_new(text: str) -> None:
 
 
 COUNTS_NOT_SAID_AS_ONE_NUMBER = [
+    # a count described, offered two ways, worked out, or a load limit in its place
+    "<@U0RIGOPS> rebuild vllm with as many jobs as GPUs",
+    "<@U0RIGOPS> rebuild vllm at half the previous -j",
+    "<@U0RIGOPS> rebuild vllm with the default minus 4",
+    "<@U0RIGOPS> rebuild vllm with a couple fewer jobs",
+    "<@U0RIGOPS> keep sgl-kernel limited to 1/16th of the cores",
+    "<@U0RIGOPS> rebuild vllm at 8 or 10",
+    "<@U0RIGOPS> rebuild vllm at 8, 10 if it's fast",
+    "<@U0RIGOPS> rebuild vllm at 64 - 4",
+    "retry vllm with 2**4 jobs",
+    "retry vllm with sqrt(64) jobs",
+    "<@U0RIGOPS> rebuild vllm with (RAM in GB)/2.5 jobs",
+    "<@U0RIGOPS> rebuild vllm with make -j -l 16",
     # a placeholder where the count goes, a variable after the name and the count
     "<@U0RIGOPS> rebuild vllm with `MAX_JOBS=N` so it fits",
     "<@U0RIGOPS> vllm at -j ${NPROC} then",
