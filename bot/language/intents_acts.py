@@ -109,7 +109,28 @@ AUDIENCE_RE = re.compile(
     r"|^(?:pending (?:approval|review)|proposal|proposed|suggestion|idea|plan|draft|rfc|option (?:a|b|1|2))"
     r"(?: for (?:later|tomorrow|next time|the future))?:"
     r"|^(?:commands|steps|instructions|how|ways|options) to [a-z ]{2,30}:"
+    # a fix told under its label: "Solution: rebuild X with MAX_JOBS=4", "TL;DR rebuild X at 4", "BUILD tip: …",
+    # "what fixed it for me: …", "for posterity: …", "docs: `MAX_JOBS=4 pip install X`", "general rule: …"
+    r"|^(?:the |a |my |our )?(?:(?:canonical|standard|usual|known|real|simple|easy|quick|proper|actual|only|general"
+    r"|recommended|suggested|accepted|official) )?(?:solution|fix|workaround|answer|resolution|remedy|cure|rule"
+    r"|recommendation|way)s? ?(?:is )?[:\-—–]"
+    r"|^(?:tl;?dr|tl;dr|tldr|recommended|fwiw|for posterity|docs|the docs|readme|the readme|edit|update|solved|fixed"
+    r"|answer|(?:BUILD |HOST |build |oom |memory )?tips?"
+    r"|note for (?:future me|myself|later|the future|next time|others)"
+    r")\b ?[:\-—–]?|^what (?:fixed|solved|worked|helped)(?: it| this)?(?: for (?:me|us))? ?[:\-—–]"
+    r"|^(?:anyone|anybody) else (?:seeing|hitting|getting|running into|with) (?:this|the same|that)\b"
+    r"|\bfor (?:anyone|anybody|everyone|those|others) else\b"
+    # a fix vouched for, not asked: "… Worked for me.", "… works every time", "confirmed working on 64GB"
+    r"|\b(?:worked|works|working) (?:every time|like a charm)\b"
+    r"|\bconfirmed (?:working|to work|it works)\b|\b(?:fixes|solves) (?:it|this|the (?:oom|issue|problem|error))\b"
+    r"|\bit'?s not rocket science\b|\b(?:as )?per (?:the )?(?:docs|documentation|readme|manual|wiki)\b"
+    r"|\b(?:docs|documentation|readme|manual|wiki) (?:literally |clearly |explicitly |even )?(?:says|say|said"
+    r"|tells you)\b"
 )
+# Said to whoever reads, not to rigops: "you should kill X and rebuild with -j4", "you need to rebuild X at 4".
+YOU_SHOULD_RE = re.compile(r"(?:^|[.!?;,:—–-]\s*)(?:so |and |then |but |honestly |imo )?you (?:really |probably "
+                           r"|definitely |just |also |first )?(?:should|need to|have to|must|gotta|got to|want to"
+                           r"|'ll (?:want|need|have) to|'d (?:want|need|have) to)\b")
 # Generic "you": a rule about how things behave, not a request to this channel.
 GENERIC_RE = re.compile(
     r"\b(?:when|whenever|if|once|every time|each time) (?:you|one|people|someone|anyone) (?:see|get|hit"
@@ -122,13 +143,15 @@ GENERIC_RE = re.compile(
     r"|(?:most|much) of the time|as a side effect|in general|generally|rule of thumb|per core|per job"
     r"|is deprecated|is consistent with|by default|the default is|for instance|for example|e\.g\.|known issue)\b"
     r"|\b(?:keeps|keep) (?:it|things|the box|the machine) (?:alive|happy|stable|safe|going)\b"
+    r"|^(?:most|many|some|a lot of) (?:people|folks|users|devs|of us)\b|^(?:everyone|everybody) (?:\w+s)\b"
     r"|\b(?:trick|fix|solution|workaround|answer|way|idea|recipe|rule|cure|remedy|key) (?:is|was|here is)"
     r" (?:just )?to\b|\bwhat (?:worked|works|helped|helps)(?: for me| for us)? (?:is|was)\b"
     # "my kneejerk reaction is to kill X": an urge told, not acted on
     r"|\b(?:my|our|the) (?:\w+ )?(?:reaction|instinct|inclination|gut|first thought|impulse|urge|temptation)"
     r" (?:is|was|would be|says) to\b"
     # "for vllm the usual drill is kill, then rebuild at 4": what is done as a rule, told
-    r"|\b(?:usual|standard|normal|typical|regular|general) (?:drill|routine|procedure|process|fix|move|practice|rule)\b"
+    r"|\b(?:usual|standard|normal|typical|regular|general|canonical|common|accepted|recommended) (?:drill|routine"
+    r"|procedure|process|fix|move|practice|rule|answer|way|approach|solution)\b"
     r"|\b(?:drill|routine|procedure|playbook|runbook|rule of thumb) (?:is|was|says|goes)\b"
 )
 
@@ -144,7 +167,8 @@ LATER_CONDITION_RE = re.compile(
     r"|^(?:the )?next time\b|^(?:whenever|every time|each time)\b"
     # an event to wait for: "kill it if it hangs", "should X die overnight, …", "after the tests pass, …",
     # "when memory frees up, …" (a state now stays a request: "kill it if it's stuck")
-    r"|\b(?:if|when|whenever|once|in case) (?:it|this|that|BUILD|the build|HOST) (?:ever )?(?:hangs|stalls|gets stuck"
+    r"|\b(?:if|when|whenever|once|in case) (?:it|this|that|BUILD|the build|HOST|the compile|the compiler|ninja|make"
+    r"|nvcc|cc1plus|the job|the linker|ld|the install) (?:ever )?(?:hangs|stalls|gets stuck"
     r"|freezes|ooms|oom's|dies|fails|crashes|breaks|gets killed|runs out of memory|starts swapping|swaps)\b"
     r"|^should (?:it|BUILD|the build|HOST) (?:ever )?(?:die|fail|crash|oom|hang|break|get killed|run out|stall)\b"
     # … or after the request: "restart X after the current run finishes", "rebuild X when the tests pass"
@@ -256,6 +280,8 @@ EXAMPLE_RE = re.compile(
     r"|\b(?:on|for|with) (?:a |an |any |small |smaller |weaker |low-end )*"
     r"(?:laptops?|desktops?|notebooks?|workstations?"
     r"|(?:small |tiny )?vms?|machines? with|boxes with|systems? with|hosts? with|computers? with)\b"
+    r"|\b(?:on|for|with) (?:smaller|weaker|tiny|low-end|low-memory|low-ram|older) (?:boxes|machines|hosts|nodes|systems"
+    r"|computers|servers|gpus)\b"
 )
 # Somebody's words, with who said them after: "kill X they said", "rebuild at 64, said no one ever".
 SAID_AT_END_RE = re.compile(r"\b(?:they|he|she|someone|somebody|nobody|no one|said no one|said nobody)"
@@ -421,7 +447,7 @@ def message_act(text: str, *, to_someone: bool = False, addressed: bool = False)
         return "poll"
     if COMMAND_LIST_RE.search(text):
         return "statement"
-    return "advice" if AUDIENCE_RE.search(text) else None
+    return "advice" if AUDIENCE_RE.search(text) or (not addressed and YOU_SHOULD_RE.search(text)) else None
 
 
 # Who said what, before a colon: what follows is theirs, told ("somebody on the forum said: kill X, then …").

@@ -105,6 +105,18 @@ NEVER_ACTS = [
     ("go ahead and kill vllm, see if I care", "rhetorical"),
     ("hypothetically, kill vllm — what breaks?", "hypothetical"),
     ("can rigops rebuild flash-attn at 8 or does it only do defaults?", "how-to"),
+    # a fix told under its label, vouched for, or said to whoever reads; what most people do
+    ("Solution: rebuild flash-attn with MAX_JOBS=4", "advice"),
+    ("TL;DR rebuild flash-attn at -j4 and it works", "advice"),
+    ("flash-attn tip: rebuild with MAX_JOBS=4", "advice"),
+    ("known fix: kill vllm, restart with -j4", "advice"),
+    ("note for future me: rebuild flash-attn at 4", "advice"),
+    ("rebuild flash-attn with MAX_JOBS=4 (for anyone else hitting this)", "advice"),
+    ("for flash-attn, rebuild with MAX_JOBS=4, works every time", "advice"),
+    ("as per docs, rebuild flash-attn with MAX_JOBS=4", "advice"),
+    ("Most people rebuild flash-attn with MAX_JOBS=4", "advice"),
+    ("try MAX_JOBS=4 when building flash-attn on smaller boxes", "advice"),
+    ("when the compile OOMs, kill vllm and rebuild at -j4", "hypothetical"),
     # a warning and the list of what not to do under it
     ("Stop — don't try these:\n• rebuilding sgl-kernel with extremely large job counts (e.g., -j64) on b200",
      "negation"),
@@ -142,6 +154,16 @@ def test_a_message_that_asks_for_nothing_never_acts_and_says_why(text: str, why:
     plan, ignored = read(text, config=CFG, channel=OPS)
     assert plan.steps == (), plan
     assert why in {act for _, act in ignored}, ignored
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("You should kill vllm and rebuild with -j4", "rebuild=4"),
+    ("you need to rebuild flash-attn with MAX_JOBS=4", "rebuild=4"),
+])
+def test_you_should_is_advice_to_the_channel_and_a_request_to_rigops(text: str, expected: str) -> None:
+    plan, ignored = read(text, config=CFG, channel=OPS)
+    assert plan.steps == () and "advice" in {act for _, act in ignored}, plan
+    assert steps(said(text, addressed=True)).replace("kill ", "") == expected
 
 
 def test_a_message_to_a_colleague_is_theirs() -> None:
