@@ -565,8 +565,8 @@ def _said_after_mention(text: str) -> tuple[str, str] | None:
     if len(mentions) != 1:
         return None
     head, tail = text[: mentions[0].start()], text[mentions[0].end():]
-    if not w.normalise(head).strip() or not w.normalise(tail).strip():
-        return None
+    if not w.normalise(head).strip() or not w.normalise(tail).strip() or w.MENTION_IN_SENTENCE_RE.search(head):
+        return None  # "… before letting @rigops rebuild X": rigops is a word of the sentence, not who it is said to
     return head, tail
 
 
@@ -945,8 +945,8 @@ def _read_jobs(body: str, addressed: bool) -> list[w.Number]:
                 del found[key]  # "from 4 jobs to 2": the 4 is the old value
             found.setdefault(m.start(1), w.Number.of(m.group(1), "-j{}"))
     for m in (*n.JOBS_WITH_RE.finditer(body), *n.JOBS_TO_RE.finditer(body), *n.JOBS_AT_RE.finditer(body),
-              *n.JOBS_DESCRIBED_THEN_SAID_RE.finditer(body)):
-        if not n.JOBS_STORY_AFTER_RE.match(body, m.end()):
+              *n.JOBS_DESCRIBED_THEN_SAID_RE.finditer(body), *n.JOBS_ON_RE.finditer(body)):
+        if not n.JOBS_STORY_AFTER_RE.match(body, m.end()) or _TOO_RE.match(body, m.end()):  # "… on -j4 too"
             found.setdefault(m.start(1 + _group_index(m)), w.Number.of(_first_group(m), "-j{}"))
     if not found and (at := n.NAME_AT_COUNT_RE.match(body)) and (addressed or PLEASE_RE.search(at.group(0))):
         # "@rigops vllm at 4"; to the channel only with a please: "cc1plus killed again. llama-cpp at 4 pls"
@@ -961,6 +961,7 @@ def _read_jobs(body: str, addressed: bool) -> list[w.Number]:
 # MAX_JOBS: fall back to CPU count minus two".
 _SETS_THE_JOBS_RE = re.compile(r"\b(?:keep|limit|cap|restrict|set|fall back|use|give|run|throttle|bound|pin|drop"
                                r"|lower|reduce|bump|raise)\b")
+_TOO_RE = re.compile(r"\s+(?:too|as well)\s*[.!]*$")
 _ABOUT_A_COUNT_RE = re.compile(r"(?:(?<=\bat )|(?<=\bwith )|(?<=\bto )|(?<=-j ))(?:around|about|roughly|approximately"
                                r"|approx\.?|circa|like|~) ?(?=\d{1,4}\b)|(?<=\d)-?ish\b|(?<=\bat )~|(?<=\bwith )~")
 _GIVEN_NOW_RE = re.compile(r"\s(?:now that|given that|seeing as|seeing that)\s.*")

@@ -114,10 +114,10 @@ AUDIENCE_RE = re.compile(
     r"|^(?:the |a |my |our )?(?:(?:canonical|standard|usual|known|real|simple|easy|quick|proper|actual|only|general"
     r"|recommended|suggested|accepted|official) )?(?:solution|fix|workaround|answer|resolution|remedy|cure|rule"
     r"|recommendation|way)s? ?(?:is )?[:\-—–]"
-    r"|^(?:tl;?dr|tl;dr|tldr|recommended|fwiw|for posterity|docs|the docs|readme|the readme|edit|update|solved|fixed"
+    r"|^(?:tl;?dr|tldr)\b|^(?:recommended|fwiw|for posterity|docs|the docs|readme|the readme|solved|fixed"
     r"|answer|(?:BUILD |HOST |build |oom |memory )?tips?"
     r"|note for (?:future me|myself|later|the future|next time|others)"
-    r")\b ?[:\-—–]?|^what (?:fixed|solved|worked|helped)(?: it| this)?(?: for (?:me|us))? ?[:\-—–]"
+    r") ?[:\-—–]|^what (?:fixed|solved|worked|helped)(?: it| this)?(?: for (?:me|us))? ?[:\-—–]"
     r"|^(?:anyone|anybody) else (?:seeing|hitting|getting|running into|with) (?:this|the same|that)\b"
     r"|\bfor (?:anyone|anybody|everyone|those|others) else\b"
     # a fix vouched for, not asked: "… Worked for me.", "… works every time", "confirmed working on 64GB"
@@ -234,8 +234,14 @@ THIRD_PARTY_RE = re.compile(
 
 # --- general questions ---------------------------------------------------------------------------------
 
+# Whether the speaker may, or how: "can i retrigger the X build?", "can I just rebuild X with enough ram?".
+MAY_I_RE = re.compile(r"^(?:(?:so|ok|and|but|or) )?(?:can|could|may|shall|should|do) i (?:just |simply |now |still "
+                      r"|safely |go ahead and |need to )?(?:kill|stop|abort|cancel|rebuild|restart|retrigger|re-trigger"
+                      r"|rerun|re-run|retry|relaunch|nuke|terminate|trigger|build|compile)\b")
+
 SELF_HOW_TO_RE = re.compile(r"^how (?:do|can|would|should|could) (?:i|we|one)\b.*\b(?:kill|stop|abort|cancel"
-                            r"|rebuild|restart|rerun|retry|relaunch)\b|\b(?:myself|ourselves|by hand|manually)\b")
+                            r"|rebuild|restart|rerun|retry|relaunch)\b|\b(?:myself|ourselves|by hand|manually)\b"
+                            rf"|{MAY_I_RE.pattern}")
 # "why would anyone rebuild X at -j128?", "who in their right mind kills …": a question that asks for nothing.
 RHETORICAL_RE = re.compile(r"^(?:why (?:would|on earth would|the hell would) (?:anyone|anybody|you|someone)"
                            r"|who (?:in their right mind|would ever|on earth)"
@@ -258,6 +264,7 @@ HOW_TO_RE = re.compile(
     r"^(?:how (?:do|can|would|should|to|does one)|any idea how|anyone know how|does anyone know|do you know how"
     r"|is there a way|what is the (?:best|right|recommended) way|why does|why do|why is it"
     r"|what happens|is it (?:normal|expected|safe|possible)|should (?:i|one) (?:use|set))\b"
+    rf"|{MAY_I_RE.pattern}"
     r"|\b(?:how to|what (?:does|do) [^?]{1,40} (?:mean|stand for)|vs\.? free)\b"
 )
 
@@ -283,6 +290,7 @@ EXAMPLE_RE = re.compile(
     r"|\b(?:on|for|with) (?:smaller|weaker|tiny|low-end|low-memory|low-ram|older) (?:boxes|machines|hosts|nodes|systems"
     r"|computers|servers|gpus)\b"
 )
+BY_ONESELF_RE = re.compile(r"\b(?:myself|ourselves|on my own|on our own)\b")
 # Somebody's words, with who said them after: "kill X they said", "rebuild at 64, said no one ever".
 SAID_AT_END_RE = re.compile(r"\b(?:they|he|she|someone|somebody|nobody|no one|said no one|said nobody)"
                             r" (?:said|says|told (?:me|us)|ever)\W*$")
@@ -353,6 +361,8 @@ def act_of(clause: str, *, addressed: bool, imperative: bool, has_names: bool, t
         return "rhetorical"
     if EXAMPLE_RE.search(clause):
         return "advice"
+    if BY_ONESELF_RE.search(clause) and not QUESTION_START_RE.match(clause):
+        return "statement"  # "I'd like to stop just the idle stuff myself": the speaker does it, rigops does not
     if SAID_AT_END_RE.search(clause):
         return "story"  # "kill X they said": somebody's words, told
     if MY_MACHINE_RE.search(clause):

@@ -413,8 +413,13 @@ JOBS_STORY_AFTER_RE = re.compile(
 REQUEST_ANY_RE = re.compile(
     r"\b(?:try|retry|rebuild|restart|rerun|relaunch|recompile|re-compile|reinstall|redo|re-run|re-?trigger|requeue"
     r"|re-?kick|bounce|drop|lower|reduce|cut|bump|raise|increase|decrease|limit"
-    r"|cap|throttle|switch|go|set|change|instead|maybe|how about|what about|let's|lets)\b"
+    r"|cap|throttle|switch|go|set|change|instead|maybe|how about|what about|let's|lets"
+    r"|restore|revert|return|returning|restoring|reset)\b"
 )
+# "put BUILD on 6 jobs", "put vllm on -j4 too", "keep it on 8 threads": the count the build is put on.
+JOBS_ON_RE = re.compile(r"\b(?:put|keep|run|set|move|switch)(?: it| BUILD| the build| the BUILD build)? on (?:-j ?)?"
+                        r"(\d{1,4})(?: jobs?| threads?| cores?| procs?| workers?|(?<=-j\d)|(?<=-j\d\d)|(?<=-j \d)"
+                        r"|(?<=-j \d\d))\b")
 # A verb that is a request only at the start of a clause: "use 16 cores", "make -j 24", "with -j8",
 # "ninja -j16", "export MAX_JOBS=24", "max 8 jobs".
 REQUEST_START_RE = re.compile(

@@ -45,6 +45,17 @@ INLINE_CODE_RE = re.compile(r"`([^`\n]{0,200})`")
 STRIKE_RE = re.compile(r"~[^~\n]{1,300}~")
 SLACK_MARKUP_RE = re.compile(r"<[^<>\n]{0,500}>")  # <@U1>, <#C1|ops>, <!here>, <http://x|label>
 MENTION_RE = re.compile(r"(?<=\S)[ ]*<@[UW][A-Z0-9]{2,20}(?:\|[^<>\n]{0,80})?>[ ]*(?=\S)")
+# A mention that is a word of the sentence around it, not who it is said to: "before letting <@U0RIGOPS> rebuild X",
+# "i asked <@U07ALICE> to kill it", "waiting for <@U07BOB> to …".
+MENTION_IN_SENTENCE_RE = re.compile(r"\b(?:let|lets|letting|have|having|ask|asking|asked|get|getting|make|making|tell"
+                                    r"|telling|told|wait for|waiting for|waited for|leave it to|thanks to|like|than)"
+                                    r"\s*$", re.I)
+
+
+def _mention(m: re.Match[str]) -> str:
+    return " someone " if MENTION_IN_SENTENCE_RE.search(m.string[max(0, m.start() - 24): m.start()]) else " \n "
+
+
 PLACEHOLDER_RE = re.compile(r"<[a-z][a-z_ -]{2,40}>", re.I)  # "MAX_JOBS=<half-your-cpu-cores>": not a number
 ENTITIES = (("&gt;", ">"), ("&lt;", "<"), ("&quot;", '"'), ("&#39;", "'"), ("&amp;", "&"))
 QUOTED_LINE_RE = re.compile(r"^ *>[^\n]*", re.M)
@@ -255,7 +266,7 @@ def normalise_parts(text: str) -> Normal:
     s = INLINE_CODE_RE.sub(_inline_code, s)
     s = re.sub(r"(?<=\d)\s?\*\*\s?(?=\d)", "^", s)  # "2**4 jobs": a power, not the asterisks of bold
     s = STRIKE_RE.sub(" ", s)
-    s = MENTION_RE.sub(" \n ", s)  # "… limitation <@U0RIGOPS> retry at 2": a mention starts what is said to it
+    s = MENTION_RE.sub(_mention, s)  # "… limitation <@U0RIGOPS> retry at 2": a mention starts what is said to it
     s = SLACK_MARKUP_RE.sub(" ", s)  # channels, specials and links (label too) carry no intent
     for entity, char in ENTITIES:
         s = s.replace(entity, char)
@@ -319,6 +330,8 @@ CLAUSE_SPLIT_RE = re.compile(
     # "we may be overloading the CPU so let's reduce …": the request after the remark is a clause of its own
     r"|\sso (?=(?:let's|lets|let us|please|pls|can you|could you|would you|i need you to|we need to|just)\b)"
 )
+_MINE_TO_DO = (r"(?:kill|stop|abort|cancel|rebuild|restart|retrigger|re-trigger|rerun|re-run|retry|relaunch|nuke"
+               r"|terminate|trigger|build|compile)")
 # Lead-ins that keep a clause imperative: "pls", "can you", "let's", "we should", "@rigops" (already gone).
 LEAD_RE = re.compile(
     r"^(?:(?:(?:is )?(?:anyone|anybody|someone|somebody) (?:able|around|free|willing|available) to"
@@ -332,7 +345,9 @@ LEAD_RE = re.compile(
     r"|can you|could you|can u|could u|would you|will you|(?:can|could|would|will) (?:someone|somebody|anyone|anybody)"
     r"|can we|could we|let's|lets|let us|go ahead and|we need to|need to|we should|you should"
     r"|i need you to|i'd like you to|i want you to|time to|gotta|we gotta|better|kindly|pretty please"
-    r"|ok let's|how about we|why don't we|why don't you|perhaps|can we|could we|can i|could i|may i|mind"
+    r"|ok let's|how about we|why don't we|why don't you|perhaps|can we|could we|mind"
+    # "can i get the log": asked; "can i just rebuild X?": whether the speaker may, or how (intents_acts.HOW_TO_RE)
+    rf"|(?:can|could|may) i(?! (?:just |simply |now |still |safely |go ahead and )?{_MINE_TO_DO}\b)"
     r"|(?:try|see) (?:if|whether) it helps (?:to|if you|if we)|(?:it's |it is |probably )?(?:best|better) to"
     r"|might as well|may as well"
     r"|would you mind|do you mind|i'd like to|i want to|i wanna|make sure to|be sure to|remember to)\b[\s,]*)*+"

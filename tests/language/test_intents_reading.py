@@ -117,6 +117,11 @@ NEVER_ACTS = [
     ("Most people rebuild flash-attn with MAX_JOBS=4", "advice"),
     ("try MAX_JOBS=4 when building flash-attn on smaller boxes", "advice"),
     ("when the compile OOMs, kill vllm and rebuild at -j4", "hypothetical"),
+    # rigops as a word of the sentence, whether the speaker may, what the speaker does themselves
+    ("push is in, i'll wait a bit before letting <@U0RIGOPS> rebuild vllm", "story"),
+    ("can i retrigger the vllm build on node-3? how?", "how-to"),
+    ("can I just rebuild flash-attn with more ram, or is swap needed?", "how-to"),
+    ("don't kill anything on node-3. I'd like to stop the idle stuff myself", "statement"),
     # a warning and the list of what not to do under it
     ("Stop — don't try these:\n• rebuilding sgl-kernel with extremely large job counts (e.g., -j64) on b200",
      "negation"),
@@ -1976,6 +1981,11 @@ READ_BY_THE_RULES = [
     ("<@U0RIGOPS> try vllm once again on node-3", ("node-3", "vllm", "rebuild")),
     ("<@U0RIGOPS> can you set the jobs to a sane value like 6 and build vllm again?", ("node-3", "vllm", "rebuild=6")),
     ("<@U0RIGOPS> can you show the gpu memory on node-3 now that vllm is done or dead?", ("node-3", "vllm", "gpu")),
+    # a request after a fix told, a count the build is put on, a count restored
+    ("<@U0RIGOPS> fixed the errors in sgl-kernel, please rebuild it", ("b200", "sgl-kernel", "rebuild")),
+    ("<@U0RIGOPS> put vllm on -j4 too", ("node-3", "vllm", "rebuild=4")),
+    ("so put flash-attn on 6 jobs and restart it", ("b200", "flash-attn", "rebuild=6")),
+    ("<@U0RIGOPS> restore the usage of two jobs (-j2) for llama-cpp on gpu01", ("gpu01", "llama-cpp", "rebuild=2")),
     # a count said loosely, or in words of dozens; two counts where one is told and the other asked
     ("<@U0RIGOPS> rebuild vllm at ~8", ("node-3", "vllm", "rebuild=8")),
     ("<@U0RIGOPS> rebuild vllm at around 8", ("node-3", "vllm", "rebuild=8")),
