@@ -89,7 +89,16 @@ TYPO_FIXES: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\b(go|do|build|compil|swapp|runn|kill|restart|rebuild|stopp|crash|link|hang|freez|eat|progress"
                 r"|oom)in'?(?=\s|$|[,.?!;:])"), r"\1ing"),
     (re.compile(r"\b(?:rn|atm)\b"), "now"),
+    (re.compile(r"\b(?:on|at|in) thr\b(?=[\s,.!?]|$)"), "there"),  # "check mem on thr": there, not threads
     (re.compile(r"\b(?:thrds|thrd|threds|thread's|thr)\b(?=[\s,.!?]|$)"), "threads"),
+    # chat shorthand: "cn sum1 check mem", "can some1 kill it", "logz", "lemme see the log", "vllm stat?"
+    (re.compile(r"\bcn (?=(?:u|you|sum1|some1|someone|somebody|any1|anyone|we|i)\b)"), "can "),
+    (re.compile(r"\b(?:sum1|some1|sum1e|smn)\b"), "someone"),
+    (re.compile(r"\b(?:any1|ne1)\b"), "anyone"),
+    (re.compile(r"\blogz\b"), "logs"),
+    (re.compile(r"\b(?:lemme|let me) see (?=the |da |its )"), "show me "),  # not "let me check the log": mine
+    (re.compile(r"(?<=\w) stat(?=\s*\?)"), " status"),
+    (re.compile(r"(?<![\w-])smi(?= (?:on |for |of |@ )?[a-z][\w-]*\d|\s*\?|$)"), "nvidia-smi"),
     (re.compile(r"\b(?:jbs|jobz)\b"), "jobs"),
 )
 # Inline code is dropped unless it is nothing but a parallelism token (so "try `-j20`" still works).

@@ -527,6 +527,12 @@ def test_a_refusal_of_the_whole_message_stands_when_the_request_names_nothing_it
 
 
 @pytest.mark.parametrize(("text", "expected"), [
+    ("cn sum1 check mem on node-3", "mem"),
+    ("cn some1 kill vllm", "kill"),
+    ("vllm stat?", "status"),
+    ("smi b200", "gpu"),
+    ("logz for vllm?", "log"),
+    ("lemme see the vllm log", "log"),
     ("<@U0RIGOPS> kill n restart llama-cpp", "kill rebuild"),
     ("<@U0RIGOPS> whr is sgl-kernel at", "status"),
     ("free mem on gpu01 anyone", "mem"),
