@@ -211,7 +211,10 @@ NEGATED_RE = re.compile(
     rf"\b(?:{NEGATIONS}|isn't|isnt|aren't|arent|wasn't|doesn't|doesnt|didn't|didnt|nothing to|no point|not necessary"
     r"|unnecessary|hold off|leave it|let it (?:run|be|finish|go)|no (?:oom|ooms|swap|swapping)"
     # "nobody kill X, it's at 99%", "kill X = bad idea right now"
-    r"|nobody|no one|noone|(?:a |an )?(?:bad|terrible|horrible|dumb|awful) idea|not a good idea)\b"
+    r"|nobody|no one|noone|(?:a |an )?(?:bad|terrible|horrible|dumb|awful) idea|not a good idea"
+    # "stop killing X", "quit restarting it", "enough with the rebuilds": what is being done, asked to end
+    r"|(?:stop|quit|cease|enough with|no more) (?:the )?(?:killing|restarting|rebuilding|rerunning|retrying|rebuilds"
+    r"|restarts|kills|messing with|touching))\b"
 )
 
 # "not b200", "not sure", "not just": the negation is of a name or a hedge, not of what is asked.
@@ -253,6 +256,12 @@ EXPLAIN_RE = re.compile(r"^(?:(?:can|could|would) (?:someone|somebody|anyone|any
                         r"(?:why|how|what)\b"
                         # "rebuild X with what -j?": the count asked about, not given
                         r"|\b(?:with|at|using|to) (?:what|which|how many) (?:-j|jobs|count|parallelism|threads|cores)\b"
+                        # "what's the command to rebuild X at 8?", "where do I set -j8 for X?": how, asked (of
+                        # rigops too)
+                        r"|^what is the (?:command|cmd|flag|option|syntax|setting|env var|variable|knob) (?:to|for)\b"
+                        r"|^what (?:command|cmd|flag|option|setting) (?:kills|stops|rebuilds|restarts|sets|makes"
+                        r"|do i|should i)\b"
+                        r"|^where (?:do|can|should|would) (?:i|we|one) (?:set|put|change|configure|find|pass|add)\b"
                         # what the bot can do, asked of people: "can rigops rebuild X at 8 or does it only do defaults?"
                         r"|^(?:can|could|does|will|would|is|should) (?:rigops|the bot|our bot|this bot|the ops bot)\b"
                         r"|^(?:could|would|will|does|did|might|can|is|should) (?:a |an |the |another |one more )?"
@@ -398,6 +407,7 @@ def _negation_is_elsewhere(clause: str) -> bool:
 POLL_RE = re.compile(r"(?:^|[,.;:!?—–-] ?)(?:so )?(?:which one|which|thoughts|any thoughts"
                      r"|what do (?:you|you guys|y'all|people|folks) think|opinions|ideas|y/n|yes or no|agree"
                      r"|yes/no|\(y/n\)|\(yes/no\)|go or no[ -]go|go/no[ -]go|✅ ?/ ?❌"
+                     r"|your call|up to you|you decide|you choose|dealer's choice|i don't care|idc|whatever"
                      r"|objections|any objections|votes?|\+1s?)\s*\?*\s*$"
                      # "restart X at 4 — approved?": asked of the people, with its question mark
                      r"|(?:^|[,.;:!?—–-] ?)(?:approved|good to go|lgtm)\s*\?+\s*$"
@@ -424,6 +434,8 @@ COMMAND_LIST_RE = re.compile(rf"\b{_COMMAND_WORD}(?:(?:, ?| and | or | & |/){_CO
                              r"(?: (?:are|were|all|both|sub-?commands|commands|verbs|options|flags|buttons|actions"
                              r"|endpoints|targets|tabs|work|worked|do|now|too|as well)\b|[)\]])")
 # Two actions offered as a choice, asked of the channel: "X — kill/rebuild at 8?", "kill or restart X?".
+# "kill X or don't", "could kill X, could not": a choice left to whoever reads.
+LEFT_OPEN_RE = re.compile(r"\bor (?:don't|do not|dont)\b|\bcould (?:kill|restart|rebuild)\b[^.?!]{0,30}\bcould not\b")
 CHOICE_ASKED_RE = re.compile(r"\b(?:kill|stop|abort|cancel|nuke)(?: it| BUILD)? ?(?:/| or ) ?(?:rebuild|restart|retry"
                              r"|rerun|relaunch|wait|leave it|let it)\b[^?]*\?+\s*$")
 # A rhetorical tag said as its own sentence: "kill X? in this economy?", "rebuild at 8?? who wrote that".
@@ -433,7 +445,8 @@ RHETORICAL_TAG_RE = re.compile(r"\bin this economy\b|(?:^|[.?!] ?)who (?:wrote|s
                                r"|said no one ever|famous last words)\W*$")
 # A whole message said as a supposition: "hypothetically, kill X — what breaks?".
 SUPPOSED_RE = re.compile(r"(?:hypothetically|theoretically|in theory|purely hypothetical|thought experiment"
-                         r"|for the sake of argument)\b")
+                         r"|for the sake of argument|imagine|picture this|pretend|let's say|lets say|say we|suppose"
+                         r"|supposing)\b")
 
 
 def _opens_naming_people(text: str) -> bool:
@@ -453,7 +466,8 @@ def message_act(text: str, *, to_someone: bool = False, addressed: bool = False)
         return "rhetorical"
     if SUPPOSED_RE.match(text):
         return "hypothetical"
-    if POLL_RE.search(text) or CHOICE_ASKED_RE.search(text) or (not addressed and ASKED_OK_RE.search(text)):
+    if (POLL_RE.search(text) or CHOICE_ASKED_RE.search(text) or LEFT_OPEN_RE.search(text)
+            or (not addressed and ASKED_OK_RE.search(text))):
         return "poll"
     if COMMAND_LIST_RE.search(text):
         return "statement"

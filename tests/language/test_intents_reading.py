@@ -122,6 +122,14 @@ NEVER_ACTS = [
     ("can i retrigger the vllm build on node-3? how?", "how-to"),
     ("can I just rebuild flash-attn with more ram, or is swap needed?", "how-to"),
     ("don't kill anything on node-3. I'd like to stop the idle stuff myself", "statement"),
+    # taken back until later, asked to end what is being done, how asked, supposed, a choice left open
+    ("kill vllm? not until I say so", "negation"),
+    ("stop killing vllm", "negation"),
+    ("what's the command to rebuild flash-attn at 8?", "how-to"),
+    ("where do I set -j8 for flash-attn?", "how-to"),
+    ("imagine we rebuild flash-attn at 64", "hypothetical"),
+    ("could kill vllm, could not, your call", "poll"),
+    ("kill vllm or don't, I don't care", "poll"),
     # a warning and the list of what not to do under it
     ("Stop — don't try these:\n• rebuilding sgl-kernel with extremely large job counts (e.g., -j64) on b200",
      "negation"),
