@@ -672,7 +672,7 @@ AGAIN_ONLY_RE = re.compile(r"(?:again|go again|once more|one more time)(?: pleas
 TAKEN_BACK_RE = re.compile(r"(?:nah|nope|no|never ?mind|nvm|scratch that|forget it|on second thought|hold on"
                            r"|(?:don't|dont|do not|never) do (?:that|this|it)(?: on HOST| here| again)?"
                            r"|wait|not yet|actually no|jk|just kidding|idk|i dunno|dunno|not sure|unsure|no idea"
-                           r"|not (?:until|till|before) (?:i|we|you|someone|alice|bob|[a-z]+) (?:say|says|said|tell|check"
+                           r"|not (?:until|till|before) (?:i|we|you|someone|[a-z]+) (?:say|says|said|tell|check"
                            r"|confirm|approve|look)s?(?: so| it)?|not now|not today"
                            r"|neither|none of (?:that|those|them|the above)"
                            # "retrigger? or is that pointless", "kill it? or not", "restart it? worth it?"
