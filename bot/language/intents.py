@@ -435,6 +435,10 @@ def _read_whole(
     if ("rebuild" in hits.strong | hits.weak and not hits.jobs and not hits.relative and not whole and any(
             p.joined and n.JOBS_SERIAL_RE.fullmatch(p.body.removeprefix(w.LEAD_MARK)) for p in parts)):
         hits.jobs.append(w.Number(1, "-j1"))  # "retry BUILD but serially": how, said after it
+    if ("rebuild" in hits.strong | hits.weak and not hits.jobs and not hits.relative and not whole and (after := next((
+            m for p in parts if p.joined and (m := _COUNT_AFTER_RE.fullmatch(p.body.removeprefix(w.LEAD_MARK)))),
+            None))):
+        hits.jobs.append(w.Number.of(_first_group(after), "-j{}"))  # "do BUILD again but with 6": the count, after
     if ("rebuild" in hits.strong | hits.weak and not hits.jobs and not whole
             and (said := _count_said_before(masked, quoted=normal.quoted))):
         hits.jobs.append(said)  # "max job 12 is okay to me for vllm. rebuild with that": the count said before
@@ -961,6 +965,9 @@ def _read_jobs(body: str, addressed: bool) -> list[w.Number]:
 # MAX_JOBS: fall back to CPU count minus two".
 _SETS_THE_JOBS_RE = re.compile(r"\b(?:keep|limit|cap|restrict|set|fall back|use|give|run|throttle|bound|pin|drop"
                                r"|lower|reduce|bump|raise)\b")
+_COUNT_AFTER_RE = re.compile(r"(?:but |only |just |and )?(?:(?:with|using|on) (?:-j ?)?(\d{1,4})(?: jobs?| threads?)?"
+                             r"|at (?:-j ?(\d{1,4})|(\d{1,4}) (?:jobs?|threads?)))"  # not "at 5": a time, maybe
+                             r"(?: this time| instead| please| now| then)?[.!]*")
 _TOO_RE = re.compile(r"\s+(?:too|as well)\s*[.!]*$")
 _ABOUT_A_COUNT_RE = re.compile(r"(?:(?<=\bat )|(?<=\bwith )|(?<=\bto )|(?<=-j ))(?:around|about|roughly|approximately"
                                r"|approx\.?|circa|like|~) ?(?=\d{1,4}\b)|(?<=\d)-?ish\b|(?<=\bat )~|(?<=\bwith )~")

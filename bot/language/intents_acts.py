@@ -282,7 +282,8 @@ HOW_TO_RE = re.compile(
 STATEMENT_RE = re.compile(
     # "about to restart X at 4, shout if not": what the speaker is about to do
     r"^(?:(?:i'm|im|i am|we're|we are) )?(?:about to|fixing to|on my way to)\b|"
-    r"^(?:(?:in|on|at|for|with|here|there|locally|usually|normally)(?: [a-z0-9-]+){0,2} )?(?:i|we|you|they|one)"
+    r"^(?:(?:in|on|at|for|with|here|there|locally|usually|normally)(?: [a-z0-9-]+){0,2} )?(?:i|we|you|they"
+    r"|one(?! (?:more|last|other|of)\b))"
     r"(?: (?:just|also|always|often|then|still|usually|sometimes|normally|only))?"
     r" (?!(?:need|needs|want|wanna|would like|'d like|should|must|gotta|have to|got to|better|can|could"
     r"|will|'ll|may|might|am|are|'m|'re)\b)[a-z']+"

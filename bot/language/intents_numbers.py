@@ -279,15 +279,16 @@ _COUNT_END = (
     r"|\s*\((?!\s*(?:am|pm|utc|gmt|[ecmp][sd]t|cet|ist)\b))"
 )
 JOBS_WITH_RE = re.compile(  # "rebuild with 16", "retry using 8", "go with 12", "try 16", "rebuild 16"
-    r"(?:\b(?:rebuild|retry|restart|rerun|relaunch|try|build|compile|run|go|redo)"
-    r"(?: it| again| the build| BUILD| on HOST){0,3} (?:with|using)"
+    r"(?:\b(?:rebuild|retry|restart|rerun|relaunch|try|build|compile|run|go|redo|do)"
+    r"(?: it| again| the build| BUILD| on HOST| clean| fresh| from scratch){0,3}(?: but| only| just)? (?:with|using)"
     r"|\bgo for|\b(?:rebuild|retry|rerun|try)(?: it| again)?|^(?:do|go|use|make (?:it|that)))"
     rf" {_NUM}{_COUNT_END}"
 )
 # "rebuild it at 4", "send it again at 6": with the build between the verb and "at" (a bare "restart at 3" may be
 # a time of day).
 JOBS_AT_RE = re.compile(
-    r"(?:\b(?:rebuild|retry|restart|rerun|relaunch|try|run|go|redo|kick|put|set)(?: it| again| the build| BUILD){1,2}"
+    r"(?:\b(?:rebuild|retry|restart|rerun|relaunch|try|run|go|redo|kick|put|set)"
+    r"(?: it| again| the build| BUILD| clean| fresh| from scratch){1,3}"
     r"(?: on HOST)?|\brebuild) at"
     rf" (?:-j ?)?{_NUM}{_COUNT_END}"
     # "retry at 12 please": with a please after it, no time of day

@@ -2000,6 +2000,10 @@ READ_BY_THE_RULES = [
     ("<@U0RIGOPS> put vllm on -j4 too", ("node-3", "vllm", "rebuild=4")),
     ("so put flash-attn on 6 jobs and restart it", ("b200", "flash-attn", "rebuild=6")),
     ("<@U0RIGOPS> restore the usage of two jobs (-j2) for llama-cpp on gpu01", ("gpu01", "llama-cpp", "rebuild=2")),
+    # the count said after "but", one more try, a clean rebuild with its count
+    ("<@U0RIGOPS> do vllm again but with 6", ("node-3", "vllm", "rebuild=6")),
+    ("<@U0RIGOPS> one more try on vllm, 6 jobs", ("node-3", "vllm", "rebuild=6")),
+    ("<@U0RIGOPS> rebuild flash-attn clean at 8", ("b200", "flash-attn", "rebuild=8")),
     # a count said loosely, or in words of dozens; two counts where one is told and the other asked
     ("<@U0RIGOPS> rebuild vllm at ~8", ("node-3", "vllm", "rebuild=8")),
     ("<@U0RIGOPS> rebuild vllm at around 8", ("node-3", "vllm", "rebuild=8")),
