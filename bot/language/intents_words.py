@@ -588,7 +588,11 @@ KILL_TARGET_RE = re.compile(
     r"|jobs?|pip install|pip|install|processes|procs|everything|BUILD|it all|run|build job"
     r"|whatever(?: is| 's|'s)? (?:building|running|compiling))\b"
 )
-KILL_TOOL_RE = re.compile(r"^(?:pkill|killall|kill -9)\b")
+KILL_TOOL_RE = re.compile(r"^(?:pkill|killall|kill -9)\b"
+                          # "shut X down", "take the X build down", "send SIGTERM to X"
+                          r"|^(?:shut|take|bring) (?:BUILD|the BUILD build|the build|it|that|this)(?: on HOST)? down"
+                          r"\b(?! (?:to|by|at|a notch|a bit)\b)"
+                          r"|^send (?:a )?sig(?:term|kill|int) to (?:BUILD|the BUILD build|the build|it)\b")
 _KILL_TAIL = (
     r"(?: (?:it|that|this|them|everything|all|now|asap|please|-9|again|already|right now|on HOST|HOST|real quick"
     r"|quickly|for me|thanks|thx|pls|plz|already|before (?:that|then|it's too late|the timeout(?: fires)?"
@@ -657,7 +661,15 @@ REBUILD_NOUN_RE = re.compile(
 )
 # When the bot is addressed, a clause that opens with the verb is a request whatever follows.
 ADDRESSED_KILL_RE = re.compile(rf"^/?{_FORCE}(?:kill|stop|abort|cancel|halt|terminate|nuke)\b"  # "/kill BUILD" too
-                               r"|^end (?:the|this|that) (?:process|build|job|run)$")  # "can you end the process?"
+                               r"|^end (?:the|this|that) (?:process|build|job|run)$"  # "can you end the process?"
+                               # "X needs killing", "X should be killed now", "I need X dead", "have X stopped"
+                               r"|^(?:BUILD|it|the build|the BUILD build)(?: on HOST)? (?:needs|must|should|has to"
+                               r"|ought to)(?: be)? (?:killing|stopping|killed|stopped|die|go|terminated|aborted)\b"
+                               r"|^(?:i|we) (?:need|want) (?:BUILD|it|the build|the BUILD build) (?:dead|gone|stopped"
+                               r"|killed)\b"
+                               r"|^(?:i'd|id|i would|we'd|we would) like (?:BUILD|it|the build|the BUILD build)"
+                               r" (?:stopped|killed|gone|dead)\b"
+                               r"|^(?:have|get) (?:BUILD|it|the build|the BUILD build) (?:stopped|killed|terminated)\b")
 ADDRESSED_REBUILD_RE = re.compile(
     r"^/?(?:build )?(?:rebuild|retry|rerun|restart|relaunch|re-?trigger)\b"
     r"|^(?:run|start|launch|kick off|kick|compile|install|reinstall|do) (?:the )?BUILD(?: build)?(?: on HOST)?"

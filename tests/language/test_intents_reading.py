@@ -2000,6 +2000,13 @@ READ_BY_THE_RULES = [
     ("<@U0RIGOPS> put vllm on -j4 too", ("node-3", "vllm", "rebuild=4")),
     ("so put flash-attn on 6 jobs and restart it", ("b200", "flash-attn", "rebuild=6")),
     ("<@U0RIGOPS> restore the usage of two jobs (-j2) for llama-cpp on gpu01", ("gpu01", "llama-cpp", "rebuild=2")),
+    # a stop said with a phrasal verb, a signal, or as what the build needs
+    ("shut vllm down", ("node-3", "vllm", "kill")),
+    ("take the vllm build down, node-3 is dying", ("node-3", "vllm", "mem")),  # a kill, and its memory after
+    ("send SIGTERM to vllm", ("node-3", "vllm", "kill")),
+    ("<@U0RIGOPS> vllm needs killing", ("node-3", "vllm", "kill")),
+    ("<@U0RIGOPS> I need vllm dead", ("node-3", "vllm", "kill")),
+    ("<@U0RIGOPS> please have vllm stopped", ("node-3", "vllm", "kill")),
     # the count said after "but", one more try, a clean rebuild with its count
     ("<@U0RIGOPS> do vllm again but with 6", ("node-3", "vllm", "rebuild=6")),
     ("<@U0RIGOPS> one more try on vllm, 6 jobs", ("node-3", "vllm", "rebuild=6")),
