@@ -352,6 +352,10 @@ def _read_whole(
         if whole:
             hits.ignored.append((clause.body, whole))
             continue
+        if at - 1 in negated and clause.joined and _or_between(parts[at - 1].body, clause.body, masked):
+            hits.ignored.append((clause.body.removeprefix(w.LEAD_MARK), "negation"))  # "no need to kill it or drop the
+            negated.add(at)  # -j": what "or" adds to what is not to be done is not to be done either
+            continue
         if clause.body.startswith(w.PASTE_MARK):  # "free -m on HOST gives:" above a code block
             hits.ignored.append((clause.body[1:], "pasted-log"))
             continue
@@ -416,6 +420,8 @@ def _read_whole(
             one.strong = (one.strong - {"mem"}) | {"gpu"}  # "gpu temperature, utilization, memory usage": the GPUs'
         hits.merge(one, at)
         carried = one.ignored[-1][1] if one.ignored and one.ignored[-1][1] in CARRIED - taking else None
+        if one.ignored and one.ignored[-1][1] == "how-to" and clause.question:
+            carried = "how-to"  # "is there a way I can bypass the download and recompile X?": one question
         if one.ignored and one.ignored[-1][1] == "negation" and at + 1 < len(parts) and re.search(
                 re.escape(plain) + r"\s*:\s*\n", masked):
             carried, listing = "negation", True  # "don't try these:\n• rebuilding X with -j64": what it lists
@@ -1076,7 +1082,8 @@ _OUTCOME_RE = re.compile(r"(?:mem|memory|ram|gpu|eta|time|build time|swap)\b\s*(
 
 def _or_between(one: str, other: str, masked: str) -> bool:
     """ "… now that X is finished or killed": two ways a thing is, not a result told after what was done."""
-    return bool(re.search(re.escape(one) + r"\s+or\s+" + re.escape(other), masked))
+    one, other = one.removeprefix(w.LEAD_MARK), other.removeprefix(w.LEAD_MARK)
+    return bool(re.search(re.escape(one) + r"\s+or\s+(?:\S+\s+)?" + re.escape(other), masked))
 
 
 def _outcome_after_arrow(request: str, after: str, masked: str) -> bool:

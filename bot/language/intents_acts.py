@@ -45,7 +45,7 @@ IMPERATIVE_RE = re.compile(
     r"|drop|lower|reduce|cut|bump|raise|limit|cap|throttle|set|use|run|go|do|give|show|post|paste|send|get"
     r"|grab|dump|tail|check|look at|print|pull|fetch|share|tell me|let me know|graph|plot|chart|draw|return"
     r"|display|list|monitor|watch|indicate|report|pull up|bring up|redo|yank|force-kill|force-stop|force"
-    r"|decrease|increase|pin|restrict|bound|switch|change|scale|dial|recompile|reinstall|recreate|wipe|clean"
+    r"|decrease|increase|pin|restrict|bound|switch|change|scale|dial|recompile|reinstall|recreate|wipe|clean|fix"
     r"|pass|feed|hand|apply|export|output|view|open|read|keep an eye on|keep watching|track"
     r"|status|mem|memory|gpu|gpus|nvidia-smi|log|logs|free -h|progress|eta)\b"
 )
@@ -127,6 +127,7 @@ AUDIENCE_RE = re.compile(
     r"|\b(?:docs|documentation|readme|manual|wiki) (?:literally |clearly |explicitly |even )?(?:says|say|said"
     r"|tells you)\b"
 )
+YOU_ASKED_RE = re.compile(r"^you (?:need to|should|have to|must|gotta|got to)\b")
 # Said to whoever reads, not to rigops: "you should kill X and rebuild with -j4", "you need to rebuild X at 4".
 YOU_SHOULD_RE = re.compile(r"(?:^|[.!?;,:—–-]\s*)(?:so |and |then |but |honestly |imo )?you (?:really |probably "
                            r"|definitely |just |also |first )?(?:should|need to|have to|must|gotta|got to|want to"
@@ -240,7 +241,11 @@ THIRD_PARTY_RE = re.compile(
 # Whether the speaker may, or how: "can i retrigger the X build?", "can I just rebuild X with enough ram?".
 MAY_I_RE = re.compile(r"^(?:(?:so|ok|and|but|or) )?(?:can|could|may|shall|should|do) i (?:just |simply |now |still "
                       r"|safely |go ahead and |need to )?(?:kill|stop|abort|cancel|rebuild|restart|retrigger|re-trigger"
-                      r"|rerun|re-run|retry|relaunch|nuke|terminate|trigger|build|compile)\b")
+                      r"|rerun|re-run|retry|relaunch|nuke|terminate|trigger|build|compile)\b"
+                      # "is there a way I can bypass the download and recompile X?": the speaker's own way
+                      r"|^(?:is there|there is|any) (?:a |an |some )?(?:way|option|command) (?:i|we)"
+                      r" (?:can|could|might)\b"
+                      r"|^(?:is there|any) (?:a |an )?way for (?:me|us) to\b")
 
 SELF_HOW_TO_RE = re.compile(r"^how (?:do|can|would|should|could) (?:i|we|one)\b.*\b(?:kill|stop|abort|cancel"
                             r"|rebuild|restart|rerun|retry|relaunch)\b|\b(?:myself|ourselves|by hand|manually)\b"
@@ -383,8 +388,8 @@ def act_of(clause: str, *, addressed: bool, imperative: bool, has_names: bool, t
         return None
     if STORY_TIME_RE.search(clause):
         return "story"
-    if GENERIC_RE.search(clause):
-        return "advice"
+    if GENERIC_RE.search(clause) and not (addressed and YOU_ASKED_RE.match(clause)):
+        return "advice"  # said to rigops, "you need to run X with -j 12" asks it
     if HYPOTHETICAL_RE.search(clause):
         return "hypothetical"
     if THIRD_PARTY_RE.search(clause) and not has_names:

@@ -272,7 +272,7 @@ _COUNT_END = (
     r"|(?:on|for|in) the BUILD build"
     # the reason or purpose said after the count: "at 2 so that it can't oom", "with 4 because we swap"
     r"|so(?: that)?|because|since|cause|cuz|coz|bc|until|till"
-    r"|to (?:avoid|prevent|stop|keep|save|be safe|be sure|make sure|ensure|see)|and see"
+    r"|to (?:avoid|prevent|stop|keep|save|be safe|be sure|make sure|ensure|see|stay|fit|remain|not)|and see"
     r"|procs?|processes|cpus?|parallel|in parallel|at a time|at once"
     # where the count comes from, said after it: "at 4 (as in the runbook)", "at 4 per the runbook"
     r"|as in|as per|per|as discussed|as agreed|like (?:the|in|we|before|last)|following|according to)\b"
@@ -328,7 +328,8 @@ JOBS_TO_RE = re.compile(  # imperative "drop to 32", "cap it at 16", "set jobs t
 # A change of the count said with its object in any words, the verb opening the clause: "limit the number of threads
 # used by make for BUILD to 4", "pin the BUILD build on HOST to 2 jobs", "switch threads to 1", "try reducing BUILD
 # build jobs to 3 from 4", "limit parallel build jobs from 32 (default) to 8". The noun must say it is the count.
-_CHANGE_VERB = (r"(?:limit|limiting|reduce|reducing|lower|lowering|decrease|decreasing|cut|drop|bound|cap|capping|pin"
+_CHANGE_VERB = (r"(?:limit|limiting|reduce|reducing|lower|lowering|decrease|decreasing|cut|drop|bound|cap|capping"
+                r"|pin|fix"
                 r"|restrict|set|setting|switch|change|changing|bump|raise|increase|increasing|scale|dial|bring|throttle"
                 r"|constrain|knock|tone|restore|reset|revert|return|put)")
 _COUNT_NOUN = (r"(?:jobs?|threads?|parallelism|parallel (?:count|number|level|jobs|builds?|compiles?)|concurrency|-j"
@@ -348,7 +349,7 @@ JOBS_CHANGE_RE = re.compile(
 )
 # "retry with fewer jobs, say 4", "less parallelism: 4": the number that answers a relative change on its own.
 RELATIVE_THEN_NUMBER_RE = re.compile(
-    r"\b(?:fewer|less|lesser|lower|reduce|cut|drop|halve|more|higher|raise|increase)\b[^,;:.?!]{0,40}[,;:.?]"
+    r"\b(?:fewer|less|lesser|lower|reduce|cut|drop|halve|half|more|higher|raise|increase)\b[^,;:.?!]{0,40}[,;:.?]"
     r" (?:say |like |maybe |perhaps |try "
     r"|so |to |e\.g\. |about |around )?(?:-j ?)?([0-9]{1,4})(?: (?:jobs|or so|please|maybe|max|tops|this time))?"
     r"(?: (?:should|will|would|ought to) (?:do(?: it)?|be (?:fine|enough|ok|okay|plenty))| is (?:fine|enough|plenty))?"
@@ -415,7 +416,7 @@ REQUEST_ANY_RE = re.compile(
     r"\b(?:try|retry|rebuild|restart|rerun|relaunch|recompile|re-compile|reinstall|redo|re-run|re-?trigger|requeue"
     r"|re-?kick|bounce|drop|lower|reduce|cut|bump|raise|increase|decrease|limit"
     r"|cap|throttle|switch|go|set|change|instead|maybe|how about|what about|let's|lets"
-    r"|restore|revert|return|returning|restoring|reset)\b"
+    r"|restore|revert|return|returning|restoring|reset|fix)\b"
 )
 # "put BUILD on 6 jobs", "put vllm on -j4 too", "keep it on 8 threads": the count the build is put on.
 JOBS_ON_RE = re.compile(r"\b(?:put|keep|run|set|move|switch)(?: it| BUILD| the build| the BUILD build)? on (?:-j ?)?"
@@ -425,6 +426,7 @@ JOBS_ON_RE = re.compile(r"\b(?:put|keep|run|set|move|switch)(?: it| BUILD| the b
 # "ninja -j16", "export MAX_JOBS=24", "max 8 jobs".
 REQUEST_START_RE = re.compile(
     r"^(?:use|run|build|compile|make|ninja|cmake|export|env|start|kick(?: it)? off|do|with|at|give it|only|just|max"
+    r"|(?:just )?(?:add|append|set)"
     r"|disable|turn off|switch off"
     r"|pass|(?:have|let|make) (?:it|BUILD|them) use|(?:go )?back to"
     r"|at most|no more than|up to)\b"

@@ -56,6 +56,24 @@ def _mention(m: re.Match[str]) -> str:
     return " someone " if MENTION_IN_SENTENCE_RE.search(m.string[max(0, m.start() - 24): m.start()]) else " \n "
 
 
+# What points at a code block as the way to do what is asked: "rebuild X like this:", "with this:", "run:".
+CODE_POINTED_AT_RE = re.compile(r"\b(?:like this|like so|as follows|this way|with this|using this|with|using|run|via"
+                                r"|the command|this command|these flags)\s*:?\s*$", re.I)
+
+
+def _code_block(m: re.Match[str]) -> str:
+    """A code block is no request of its own; pointed at by what asks ("rebuild X like this: ```… -j$(nproc)```"),
+    its jobs setting is the one asked for (refused when it is a formula)."""
+    if CODE_POINTED_AT_RE.search(m.string[max(0, m.start() - 30): m.start()]):
+        inner = m.group(0).strip("`")
+        if found := CODE_JOBS_IN_RE.search(inner):
+            said = found.group(0)
+            if JOBS_EXPR_RE.search(said.lower()) or "$" in said:
+                return " -j $expr \n "
+            return f" {said} \n "
+    return " \n "
+
+
 PLACEHOLDER_RE = re.compile(r"<[a-z][a-z_ -]{2,40}>", re.I)  # "MAX_JOBS=<half-your-cpu-cores>": not a number
 ENTITIES = (("&gt;", ">"), ("&lt;", "<"), ("&quot;", '"'), ("&#39;", "'"), ("&amp;", "&"))
 QUOTED_LINE_RE = re.compile(r"^ *>[^\n]*", re.M)
@@ -213,6 +231,8 @@ def _inline_code_jobs(m: re.Match[str]) -> str:
         return " $expr "  # "`nproc` jobs", "`$(nproc)/2`": what the count is said as
     if CODE_AFTER_JOBS_WORD_RE.search(m.string[max(0, m.start() - 12): m.start()]) and not inner.strip().isdigit():
         return " $expr "
+    if inner.strip().isdigit() and len(inner.strip()) <= 4:
+        return f" {inner.strip()} "  # "drop vllm to `4`": a number in code is the number
     if CODE_NAME_RE.fullmatch(inner):
         return f" {inner.strip()} "  # "kill `tensorrt-llm` on HOST": a name in code is still the name said
     if _RUN_BEFORE_RE.search(m.string[max(0, m.start() - 16): m.start()]) and not _BUILD_COMMAND_RE.match(inner):
@@ -271,7 +291,7 @@ def normalise(text: str) -> str:
 def normalise_parts(text: str) -> Normal:
     s = unicodedata.normalize("NFKC", text[:MAX_RAW]).translate(_CHAR_MAP)
     s = PASTE_INTRO_RE.sub(_paste_intro, s) if "```" in s else s
-    s = CODE_BLOCK_RE.sub(" \n ", s)
+    s = CODE_BLOCK_RE.sub(_code_block, s)
     s = INLINE_CODE_RE.sub(_inline_code, s)
     s = re.sub(r"(?<=\d)\s?\*\*\s?(?=\d)", "^", s)  # "2**4 jobs": a power, not the asterisks of bold
     s = STRIKE_RE.sub(" ", s)
@@ -447,6 +467,7 @@ NEGATION_RE = re.compile(rf"\b(?:{NEGATIONS}|avoid|without|stop (?:killing|rebui
 _NICE = r"(?:really |very |so |super )?(?:nice|great|good|awesome|helpful|cool|handy|lovely|ideal|useful|appreciated)"
 # Said to the bot, "should we kill it?" asks it to: this lead-in is dropped when the bot is addressed.
 ASKED_LEAD_RE = re.compile(r"^(?:should (?:we|i|you)|shall (?:we|i)|do you want to|wanna|want to"
+                           r"|you (?:need to|have to|must|gotta|got to|should)"
                            r"|(?:(?:would|could|can|will) you )?(?:be so kind as to|be kind enough to|kindly)"
                            # a wish or a way put to rigops asks it: "is there a way to get the log?", "any way to kill
                            # this?",
@@ -1334,7 +1355,7 @@ _MODEL_NAME_RE = re.compile(r"(?:llama|qwen|mistral|mixtral|deepseek|gpt|glm|gem
 _LOG_KINDS = word_set("error errors output console system syslog dmesg journal kernel debug verbose install setup "
                       "configure compile full whole raw crash access audit boot")
 NOT_A_BUILD = word_set("""
-active ongoing pending queued live
+active ongoing pending queued live actual real proper complete original existing overall final
 whole entire current running last first next new old clean full release debug nightly ci docker local
 incremental ninja cmake make pip wheel cuda gpu cpu kernel kernels same other stuck hung broken failed failing
 big slow long main default fresh previous stupid damn rogue runaway bad latest dev prod test parallel serial

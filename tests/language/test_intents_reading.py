@@ -130,6 +130,9 @@ NEVER_ACTS = [
     ("imagine we rebuild flash-attn at 64", "hypothetical"),
     ("could kill vllm, could not, your call", "poll"),
     ("kill vllm or don't, I don't care", "poll"),
+    # what "or" adds to what is not to be done, a way of the speaker's own asked, the second half of a question
+    ("the vllm failure isn't about memory, so no need to kill it or drop the -j", "negation"),
+    ("is there a way I can skip the download and recompile llama-cpp from the old build dir?", "how-to"),
     # a warning and the list of what not to do under it
     ("Stop — don't try these:\n• rebuilding sgl-kernel with extremely large job counts (e.g., -j64) on b200",
      "negation"),
@@ -2000,6 +2003,17 @@ READ_BY_THE_RULES = [
     ("<@U0RIGOPS> put vllm on -j4 too", ("node-3", "vllm", "rebuild=4")),
     ("so put flash-attn on 6 jobs and restart it", ("b200", "flash-attn", "rebuild=6")),
     ("<@U0RIGOPS> restore the usage of two jobs (-j2) for llama-cpp on gpu01", ("gpu01", "llama-cpp", "rebuild=2")),
+    # the way asked pointed at in a code block, "you need to" said to rigops, a count in code, "fix the -j", "so N"
+    ("<@U0RIGOPS> rebuild llama-cpp on gpu01 like this:\n```cmake --build build -j 12```", ("gpu01", "llama-cpp",
+                                                                                         "rebuild=12")),
+    ("<@U0RIGOPS> you need to run `cmake --build build -j 6` for llama-cpp on gpu01", ("gpu01", "llama-cpp",
+                                                                                      "rebuild=6")),
+    ("drop vllm to `4` to stay out of swap", ("node-3", "vllm", "rebuild=4")),
+    ("fix the -j on vllm to 6 to avoid running out of memory", ("node-3", "vllm", "rebuild=6")),
+    ("vllm got OOM-killed again, can someone restart it with half the jobs, so 8", ("node-3", "vllm", "rebuild=8")),
+    ("<@U0RIGOPS> just add `CMAKE_BUILD_PARALLEL_LEVEL=48` to sgl-kernel and rebuild", ("b200", "sgl-kernel",
+                                                                                        "rebuild=48")),
+    ("can someone pull the actual build log off b200 for sgl-kernel?", ("b200", "sgl-kernel", "log")),
     # a stop said with a phrasal verb, a signal, or as what the build needs
     ("shut vllm down", ("node-3", "vllm", "kill")),
     ("take the vllm build down, node-3 is dying", ("node-3", "vllm", "mem")),  # a kill, and its memory after
@@ -2391,6 +2405,7 @@ def test_the_same_words_told_ask_for_nothing_new(text: str) -> None:
 
 
 COUNTS_NOT_SAID_AS_ONE_NUMBER = [
+    "<@U0RIGOPS> rebuild llama-cpp on gpu01 like this:\n```cmake --build build -j$(nproc)```",
     # a count described, offered two ways, worked out, or a load limit in its place
     "<@U0RIGOPS> rebuild vllm with as many jobs as GPUs",
     "<@U0RIGOPS> rebuild vllm at half the previous -j",
