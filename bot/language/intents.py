@@ -608,7 +608,8 @@ def _read_remark(head: str, config: Config, channel: str | None) -> list[tuple[s
 
 def shown_clause(clause: str, limit: int = 80) -> str:
     """A clause as ``rigops explain`` shows it: the names back as placeholders, cut to ``limit``."""
-    text = clause.removeprefix(w.LEAD_MARK).replace("HOST", "‹host›").replace("BUILD", "‹build›")
+    text = " ".join(clause.removeprefix(w.LEAD_MARK).replace("HOST", "‹host›").replace("BUILD", "‹build›")
+                    .replace("→", "->").split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 

@@ -615,10 +615,12 @@ CONTEXTS = st.sampled_from([None, CTX_B200_FLASH, CTX_N2, CTX_STALE, ThreadConte
 
 
 def _check_plan(plan: Plan, cfg: Config, *, allow_meta: bool) -> None:
-    assert plan.host is None or plan.host in cfg.hosts
+    assert plan.host is None or plan.host in cfg.hosts or cfg.is_group(plan.host)
+    if cfg.is_group(plan.host):  # "status all", "memory on all hosts": a look at every host, never a kill or rebuild
+        assert plan.error is not None or not plan.destructive, plan
     all_builds = {b for h in cfg.hosts.values() for b in h.builds}
     assert plan.build is None or plan.build in all_builds
-    if plan.host is not None and plan.build is not None:
+    if plan.host is not None and plan.build is not None and not cfg.is_group(plan.host):
         assert plan.build in cfg.hosts[plan.host].builds
     actions = [s.action for s in plan.steps]
     assert len(actions) == len(set(actions)) and all(a in step_names() for a in actions)
@@ -628,7 +630,7 @@ def _check_plan(plan: Plan, cfg: Config, *, allow_meta: bool) -> None:
         assert s.lines is None or (s.action == "log" and 1 <= s.lines <= MAX_LOG_LINES)
     if plan.error is not None:
         assert plan.error.isprintable() and len(plan.error) < 400
-        assert all(ord(c) < 128 or c == "…" for c in plan.error)
+        assert all(ord(c) < 128 or c in "…‹›—" for c in plan.error)  # the placeholders and dashes of the messages
     assert Plan.from_json(plan.to_json()) == Plan(plan.host, plan.build, plan.steps, plan.error)
 
 
