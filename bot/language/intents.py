@@ -957,6 +957,9 @@ def _read_jobs(body: str, addressed: bool) -> list[w.Number]:
             found.setdefault(m.start(1), w.Number.of(m.group(1), "-j{}"))
     for m in (*n.JOBS_WITH_RE.finditer(body), *n.JOBS_TO_RE.finditer(body), *n.JOBS_AT_RE.finditer(body),
               *n.JOBS_DESCRIBED_THEN_SAID_RE.finditer(body), *n.JOBS_ON_RE.finditer(body)):
+        if m.re is n.JOBS_WITH_RE and body[:m.start()].endswith("to ") and not n.REQUEST_ANY_RE.search(
+                body[:m.start()]):
+            continue  # "X still takes 10 minutes to compile with 32 cores": what it takes, not what is asked
         if not n.JOBS_STORY_AFTER_RE.match(body, m.end()) or _TOO_RE.match(body, m.end()):  # "… on -j4 too"
             found.setdefault(m.start(1 + _group_index(m)), w.Number.of(_first_group(m), "-j{}"))
     if not found and (at := n.NAME_AT_COUNT_RE.match(body)) and (addressed or PLEASE_RE.search(at.group(0))):

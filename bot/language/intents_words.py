@@ -1235,6 +1235,10 @@ ENV_PLACE_RE = re.compile(r"\b(?:on|in|@) (?:the )?(?P<place>staging|stage|prod|
                           r"|pool|vm|instance|side))?\b(?! (?:mode|build|deps|dependencies|version|branch|config))")
 
 
+_DAYS_RE = re.compile(r"(?:mon|tues|wednes|thurs|fri|satur|sun)days?|weekends?|weekdays?|(?:jan|febr)uary|march|april"
+                      r"|may|june|july|august|(?:sept|nov|dec)ember|october")
+
+
 def _mask_unknown_hosts(text: str, stems: frozenset[str] = frozenset()) -> tuple[str, list[str]]:
     unknown: list[str] = []
 
@@ -1242,7 +1246,11 @@ def _mask_unknown_hosts(text: str, stems: frozenset[str] = frozenset()) -> tuple
         index = next(i for i in (1, 2, 3, 4) if m.group(i))
         word = m.group(index).rstrip("._-")
         shaped = index in (1, 2) and any(word.startswith(stem) and word[len(stem):].isdigit() for stem in stems)
-        if not any(c.isdigit() for c in word) or (NOT_A_HOST_RE.fullmatch(word) and not shaped):
+        # "on zaurus": a word no dictionary has, where a host goes, is a host the config does not know
+        named = (index == 1 and len(word) >= 3 and word.isalpha() and not _a_known_word(word)
+                 and (m.group(0)[:1] == "@" or m.group(0)[2:3].isspace()))  # not "onnxruntime"
+        named = named and not _DAYS_RE.fullmatch(word)
+        if (not any(c.isdigit() for c in word) and not named) or (NOT_A_HOST_RE.fullmatch(word) and not shaped):
             return m.group(0)
         unknown.append(word)
         start, end = m.span(index)
@@ -1355,7 +1363,7 @@ _MODEL_NAME_RE = re.compile(r"(?:llama|qwen|mistral|mixtral|deepseek|gpt|glm|gem
 _LOG_KINDS = word_set("error errors output console system syslog dmesg journal kernel debug verbose install setup "
                       "configure compile full whole raw crash access audit boot")
 NOT_A_BUILD = word_set("""
-active ongoing pending queued live actual real proper complete original existing overall final
+active ongoing pending queued live actual real proper complete original existing overall final backend frontend
 whole entire current running last first next new old clean full release debug nightly ci docker local
 incremental ninja cmake make pip wheel cuda gpu cpu kernel kernels same other stuck hung broken failed failing
 big slow long main default fresh previous stupid damn rogue runaway bad latest dev prod test parallel serial

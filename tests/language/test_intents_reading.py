@@ -263,6 +263,7 @@ def test_config_names_are_read_through_separators(text: str, build: str) -> None
     ("restart llama-cpp on gpu07 at -j4", "unknown host 'gpu07'"),
     ("h100-7 is down to less than 10% swap free, kill whatever is building there",
      "unknown host 'h100-7' (known: b200, node-3, gpu01)"),  # the subject of its trouble; all hosts, not the channel's
+    ("<@U0RIGOPS> rebuild llama-cpp on zaurus", "unknown host 'zaurus'"),  # a word no dictionary has, where a host goes
     ("kill vllm on the staging cluster", "unknown host 'staging'"),  # a deployment's place, never the build's host
     ("<@U0RIGOPS> show the log of vllm in prod", "unknown host 'prod'"),
 ])
@@ -1989,7 +1990,7 @@ READ_BY_THE_RULES = [
     ("vllm -j4 pls", ("node-3", "vllm", "rebuild=4")),
     ("vllm at 6 jobs from now on please", ("node-3", "vllm", "rebuild=6")),
     ("which file broke the flash-attn build", ("b200", "flash-attn", "log")),
-    ("gpu01 ran out of ram compiling llama-cpp — again at -j1", ("gpu01", "llama-cpp", "rebuild=1")),
+    ("gpu01 ran out of ram compiling llama-cpp — again at -j1 please", ("gpu01", "llama-cpp", "rebuild=1")),
     ("sgl-kernel went sideways again on b200, one more round at 12 please", ("b200", "sgl-kernel", "rebuild=12")),
     ("<@U0RIGOPS> as bob said: kill vllm", ("node-3", "vllm", "kill")),
     ("<@U0RIGOPS> kill vllm, ok?", ("node-3", "vllm", "kill")),  # to rigops, a courtesy; to the channel, a poll
@@ -2014,6 +2015,13 @@ READ_BY_THE_RULES = [
     ("<@U0RIGOPS> just add `CMAKE_BUILD_PARALLEL_LEVEL=48` to sgl-kernel and rebuild", ("b200", "sgl-kernel",
                                                                                         "rebuild=48")),
     ("can someone pull the actual build log off b200 for sgl-kernel?", ("b200", "sgl-kernel", "log")),
+    # a count in what the build takes is not asked; the tests of a build name no build; a kill -9 that did nothing
+    ("flash-attn still takes 10 minutes to compile with 32 cores and b200 is idle. bump it to 48 and rebuild?",
+     ("b200", "flash-attn", "rebuild=48")),
+    ("<@U0RIGOPS> vllm ran out of memory linking all of the backend tests. kill it and go again with 4 jobs",
+     ("node-3", "vllm", "rebuild=4")),
+    ("`kill -9` on the llama-cpp cc1plus has no effect.\n<@U0RIGOPS> status of llama-cpp and the last 30 log lines",
+     ("gpu01", "llama-cpp", "status log=30")),
     # a stop said with a phrasal verb, a signal, or as what the build needs
     ("shut vllm down", ("node-3", "vllm", "kill")),
     ("take the vllm build down, node-3 is dying", ("node-3", "vllm", "mem")),  # a kill, and its memory after
