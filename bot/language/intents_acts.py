@@ -340,8 +340,9 @@ SOFT_LEAD_RE = re.compile(
 VERB_AS_SUBJECT_RE = re.compile(
     r"^(?:(?:(?:the|our|its|this|that|BUILD(?:'s)?|HOST(?:'s)?) )+(?:build )?(?:log|logs|output|tail)"
     r"(?: (?:on|for|of|from) (?:HOST|BUILD))?"
-    r"|tail|cat|log|logs|output|kill(?: -9| -kill| -term)?(?: on)?(?: the)?(?: BUILD)?(?: cc1plus| process| processes| job"
-    r"| ninja| nvcc| compiler| pid)?|stop|rebuild|restart|retry|rerun|build|check|status|free -h|nvidia-smi)"
+    r"|tail|cat|log|logs|output|kill(?: -9| -kill| -term)?(?: on)?(?: the)?(?: BUILD)?"
+    r"(?: cc1plus| process| processes| job| ninja| nvcc| compiler| pid)?"
+    r"|stop|rebuild|restart|retry|rerun|build|check|status|free -h|nvidia-smi)"
     # "rebuild at -j4 failed too", "rebuild BUILD -j4 was the fix"
     r"(?: (?:(?:at|with|of|for|on|using) )?(?:-j ?\d+|j\d+|\d+ jobs|BUILD|HOST|it)){0,3}"
     r" (?:only |just |still |also |again |now )?(?:shows|showed|says|said|gives|gave|prints|printed|has|had|is|was"
