@@ -641,6 +641,7 @@ REBUILD_BARE_RE = re.compile(rf"^(?:rebuild){_REBUILD_TAIL}$")
 REBUILD_WEAK_RE = re.compile(
     r"^(?:retry|rerun|restart|relaunch|start over|again|go again|try again|try it again|run it again|once more"
     r"|one more time|(?:give it|have) another (?:go|try|shot)|kick it off again|(?:let's|lets) try again"
+    r"|try (?:re)?(?:building|compiling)(?: it)? again"  # "… possibly from running out of RAM. try building again"
     r"|(?:(?:add|make|do|give it|have) )?(?:one more|another) (?:attempt|try|run|go|shot|round)"
     r"(?: (?:on|at|of|for|with) BUILD)?"
     r"|(?:launch|start|kick off|spin up|make|build) (?:a )?(?:replacement|new one|fresh one)"

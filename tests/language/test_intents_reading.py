@@ -2022,6 +2022,8 @@ READ_BY_THE_RULES = [
      ("node-3", "vllm", "rebuild=4")),
     ("`kill -9` on the llama-cpp cc1plus has no effect.\n<@U0RIGOPS> status of llama-cpp and the last 30 log lines",
      ("gpu01", "llama-cpp", "status log=30")),
+    ("flash-attn died of oom on b200, possibly from running out of RAM. try building again", ("b200", "flash-attn",
+                                                                                               "rebuild")),
     # a stop said with a phrasal verb, a signal, or as what the build needs
     ("shut vllm down", ("node-3", "vllm", "kill")),
     ("take the vllm build down, node-3 is dying", ("node-3", "vllm", "mem")),  # a kill, and its memory after
