@@ -129,6 +129,7 @@ NEVER_ACTS = [
     ("where do I set -j8 for flash-attn?", "how-to"),
     ("imagine we rebuild flash-attn at 64", "hypothetical"),
     ("is it safe to restart vllm at 4?", "how-to"),
+    ("how much ram does the vllm build need on node-3?", "how-to"),
     ("could kill vllm, could not, your call", "poll"),
     ("kill vllm or don't, I don't care", "poll"),
     # what "or" adds to what is not to be done, a way of the speaker's own asked, the second half of a question
