@@ -415,7 +415,7 @@ def _read_whole(
         if (one.ignored and one.ignored[-1][1] == "negation") or NOT_THIS_BUILD_RE.fullmatch(plain) or (
                 clause.joined and at - 1 in negated and ONLY_A_BUILD_RE.fullmatch(plain)):  # "don't kill X or Y"
             negated.add(at)
-        if ("mem" in one.strong and "gpu" in hits.strong and clause.joined == "," and not one.ignored
+        if ("mem" in one.strong and "gpu" in hits.strong and clause.joined in (",", "and") and not one.ignored
                 and GPU_LIST_MEMORY_RE.fullmatch(plain)):
             one.strong = (one.strong - {"mem"}) | {"gpu"}  # "gpu temperature, utilization, memory usage": the GPUs'
         hits.merge(one, at)
@@ -778,6 +778,8 @@ def _read_clause(body: str, addressed: bool, *, question: bool = False,
     if starts_imperative:  # "rebuild X with fewer jobs than last time": a comparison, not a story
         main = _COMPARED_TO_BEFORE_RE.sub(" ", main)
     main = _GIVEN_NOW_RE.sub("", main)  # "… check the vram on HOST now that BUILD is finished": what is the case
+    if starts_imperative:
+        body = _GIVEN_NOW_RE.sub("", body)  # "rerun it now that it's quiet": the request, and why now
     if addressed and (said := _PLAN_LEAD_RE.match(opens)) and n.JOBS_TO_RE.match(rest := opens[said.end():]) and not (
             w.NARRATIVE_RE.search(rest) or _BY_ONESELF_RE.search(rest)):
         body = main = opens = rest  # said to rigops, "… gonna scale it up to 100 jobs to do so": how to do what it asks

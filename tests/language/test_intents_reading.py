@@ -2026,6 +2026,11 @@ READ_BY_THE_RULES = [
      ("gpu01", "llama-cpp", "status log=30")),
     ("flash-attn died of oom on b200, possibly from running out of RAM. try building again", ("b200", "flash-attn",
                                                                                                "rebuild")),
+    ("the vllm OOMs on node-3 only when the nightly overlaps, rerun it now that it's quiet", ("node-3", "vllm",
+                                                                                             "rebuild")),
+    ("<@U0RIGOPS> what does nvidia-smi report on b200 (processes and memory usage)?", ("b200", None, "gpu")),
+    ("<@U0RIGOPS> llama-cpp on gpu01 seems stuck. this build needs to be killed as well", ("gpu01", "llama-cpp",
+                                                                                          "kill")),
     # a stop said with a phrasal verb, a signal, or as what the build needs
     ("shut vllm down", ("node-3", "vllm", "kill")),
     ("take the vllm build down, node-3 is dying", ("node-3", "vllm", "mem")),  # a kill, and its memory after
