@@ -136,6 +136,10 @@ CJK: tuple[tuple[re.Pattern[str], str], ...] = (
                 r"|(?:build|ビルド)(?:ディレクトリ|フォルダ)?を? ?消してから"
                 r"|(?:先)?(?:删除|清理|清空|删掉)(?:build ?)?(?:目录|文件夹)?(?:后|之后|然后|再)"),
      " wipe the build dir, then "),
+    # "取消当次构建并启动新构建" (cancel this build and start a new one)
+    (re.compile(r"取消(?:当次|当前|這次|这次|本次)?(?:的)?(?:构建|構建|编译|編譯|build)"), " stop it "),
+    (re.compile(r"(?:并|並|然后|然後)?(?:启动|啟動|开始|開始)(?:一个|一個)?新(?:的)?(?:构建|構建|编译|編譯|build)"),
+     " and rebuild "),
     (re.compile(r"再ビルド|リビルド|再構築|ビルドし直|重新编译|重新編譯|重新构建|重新構建"
                 r"|重新 ?build|重编|重新调度"), " rebuild "),
     (re.compile(r"お願いします|お願い|してください|下さい|ください|して(?=\s*$)"

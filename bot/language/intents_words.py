@@ -95,7 +95,13 @@ TYPO_FIXES: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\b(?:plz|pls|plox|pleas|pleeease|pleease)\b"), "please"),
     (re.compile(r"\b(?:gimme|giv me|give us)\b"), "give me"),
     (re.compile(r"\btry (?:it |that |this )?(?:again|once more)\b"), "retry"),
-    (re.compile(r"\b(?:how's|hows|how is|how are|how're)\b"), "how is"),
+    (re.compile(r"\b(?:how's|hows|how is|how are|how're|how goes|how's it going with|how is it going with)\b"),
+     "how is"),
+    # CI-bot commands and their slang: "/retest vllm", "retest X please", "/test X", "`/tag-and-rerun-ci` X",
+    # "tickle build X", "slap a retry on it", "give X one more try"
+    (re.compile(r"(?<![\w/-])/(?:re-?test|test|rerun(?:-ci)?|retry|rebuild|restart|tag-and-rerun-ci|ok-to-test)\b"
+                r"|(?<![\w-])re-?test\b|\btickle(?: the)? build(?: of)?\b"), "rebuild"),
+    (re.compile(r"\b(?:slap|put|throw|stick) an? (?:retry|rerun|rebuild|restart) on\b"), "rebuild"),
     (re.compile(r"\b(?:what's|whats|what is|what are|what're)\b"), "what is"),
     (re.compile(r"\b(?:nvidia[- ]?smi|nvidiasmi|nvidai-smi|nvida-smi|nvidia-sim)\b"), "nvidia-smi"),
     (re.compile(r"\bteh\b"), "the"),
@@ -194,7 +200,12 @@ _CODE_LOOK = {"nvidia-smi": "nvidia-smi", "nvtop": "nvidia-smi", "gpustat": "nvi
               "htop": "free -h", "vmstat": "free -h", "df": "df -h", "top": "free -h", "ps": "free -h"}
 
 
+CODE_BOT_COMMAND_RE = re.compile(r"\s*/(?:re-?test|test|rerun(?:-ci)?|retry|rebuild|restart|tag-and-rerun-ci)\s*", re.I)
+
+
 def _inline_code(m: re.Match[str]) -> str:
+    if CODE_BOT_COMMAND_RE.fullmatch(m.group(1)):
+        return " rebuild "  # "`/retest` X": a CI bot's command, the rebuild it asks for
     if GPU_RESET_CODE_RE.search(m.group(1)):
         return " reset the gpus "  # "`nvidia-smi -r`": no look, what rigops never does
     if install := CODE_INSTALL_RE.fullmatch(m.group(1)):
@@ -731,6 +742,9 @@ CLEAN_RE = re.compile(r"\b(?:clean(?:ly)?|from (?:scratch|zero|nothing|the groun
                       r"|\b(?:cache recreation|recreat\w* (?:the |its )?cache|(?:cleaning|clearing|wiping|dropping)"
                       r" (?:the |its )?cache)\b"
                       r"|(?<![\w-])--(?:wipe-build-dir|pristine|expunge|fresh)\b"
+    # "with runner cache clobbered", "with the build dir nuked"
+    r"|\b(?:cache|build dir|build directory|build folder|ccache|workspace) (?:clobbered|wiped|cleared|nuked|deleted"
+    r"|removed|purged)\b"
                       # "rebuild it with the build dir wiped", "after removing the build folder"
                       rf"|\b(?:with|after) {_BUILD_DIR} (?:wiped|removed|deleted|cleared|gone|cleaned|nuked)\b"
                       r"|\b(?:after |by )?(?:wiping|removing|deleting|clearing|nuking|cleaning)"
@@ -858,6 +872,7 @@ STATUS_QUESTION_RE = re.compile(
     r"|^where(?: is|'s|s) (?:BUILD|it|the build)(?: on HOST)?(?: at)?(?: now| right now| currently| so far)?$"
     r"|^(?:any idea|do you know|can you tell|could you tell|tell me) where (?:it|BUILD|the build)(?: is|'s|s) at\b"
     r"|^(?:any )?(?:update|updates|progress|news|eta)(?: (?:on|for|with|of) [^?]{1,30})?$"
+    r"|^how is (?:the )?(?:progress|it going) (?:on|of|with) (?:BUILD|the build|it|the BUILD build)\b"
     # "how's it going?", "what's its status", "how are things looking on HOST"
     r"|^how(?: is|'s|s| are) (?:BUILD|the build|the BUILD build)(?: (?:on|@) HOST)?"
     r" (?:going|coming along|doing|looking|progressing)\b"
@@ -960,7 +975,7 @@ REBUILD_AGAIN_RE = re.compile(
     r"|from scratch|another (?:go|shot|try))\b"
     r"|^(?:run|try|kick off|fire off|fire up|spin up|start up|bring back|bring up|give) (?:BUILD|the BUILD build"
     r"|BUILD build)(?: on HOST)? (?:again|once again|yet again|once more|one more time|from scratch"
-    r"|another (?:go|shot|try))\b"
+    r"|another (?:go|shot|try)|one more (?:go|shot|try|round))\b"
     # "spin up a new BUILD build", "fire off another BUILD build": a new run of the build, by its noun
     r"|^(?:spin up|fire off|fire up|kick off|start|launch|queue|run) (?:a |an )?(?:new|fresh|another|second)"
     r" (?:BUILD build|build of BUILD|run of BUILD|BUILD run|BUILD)\b"

@@ -265,7 +265,9 @@ def test_config_names_are_read_through_separators(text: str, build: str) -> None
     ("restart llama-cpp on gpu07 at -j4", "unknown host 'gpu07'"),
     ("h100-7 is down to less than 10% swap free, kill whatever is building there",
      "unknown host 'h100-7' (known: b200, node-3, gpu01)"),  # the subject of its trouble; all hosts, not the channel's
-    ("<@U0RIGOPS> rebuild llama-cpp on zaurus", "unknown host 'zaurus'"),  # a word no dictionary has, where a host goes
+    ("<@U0RIGOPS> rebuild llama-cpp on zaurus", "unknown host 'zaurus'"),
+    ("retest pytorch on node-3 please", "no build 'pytorch' on node-3"),
+    ("<@U0RIGOPS> /test vllm on gpu07", "unknown host 'gpu07'"),  # a word no dictionary has, where a host goes
     ("kill vllm on the staging cluster", "unknown host 'staging'"),  # a deployment's place, never the build's host
     ("<@U0RIGOPS> show the log of vllm in prod", "unknown host 'prod'"),
 ])
@@ -2031,6 +2033,15 @@ READ_BY_THE_RULES = [
     ("<@U0RIGOPS> what does nvidia-smi report on b200 (processes and memory usage)?", ("b200", None, "gpu")),
     ("<@U0RIGOPS> llama-cpp on gpu01 seems stuck. this build needs to be killed as well", ("gpu01", "llama-cpp",
                                                                                           "kill")),
+    # a CI bot's commands and their slang, Chinese for "cancel this build and start a new one"
+    ("<@U0RIGOPS> `/retest` vllm on node-3", ("node-3", "vllm", "rebuild")),
+    ("retest vllm on node-3 please", ("node-3", "vllm", "rebuild")),
+    ("<@U0RIGOPS> `/tag-and-rerun-ci` sgl-kernel", ("b200", "sgl-kernel", "rebuild")),
+    ("<@U0RIGOPS> tickle build llama-cpp on gpu01", ("gpu01", "llama-cpp", "rebuild")),
+    ("sgl-kernel is flaky on b200, so slap a retry on it.", ("b200", "sgl-kernel", "rebuild")),
+    ("<@U0RIGOPS> give vllm on node-3 one more try with the build cache clobbered", ("node-3", "vllm", "rebuild")),
+    ("How goes progress on flash-attn?", ("b200", "flash-attn", "status")),
+    ("<@U0RIGOPS> flash-attn 取消当次构建并启动新构建", ("b200", "flash-attn", "rebuild")),
     # a stop said with a phrasal verb, a signal, or as what the build needs
     ("shut vllm down", ("node-3", "vllm", "kill")),
     ("take the vllm build down, node-3 is dying", ("node-3", "vllm", "mem")),  # a kill, and its memory after
