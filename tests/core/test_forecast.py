@@ -136,5 +136,11 @@ async def test_a_real_first_build_that_fits_in_its_limit_is_not_warned(
         store = app.core.store
         await emulator.wait_for(lambda: store.job_memory_runs("b200", "hello"), timeout=20)  # kept after the post
         peak = store.job_memory("b200", "hello")
-    assert "Memory pressure" not in thread_text(emulator, OPS, root)
+    # no warning that the room runs out (the forecast, or the headroom the jobs need); the kernel's own stall count
+    # (PSI), which a tight cgroup reclaiming the compile's page cache can raise now and then on a busy machine, is told
+    # as it is and is no forecast (a CI run saw "tasks stalled on memory 13% of the last 10 s" with 97% available)
+    text = thread_text(emulator, OPS, root)
+    assert RATE.search(text) is None and LEARNED.search(text) is None, text
+    assert all("stalled on memory" in m.text and "available" in m.text
+               for m in emulator.thread(OPS, root) if "Memory pressure" in m.text), text
     assert max(peak) > 150 * MIB, peak  # the compilers were real and grew
