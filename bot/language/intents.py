@@ -368,7 +368,7 @@ def _read_whole(
                 w.WHAT_HAPPENED_RE.match(parts[at + 1].body) or SHARED_RESULT_RE.match(parts[at + 1].body)
                 or RESULT_ONLY_RE.fullmatch(parts[at + 1].body))) or (  # "X rebuild at 12 → success"
                 parts[at + 1].joined == "," and RESULT_ONLY_RE.fullmatch(parts[at + 1].body)
-                and re.search(re.escape(clause.body) + r"\s*[-–—:]\s*" + re.escape(parts[at + 1].body), masked))
+                and _joined_by(clause.body, parts[at + 1].body, masked, DASH_SEP_RE))
                 or SAID_AFTER_RE.fullmatch(parts[at + 1].body)  # "kill X — done", "kill X, he said, and …"
                 or _outcome_after_arrow(clause.body, parts[at + 1].body, masked)):  # "kill X → frees 60G"
             hits.ignored.append((clause.body.removeprefix(w.LEAD_MARK), "report"))  # "run X and it died"
@@ -1086,16 +1086,30 @@ _OUTCOME_RE = re.compile(r"(?:mem|memory|ram|gpu|eta|time|build time|swap)\b\s*(
                          r"|eta|~|≈)\b|\d+(?:\.\d+)? ?(?:h|hrs?|hours?|min|mins|minutes|g|gb|gib|m|mb|%)\b")
 
 
+# What stands between two clauses of the masked text: a dash or a colon, "or" (and a word it may have taken along).
+DASH_SEP_RE = re.compile(r"\s*[-–—:]\s*")
+OR_SEP_RES = (re.compile(r"\s+or\s+"), re.compile(r"\s+or\s+\S+\s+"))
+
+
+def _joined_by(one: str, other: str, masked: str, *seps: re.Pattern[str]) -> bool:
+    """``other`` follows ``one`` in ``masked`` across one of ``seps`` (plain look-ups, no pattern made per call)."""
+    at = masked.find(one)
+    while at >= 0:
+        for sep in seps:
+            if (m := sep.match(masked, at + len(one))) and masked.startswith(other, m.end()):
+                return True
+        at = masked.find(one, at + 1)
+    return False
+
+
 def _or_between(one: str, other: str, masked: str) -> bool:
     """ "… now that X is finished or killed": two ways a thing is, not a result told after what was done."""
-    one, other = one.removeprefix(w.LEAD_MARK), other.removeprefix(w.LEAD_MARK)
-    return bool(re.search(re.escape(one) + r"\s+or\s+(?:\S+\s+)?" + re.escape(other), masked))
+    return _joined_by(one.removeprefix(w.LEAD_MARK), other.removeprefix(w.LEAD_MARK), masked, *OR_SEP_RES)
 
 
 def _outcome_after_arrow(request: str, after: str, masked: str) -> bool:
     """ "rebuild X at 16 → same OOM", "kill X -> frees 60G": what came of it; "kill X → rebuild at 4" asks on."""
-    return bool(_OUTCOME_RE.match(after) and re.search(re.escape(request) + ARROW_RE.pattern + re.escape(after),
-                                                      masked))
+    return bool(_OUTCOME_RE.match(after)) and _joined_by(request, after, masked, ARROW_RE)
 
 
 # Whose words a request was, said after it: "kill X, he said, and then it was all gone".

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-from bot.language.intents_words import BEFORE_A_DELAY, NEGATIONS
+from bot.language.intents_words import BEFORE_A_DELAY, MINE_TO_DO, NEGATIONS
 
 Act = Literal["story", "advice", "hypothetical", "negation", "other-team", "how-to", "report", "to-someone",
               "statement", "pasted-log", "rhetorical", "unsure", "learned", "poll"]
@@ -240,8 +240,7 @@ THIRD_PARTY_RE = re.compile(
 
 # Whether the speaker may, or how: "can i retrigger the X build?", "can I just rebuild X with enough ram?".
 MAY_I_RE = re.compile(r"^(?:(?:so|ok|and|but|or) )?(?:can|could|may|shall|should|do) i (?:just |simply |now |still "
-                      r"|safely |go ahead and |need to )?(?:kill|stop|abort|cancel|rebuild|restart|retrigger|re-trigger"
-                      r"|rerun|re-run|retry|relaunch|nuke|terminate|trigger|build|compile)\b"
+                      rf"|safely |go ahead and |need to )?{MINE_TO_DO}\b"
                       # "is there a way I can bypass the download and recompile X?": the speaker's own way
                       r"|^(?:is there|there is|any) (?:a |an |some )?(?:way|option|command) (?:i|we)"
                       r" (?:can|could|might)\b"
@@ -448,9 +447,9 @@ _COMMAND_WORD = (r"(?:start|stop|kill|abort|cancel|restart|rebuild|retry|rerun|r
 COMMAND_LIST_RE = re.compile(rf"\b{_COMMAND_WORD}(?:(?:, ?| and | or | & |/){_COMMAND_WORD}){{2,}}"
                              r"(?: (?:are|were|all|both|sub-?commands|commands|verbs|options|flags|buttons|actions"
                              r"|endpoints|targets|tabs|work|worked|do|now|too|as well)\b|[)\]])")
-# Two actions offered as a choice, asked of the channel: "X — kill/rebuild at 8?", "kill or restart X?".
 # "kill X or don't", "could kill X, could not": a choice left to whoever reads.
 LEFT_OPEN_RE = re.compile(r"\bor (?:don't|do not|dont)\b|\bcould (?:kill|restart|rebuild)\b[^.?!]{0,30}\bcould not\b")
+# Two actions offered as a choice, asked of the channel: "X — kill/rebuild at 8?", "kill or restart X?".
 CHOICE_ASKED_RE = re.compile(r"\b(?:kill|stop|abort|cancel|nuke)(?: it| BUILD)? ?(?:/| or ) ?(?:rebuild|restart|retry"
                              r"|rerun|relaunch|wait|leave it|let it)\b[^?]*\?+\s*$")
 # A rhetorical tag said as its own sentence: "kill X? in this economy?", "rebuild at 8?? who wrote that".

@@ -370,7 +370,7 @@ CLAUSE_SPLIT_RE = re.compile(
     # "we may be overloading the CPU so let's reduce …": the request after the remark is a clause of its own
     r"|\sso (?=(?:let's|lets|let us|please|pls|can you|could you|would you|i need you to|we need to|just)\b)"
 )
-_MINE_TO_DO = (r"(?:kill|stop|abort|cancel|rebuild|restart|retrigger|re-trigger|rerun|re-run|retry|relaunch|nuke"
+MINE_TO_DO = (r"(?:kill|stop|abort|cancel|rebuild|restart|retrigger|re-trigger|rerun|re-run|retry|relaunch|nuke"
                r"|terminate|trigger|build|compile)")
 # Lead-ins that keep a clause imperative: "pls", "can you", "let's", "we should", "@rigops" (already gone).
 LEAD_RE = re.compile(
@@ -387,7 +387,7 @@ LEAD_RE = re.compile(
     r"|i need you to|i'd like you to|i want you to|time to|gotta|we gotta|better|kindly|pretty please"
     r"|ok let's|how about we|why don't we|why don't you|perhaps|can we|could we|mind"
     # "can i get the log": asked; "can i just rebuild X?": whether the speaker may, or how (intents_acts.HOW_TO_RE)
-    rf"|(?:can|could|may) i(?! (?:just |simply |now |still |safely |go ahead and )?{_MINE_TO_DO}\b)"
+    rf"|(?:can|could|may) i(?! (?:just |simply |now |still |safely |go ahead and )?{MINE_TO_DO}\b)"
     r"|(?:try|see) (?:if|whether) it helps (?:to|if you|if we)|(?:it's |it is |probably )?(?:best|better) to"
     r"|might as well|may as well"
     r"|would you mind|do you mind|i'd like to|i want to|i wanna|make sure to|be sure to|remember to)\b[\s,]*)*+"
@@ -1266,8 +1266,8 @@ def _mask_unknown_hosts(text: str, stems: frozenset[str] = frozenset()) -> tuple
         shaped = index in (1, 2) and any(word.startswith(stem) and word[len(stem):].isdigit() for stem in stems)
         # "on zaurus": a word no dictionary has, where a host goes, is a host the config does not know
         named = (index == 1 and len(word) >= 3 and word.isalpha() and not _a_known_word(word)
-                 and (m.group(0)[:1] == "@" or m.group(0)[2:3].isspace()))  # not "onnxruntime"
-        named = named and not _DAYS_RE.fullmatch(word)
+                 and (m.group(0)[:1] == "@" or m.group(0)[2:3].isspace())  # not "onnxruntime"
+                 and not _DAYS_RE.fullmatch(word))
         if (not any(c.isdigit() for c in word) and not named) or (NOT_A_HOST_RE.fullmatch(word) and not shaped):
             return m.group(0)
         unknown.append(word)
