@@ -128,8 +128,10 @@ def read(
 
     A kill or a rebuild the rules read is planned only when the learned reading (``intents_model``) also reads a
     request to act: where it reads a request to refuse, the plan is refused; where it reads no request, nothing
-    acts (said to rigops, :func:`guess` then offers the plan as *Did you mean …?*). Where the rules read nothing,
-    the learned reading may read the request itself (:func:`_proposed`)."""
+    acts (said to rigops, :func:`guess` then offers the plan as *Did you mean …?*). A look the rules read in a long
+    message is not taken where the learned reading surely reads it as asking for nothing (a report with the look's
+    words in it). Where the rules read nothing, the learned reading may read the request itself
+    (:func:`_proposed`)."""
     return _read(text, _neutral(text, config), config=config, context=context, addressed=addressed,
                  channel=channel, taking=taking)
 
@@ -146,9 +148,14 @@ def _read(
                                   ignored=ignored, readings=frozenset(model.HEADS), offered=False)):
         said = "; ".join(filter(None, (proposed.guess, LEARNED_GUESS)))  # the plan card says so (":mag: a guess")
         return replace(proposed, guess=said), [*ignored, (neutral.normal.text, "learned")]
-    if taking or not plan.destructive or plan.error is not None or plan.question is not None:
+    if taking or not plan.steps or plan.error is not None or plan.question is not None:
         return plan, ignored
-    doubt = model.doubts_act(_seen(neutral, addressed or context is not None))
+    seen_ = _seen(neutral, addressed or context is not None)
+    if not plan.destructive:  # a look: not taken in a report the learned reading surely reads as asking nothing
+        # ("FYI free frame buffer on b200 went from 1517 to 337 over the afternoon, before I killed …")
+        return (Plan(), [*ignored, (neutral.normal.text, "unsure-look")]) if model.doubts_look(seen_) else (
+            plan, ignored)
+    doubt = model.doubts_act(seen_)
     if doubt is None:
         return plan, ignored
     if doubt == "refuse":

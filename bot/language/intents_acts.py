@@ -18,7 +18,7 @@ from typing import Literal
 from bot.language.intents_words import BEFORE_A_DELAY, MINE_TO_DO, NEGATIONS
 
 Act = Literal["story", "advice", "hypothetical", "negation", "other-team", "how-to", "report", "to-someone",
-              "statement", "pasted-log", "rhetorical", "unsure", "learned", "poll"]
+              "statement", "pasted-log", "rhetorical", "unsure", "unsure-look", "learned", "poll"]
 
 WHY: dict[str, str] = {
     "story": "it reads as a story (something that happened before, or a habit)",
@@ -34,6 +34,8 @@ WHY: dict[str, str] = {
     "rhetorical": "it is a rhetorical question, not a request",
     "unsure": "the rules read a kill or a rebuild in it, but the learned reading does not read a request to act "
               "(said to rigops, it is offered as 'Did you mean …?')",
+    "unsure-look": "the rules read a look in it, but the learned reading reads it surely as asking for nothing (a "
+                   "report or a remark with the look's words in it)",
     "poll": "it asks people to choose or weigh in ('… — which one?', 'thoughts?', 'y/n'), not rigops to act",
     "learned": "no rule reads a request in it; the learned reading reads this one, with the names and the count it "
                "says",

@@ -1960,6 +1960,29 @@ def test_a_kill_or_rebuild_the_learned_reading_doubts_is_not_run_on_the_rules_al
         assert offer is not None and steps(offer).split()[-1] == offered, offer
 
 
+@pytest.mark.parametrize("text", [
+    # reports and remarks the rules read a look in (a size, "out of memory", "free"), the learned reading nothing
+    "FYI free frame buffer on b200 went from 1517 to 337 over the afternoon (dcgm exporter) before I killed the "
+    "deployment due to the concern on CUDA OOM.",
+    "when I run the flash-attn bench for batch size greater than 3 I get CUDA out of memory error although memory is "
+    "available. went back to 2 and it ran ok",
+])
+def test_a_look_in_a_report_the_learned_reading_reads_as_asking_nothing_is_not_taken(text: str) -> None:
+    plan, ignored = read(text, config=CFG, addressed=False, channel=OPS)
+    assert plan == Plan() and ignored[-1][1] == "unsure-look", (plan, ignored)
+
+
+@pytest.mark.parametrize(("text", "look"), [
+    # short: asked, however often the channel's chatter asks for nothing
+    ("OOM on b200", "mem"), ("memory?", "mem"), ("any progress on flash-attn?", "status"),
+    # long, and the learned reading reads a look (or is not sure enough of nothing)
+    ("b200 looks unhappy, how much RAM is left? the flash-attn build has been going for an hour", "mem"),
+    ("llama-cpp on gpu01 oomed again, doubling the RAM fixed it last time", "mem"),
+])
+def test_a_look_asked_for_is_taken(text: str, look: str) -> None:
+    assert steps(said(text)) == look
+
+
 def test_a_kill_or_rebuild_the_learned_reading_reads_as_one_to_refuse_is_refused() -> None:
     # a count described in words the rules do not see as one, said to rigops: asked again plainly, never run on a
     # guess
