@@ -413,9 +413,20 @@ def act_of(clause: str, *, addressed: bool, imperative: bool, has_names: bool, t
 
 
 def _negation_is_elsewhere(clause: str) -> bool:
-    """ "not sure, kill it" is split before here; "is it not done yet?" still asks about now."""
+    """ "not sure, kill it" is split before here; "is it not done yet?" still asks about now; "check that HOST isn't
+    swapping" asks for a look at what it says is not so."""
     return bool(re.match(r"^(?:is|isn't|has|hasn't|did|didn't|why) (?:it|the build|BUILD|HOST)? ?(?:not )?", clause)
-                and clause.rstrip().endswith("yet"))
+                and clause.rstrip().endswith("yet")) or bool(CHECK_THAT_NOT_RE.match(clause))
+
+
+# A look at what should not be so: "double check BUILD's memory isn't too much", "make sure HOST isn't swapping",
+# "verify that BUILD hasn't hung" (never "make sure you don't kill it": what not to do stays a negation).
+CHECK_THAT_NOT_RE = re.compile(
+    r"^(?:(?:please|pls|can you|could you|can someone|could someone|someone) )?(?:double[- ]?check|check|verify"
+    r"|confirm|make sure|ensure|see if|see whether|find out if|find out whether)(?: that| if| whether)?"
+    r"(?: [\w'-]+){1,6}?"
+    r" (?:isn't|is not|aren't|are not|hasn't|has not|haven't|wasn't)\b(?!.*\b(?:kill|stop|rebuild|restart|rerun"
+    r"|retry|touch|abort|cancel)\b)")
 
 
 # A message that ends by asking people to choose or weigh in: "kill X or restart it at 4 — which one?",

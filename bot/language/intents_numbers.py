@@ -127,6 +127,12 @@ JOBS_EXPR_RE = re.compile(
     rf"|(?<=\bat )\({_SUM}\)\s*[-+*/×]\s*\d{{1,4}}(?![\w.])"
     # a variable where the count goes: "-j {cores}", "-j N", "-j 2N", "MAX_JOBS=${CPUS}"
     r"|(?<![\w-])(?:-j|max_jobs|jobs)\s*=?\s*(?:\{[\w ]{1,20}\}|\$\{?(?!expr\b)[a-z_]\w{0,20}\}?|\d{0,2}n\b(?!'))"
+    # a letter for the count where one goes: "rebuild with 2N", "at N-1", "with N+2 jobs", "using 2*N jobs", "with
+    # x jobs" (a variable the reader is to fill in, never the number after it)
+    r"|(?:(?<=\bwith )|(?<=\bat )|(?<=\busing )|(?<=\buse )|(?<=\bto )|(?<=\btry ))(?:\d{1,2}\s*[*×]?\s*)?n"
+    r"(?:\s*[-+*/]\s*\d{1,3})?(?=\s*(?:jobs?|threads?|processes|procs|workers|in parallel|$|[,;.!?)]))"
+    r"|(?<![\w-])(?:\d{1,2}\s*[*×]?\s*)?[nx](?:\s*[-+*/]\s*\d{1,3})?(?=\s+(?:parallel\s+)?(?:jobs?|threads?|processes|procs"
+    r"|workers)\b)"
     # a variable in snake case where the count goes: "-jNUM_PHYS_CORES", "MAX_JOBS=build_jobs"
     r"|(?<![\w-])(?:-j|(?:max_jobs|jobs)\s*=)\s*(?=[a-z]*_)[a-z][a-z_]{2,30}\b"
     # "-j 16/2" (a bare "-j 32-4" is a range), "MAX_JOBS = total_mem_gb / 4", "-j 1e2", "-j 2k", "-j 0x10", "the
@@ -254,6 +260,9 @@ JOBS_STRONG_RE = re.compile(
 )
 JOBS_BARE_J_RE = re.compile(rf"(?<![\w-])j(?:=| )?{_NUM}{_NUM_END}")  # "j12", "j=12", "j 12"
 JOBS_UNIT_RE = re.compile(
+    # the cores a machine has are its size, not a count asked for: "do you have 256 cores on HOST?"
+    r"(?:(?<!\bhave )(?<!\bhas )(?<!\bhad )(?<!\bgot )(?<!\bhaving )"
+    r"|(?!\d+ ?(?:physical |logical )?(?:cores?|cpus?)\b))"
     rf"(?<![\w.#-]){_NUM}(?: ?(?:parallel |concurrent |compile |ninja |build )?"
     r"(?:jobs?|numjobs|threads?|cores?|workers?|procs?|processes|parallel|parallelism|cpus?|compilers?|compiles"
     r"|tasks|parallel tasks)\b"

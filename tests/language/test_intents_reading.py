@@ -288,7 +288,11 @@ def test_words_that_describe_a_build_are_not_names(text: str) -> None:
                                   "rebuild vllm with as many jobs as there are cores",
                                   "restart vllm, one job per cpu", "rebuild vllm with jobs=auto",
                                   "rebuild vllm with -j auto",
-                                  "set max_jobs to the number of logical cores on the host and rebuild vllm"])
+                                  "set max_jobs to the number of logical cores on the host and rebuild vllm",
+                                  # a letter for the count: the number after it is never the count
+                                  "rebuild vllm with 2N", "rebuild vllm at N-1",
+                                  "rebuild vllm with N+2 jobs", "rebuild vllm with n/2 jobs",
+                                  "rebuild vllm using 2*N jobs", "rebuild vllm on node-3 with x jobs"])
 def test_a_share_of_the_cores_or_an_expression_is_refused(text: str) -> None:
     plan = said(text)
     assert plan.error is not None and "name a number" in plan.error, plan
@@ -1981,6 +1985,28 @@ def test_a_look_in_a_report_the_learned_reading_reads_as_asking_nothing_is_not_t
 ])
 def test_a_look_asked_for_is_taken(text: str, look: str) -> None:
     assert steps(said(text)) == look
+
+
+@pytest.mark.parametrize(("text", "look"), [
+    # a look at what should not be so: the "not" is in what is to be checked
+    ("<@U0RIGOPS> double check vllm's memory isn't too much", "mem"),
+    ("<@U0RIGOPS> check that node-3 isn't swapping", "mem"),
+    ("<@U0RIGOPS> make sure vllm isn't stuck", "status"),
+    ("can someone check the gpus on b200 aren't busy", "gpu"),
+    # what not to do stays a negation
+    ("<@U0RIGOPS> make sure you don't kill vllm", ""),
+    ("check vllm isn't being rebuilt on node-3 before you restart it", ""),
+    ("make sure the build isn't restarted at 64", ""),
+])
+def test_checking_that_something_is_not_so_is_a_look(text: str, look: str) -> None:
+    assert steps(said(text, addressed=text.startswith("<@"))) == look
+
+
+@pytest.mark.parametrize("text", ["do you have 256 cores on node-3?", "By curiosity, do you have 32067 cores on b200?",
+                                  "node-3 has 64 cores right?", "gpu01 has 16 cores and 64G"])
+def test_the_cores_a_machine_has_are_no_count(text: str) -> None:
+    plan = said(text)
+    assert not plan.steps and plan.error is None, plan
 
 
 def test_a_kill_or_rebuild_the_learned_reading_reads_as_one_to_refuse_is_refused() -> None:
