@@ -63,10 +63,13 @@ def _same_work(steps: Steps) -> Steps:
       "restart it at -j2" read as kill + rebuild or as rebuild does the same;
     - a memory look right before or after a kill is the kill's own report (a kill posts the memory before it and,
       once it has come back, after): "oom-ing, kill it" read as kill, as kill + mem or as mem + kill does the same;
-      a memory look after a rebuild is not ("restart X, and how much swap is there?")."""
+      so is one right before a rebuild, which stops the build first ("show mem, then restart X at 4" read as mem +
+      rebuild or as mem + kill + rebuild); a memory look after a rebuild is not ("restart X, and how much swap is
+      there?")."""
     return [step for i, step in enumerate(steps)
             if not (step[0] == "kill" and any(a == "rebuild" for a, _, _ in steps[i + 1:]))
-            and not (step[0] == "mem" and "kill" in {a for a, _, _ in steps[max(i - 1, 0):i + 2]})]
+            and not (step[0] == "mem" and ("kill" in {a for a, _, _ in steps[max(i - 1, 0):i + 2]}
+                                           or (i + 1 < len(steps) and steps[i + 1][0] == "rebuild")))]
 
 
 def judge(item: dict[str, Any], plan: Plan, config: Config | None = None) -> tuple[bool, bool]:

@@ -467,6 +467,10 @@ def _read_whole(
             and w.CLEAN_RE.search(before := masked[:do.start()]) and not w.NOT_CLEAN_RE.search(before)
             and not _CLEAN_NOT_NEEDED_RE.search(before)):
         hits.clean = True  # "last time a simple `git clean -x -f` fixed this, do that and rebuild it": the clean told
+    if "rebuild" in hits.strong and not hits.clean and not whole and any(
+            w.CLEAN_SAID_RE.search(body) and not w.NOT_CLEAN_RE.search(body) and not _CLEAN_NOT_NEEDED_RE.search(body)
+            for body in _asked_clauses(parts, hits.ignored)):
+        hits.clean = True  # "rebuild X at 12. make sure we are doing a clean rebuild", "…, clean this time"
     if ("rebuild" in hits.strong | hits.weak and not hits.clean and not whole and w.CACHE_SPOILED_RE.search(masked)
             and not w.NOT_CLEAN_RE.search(masked)):
         hits.clean = True  # "the X build cache is corrupt again … rebuild": it starts clean
@@ -730,6 +734,12 @@ def parse_command(text: str, *, config: Config, context: ThreadContext | None = 
     names = w.Names(hosts=tuple(hosts), builds=tuple(builds))
     return _resolve(_steps({action}, jobs, lines, clean=clean), names, config, context, errors, (),
                     channel=channel)
+
+
+def _asked_clauses(parts: list[w.Clause], ignored: list[tuple[str, str]]) -> list[str]:
+    """The clauses of a message the rules did not set aside as a story, a report, advice and so on."""
+    aside = {body.removeprefix(w.LEAD_MARK) for body, _ in ignored}
+    return [body for c in parts if (body := c.body.removeprefix(w.LEAD_MARK)) not in aside]
 
 
 def _relative_jobs(plan: Plan, direction: str, context: ThreadContext | None) -> Plan:

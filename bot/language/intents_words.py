@@ -751,6 +751,13 @@ CLEAN_RE = re.compile(r"\b(?:clean(?:ly)?|from (?:scratch|zero|nothing|the groun
                       rf" (?:out )?{_BUILD_DIR}\b")
 # What says the kept work is spoiled, anywhere in a message that asks for a rebuild: "force cache recreation due to
 # corruption and build it again", "the X build cache is corrupt again … rebuild": it starts clean.
+# A clean start said of the rebuild a message asks for, in any of its clauses: "make sure we are doing a clean
+# rebuild", "…, clean this time", "from a clean state (wipe `build/` first)", "make it a fresh build".
+CLEAN_SAID_RE = re.compile(r"\b(?:clean(?:ly)? (?:re-?)?build|(?:a )?clean one|clean (?:this|next) time|clean state"
+                           r"|from (?:a )?clean\b|clean slate|(?:a )?clean start|start (?:it |BUILD )?clean"
+                           r"|from scratch|fresh (?:re-?)?build|(?:a )?fresh one|full rebuild|scratch build)\b"
+                           rf"|\b(?:wipe|delete|remove|nuke|clear(?: out)?|rm -rf|blow away) (?:{_BUILD_DIR}(?![\w-])"
+                           r"|(?:the )?(?:build|out|_build)/)")
 CACHE_SPOILED_RE = re.compile(r"\b(?:(?:force |forced )?cache recreation|recreat\w* (?:the |its )?(?:build )?cache"
                               r"|(?:build |cmake |ccache )?cache (?:is |got |was |has been |seems )?(?:corrupt\w*"
                               r"|poisoned|broken|stale|busted|hosed|borked)|(?:corrupt\w*|poisoned|stale|broken)"

@@ -59,6 +59,19 @@ def test_the_judge_takes_the_same_work_as_the_same() -> None:
     assert judge(wrong_jobs, retry, config) == (False, False)
 
 
+def test_a_memory_look_before_a_rebuild_is_its_kill_s_report() -> None:
+    """ "show mem, then restart X at 4": a rebuild stops the build first and posts the memory it gets back, so the
+    look before it is read the same with or without the kill that the restart says."""
+    config = config_mod.load(CHAT / "rigops.toml")
+    plan = intents.parse("show mem on node-3, then restart vllm with -j4", config=config, channel="C0OPS")
+    assert [s.action for s in plan.steps] == ["mem", "kill", "rebuild"]
+    asked = {"id": "w", "addressed": False, "expect": {"host": "node-3", "build": "vllm", "refuse": False,
+                                                       "steps": [{"action": "mem"}, {"action": "rebuild", "jobs": 4}]}}
+    assert judge(asked, plan, config) == (True, False)
+    without_the_look = intents.parse("restart vllm on node-3 with -j4", config=config, channel="C0OPS")
+    assert judge(asked, without_the_look, config) == (True, False)
+
+
 def test_a_memory_look_after_a_rebuild_is_work_of_its_own() -> None:
     """ "restart X, and how much swap is there?" asks two things: the look is not the kill's report."""
     config = config_mod.load(CHAT / "rigops.toml")

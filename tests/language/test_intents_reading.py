@@ -790,6 +790,23 @@ def test_a_clean_start_said_with_more_words(text: str) -> None:
     assert any(s.action == "rebuild" and s.clean for s in plan.steps), plan
 
 
+@pytest.mark.parametrize(("text", "clean"), [
+    # a clean start said in a clause of its own, beside the rebuild it is about
+    ("<@U0RIGOPS> rebuild vllm on node-3 with 12. Make sure we are doing a clean rebuild.", True),
+    ("<@U0RIGOPS> rebuild vllm on node-3, clean this time", True),
+    ("<@U0RIGOPS> rebuild vllm on node-3 with 12, and make it a clean build", True),
+    ("<@U0RIGOPS> rebuild vllm at 8. do a clean one please", True),
+    ("<@U0RIGOPS> rebuild vllm, wipe build/ first", True),
+    ("<@U0RIGOPS> from a clean state (wipe `build/` first) can you rebuild llama-cpp on gpu01?", True),
+    # told of another build, or said not to
+    ("we did a clean rebuild of vllm yesterday, rebuild it at 8 now", False),
+    ("<@U0RIGOPS> rebuild vllm at 8, no need for a clean rebuild", False),
+])
+def test_a_clean_start_said_beside_the_rebuild(text: str, clean: bool) -> None:
+    plan = said(text, addressed=text.startswith("<@"))
+    assert [s.clean for s in plan.steps if s.action == "rebuild"] == [clean], plan
+
+
 @pytest.mark.parametrize("text", [
     "<@U0RIGOPS> rebuild llama-cpp with job count = nproc",
     "<@U0RIGOPS> set vllm jobs to ncores - 4 please",
