@@ -363,7 +363,8 @@ def _unwrap_quotes(s: str) -> str:
 CLAUSE_SPLIT_RE = re.compile(
     r":[ \t]*\n|[\n;!]+|[.,:](?=\s|$)|\s(?:and then|then|and|but|plus|&&|&|or|\+|/|-+>|=>|→)\s|\s-+\s|\s\|\s"
     r"|\s\.\.\.+"
-    r"|(?<!\bi)(?<!\bwe)(?<!\byou)(?<!\bit)(?<!\bthey)(?<!\bhe)(?<!\bshe)\salso\s"  # not "I also see …"
+    r"|(?<!\bi)(?<!\bwe)(?<!\byou)(?<!\bit)(?<!\bthey)(?<!\bhe)(?<!\bshe)(?<!\bcould)(?<!\bcan)(?<!\bmight)"
+    r"(?<!\bmay)(?<!\bshould)(?<!\bwould)(?<!\bwill)\salso\s"  # not "I also see …", "you could also try …"
     # a request after a remark, its quote gone: "it endlessly displays "[29/30] …" can you end the process?"
     r"|(?<!\bif)(?<!\bwhether)(?<!\bhow)(?<!\bwhat)(?<!\bwhy)(?<!\bwhen)(?<!\bwhere)(?<!\bwho)(?<!\band)(?<!\bso)"
     r"(?<!\bbut)(?<!\bthen)\s(?=(?:can|could|would|will) (?:you|u|someone|somebody|anyone)\b)"
@@ -546,8 +547,16 @@ _WISHED_RE = re.compile(
     r"(?: could| would)?(?: just)? (?P<past>" + "|".join(_PAST_ASKED) + r")\b")
 
 
+# Said to rigops, "you could also try X at 4", "maybe you can try X with jobs=1", "you might want to try X": a
+# request put softly (never "you could kill it but …": only the trying is asked).
+_TRY_ASKED_RE = re.compile(r"^(?:(?:maybe|perhaps) )?you (?:could|can|might|may)(?: (?:also|just|maybe|perhaps))?"
+                           r"(?: want to)? (?=try\b)")
+
+
 def as_asked(clause: str) -> str | None:
     """The plain request a clause said to rigops puts indirectly; None when it puts none."""
+    if m := _TRY_ASKED_RE.match(clause):
+        return clause[m.end():]
     if m := _WISHED_RE.match(clause):
         return _PAST_ASKED[m.group("past")] + clause[m.end():]
     if m := _SUGGEST_RE.match(clause):

@@ -1643,6 +1643,9 @@ def test_nvidia_smis_column_names_are_the_gpus() -> None:
     ("<@U0RIGOPS> I'd love to see how much memory node-3 has left", "mem"),
     ("<@U0RIGOPS> I need vllm rebuilt with 4 jobs", "rebuild=4"),
     ("<@U0RIGOPS> we need flash-attn restarted at -j8", "kill rebuild=8"),
+    ("you could also try flash-attn with jobs=1 <@U0RIGOPS>, slow but it'll finish", "rebuild=1"),
+    ("<@U0RIGOPS> maybe you can try rebuilding vllm at 4", "rebuild=4"),
+    ("<@U0RIGOPS> you might want to try vllm again with -j2", "rebuild=2"),
 ])
 def test_a_request_put_indirectly_to_rigops_asks_all_the_same(text: str, want: str) -> None:
     assert steps(said(text, addressed=True)) == want
@@ -1655,6 +1658,8 @@ def test_a_request_put_indirectly_to_rigops_asks_all_the_same(text: str, want: s
     "<@U0RIGOPS> I'd love to see this fixed upstream",
     "<@U0RIGOPS> you could kill it but it'd lose 3 hours of work",
     "<@U0RIGOPS> I would recommend restarting with fewer jobs next time it ooms",
+    "<@U0RIGOPS> you could try that next time it ooms",
+    "<@U0RIGOPS> you could also try a smaller model",
 ])
 def test_what_only_looks_like_an_indirect_request_asks_nothing(text: str) -> None:
     assert not said(text, addressed=True).steps
@@ -1662,6 +1667,7 @@ def test_what_only_looks_like_an_indirect_request_asks_nothing(text: str) -> Non
 
 def test_an_indirect_request_not_said_to_rigops_is_the_channels_business() -> None:
     assert not said("I suggest killing vllm").steps
+    assert not said("you could also try flash-attn with jobs=1, slow but it'll finish").steps
     assert not said("any chance you could rerun flash-attn with MAX_JOBS=4").steps
 
 
