@@ -771,6 +771,8 @@ def test_a_negated_look_is_still_not_a_look() -> None:
 def test_a_look_named_by_its_noun_after_and_is_a_second_look() -> None:
     plan = said("<@U0RIGOPS> post the last 40 lines of the llama-cpp log and the status", addressed=True)
     assert steps(plan) == "log=40 status", plan
+    plan = said("<@U0RIGOPS> status of flash-attn + current memory usages on b200", addressed=True)
+    assert steps(plan) == "status mem", plan
 
 
 @pytest.mark.parametrize("text", [
