@@ -188,9 +188,15 @@ def doubts_act(seen: Seen) -> str | None:
     A message is doubted by its words alone, or, when it is long enough to tell a story (:data:`LONG` words), by
     its words and how often each reading comes. Among messages not said to rigops the corpus has ten times more
     chatter than requests: a short plain request there ("oom-ing pretty bad, try -j20") must not be doubted for
-    being rare, and it is too short to be a story or advice."""
+    being rare, and it is too short to be a story or advice. What it reads instead is read the way it was doubted:
+    a long story doubted with how often each reading comes is read as the chatter it likely is, not as a request
+    to refuse that its words alone lean to by a hair."""
     found = features(seen)
     p = _softmax(found - PRIOR_FEATURES)
-    if p["act"] >= DOUBT and (len(seen.masked.split()) < LONG or _softmax(found)["act"] >= DOUBT):
-        return None
+    if p["act"] >= DOUBT:
+        if len(seen.masked.split()) < LONG:
+            return None
+        p = _softmax(found)  # a long message: doubted, and read instead, with how often each reading comes
+        if p["act"] >= DOUBT:
+            return None
     return max(("look", "nothing", "refuse"), key=lambda label: p[label])

@@ -331,7 +331,7 @@ JOBS_TO_RE = re.compile(  # imperative "drop to 32", "cap it at 16", "set jobs t
     r"(?:jobs|parallelism"
     r"|(?:parallel )?build (?:number|count)|parallel (?:number|count|level)"
     r"|concurrency|-j|max_jobs|procs|processes|threads|workers|cores|cpus)(?: variable| setting| value)?)?"
-    r"(?: (?:for|of|on) (?:BUILD|HOST|it|the build))?(?: down| back)? (?:to|at)"
+    r"(?: (?:for|of|on) (?:BUILD|HOST|it|the build))?(?: down| back| back down| back up| up)? (?:to|at)"
     rf" (?:-j ?|j)?{_NUM}(?: (?:jobs|procs|processes|threads|workers|cores|cpus))?{_COUNT_END}"
 )
 # A change of the count said with its object in any words, the verb opening the clause: "limit the number of threads

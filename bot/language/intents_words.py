@@ -348,7 +348,18 @@ def _plain(s: str) -> str:
     for pattern, repl in TYPO_FIXES:
         s = pattern.sub(repl, s)
     s = COMMA_GLUED_RE.sub(", ", s)  # "enough to do this job,but please show …" (a full-width comma, NFKC'd)
+    s = COURTESY_IF_RE.sub(" please", s)  # "rebuild X at 8 if possible": a courtesy, no condition
     return canonical_numbers(SPACES_RE.sub(" ", s)[:MAX_SCAN])
+
+
+# A condition that is only a courtesy: "rebuild X at 8 if possible", "… if you can", "… when you get a chance"
+# (never "if you can't …", "if it fails", "when it is done": those say when).
+COURTESY_IF_RE = re.compile(
+    r",?\s*\b(?:if (?:at all )?possible|if poss|(?:if|when) (?:you|u|ya) (?:can|could)(?!'t|\s*not|n't)(?! \w)"
+    r"|if (?:that's|that is|it's|it is) (?:ok|okay|alright|fine|not too much (?:trouble|hassle|to ask))"
+    r"|if you don't mind|if you get a (?:chance|sec|second|minute|moment)"
+    r"|when(?:ever)? you (?:get|have) a (?:chance|sec|second|minute|moment)|whenever you can|when possible"
+    r"|at your (?:earliest )?convenience)\b")
 
 
 def _unwrap_quotes(s: str) -> str:

@@ -2027,6 +2027,22 @@ def test_checking_that_something_is_not_so_is_a_look(text: str, look: str) -> No
     assert steps(said(text, addressed=text.startswith("<@"))) == look
 
 
+@pytest.mark.parametrize(("text", "want"), [
+    # a condition that is only a courtesy: the request stands, its count with it
+    ("rebuild vllm on node-3 at 8 if possible", "rebuild=8"),
+    ("<@U0RIGOPS> rebuild vllm at 8 if you can", "rebuild=8"),
+    ("restart vllm at 4 if it's not too much trouble", "kill rebuild=4"),
+    ("<@U0RIGOPS> show the vllm log if that's ok", "log"),
+    ("sgl-kernel only runs a single compilation at once now, so very slow. bump it back up to 24 if possible",
+     "rebuild=24"),
+    # a condition that says when: not now
+    ("rebuild vllm at 8 if it fails again", ""),
+    ("<@U0RIGOPS> kill vllm if you can't get it to respond", ""),
+])
+def test_a_courtesy_is_no_condition(text: str, want: str) -> None:
+    assert steps(said(text, addressed=text.startswith("<@"))) == want
+
+
 @pytest.mark.parametrize("text", ["do you have 256 cores on node-3?", "By curiosity, do you have 32067 cores on b200?",
                                   "node-3 has 64 cores right?", "gpu01 has 16 cores and 64G"])
 def test_the_cores_a_machine_has_are_no_count(text: str) -> None:
