@@ -564,10 +564,19 @@ _TRY_ASKED_RE = re.compile(r"^(?:(?:maybe|perhaps) )?you (?:could|can|might|may)
                            r"(?: want to)? (?=try\b)")
 
 
+# Said to rigops, what the speaker would like shown: "I'd like the last 60 lines of the X log", "we'd love the gpu
+# usage on HOST" (never "I'd like to stop it myself": the speaker's to do; "I'd like X fixed": a wish).
+_LIKE_SHOWN_RE = re.compile(r"^(?:i|we)(?:'d| would) (?:like|love|appreciate) (?=(?:the|a|an|some|all|BUILD's|HOST's)"
+                            r" (?:[\w'-]+ ){0,4}(?:logs?|lines|output|memory|mem|ram|swap|gpus?|status|progress"
+                            r"|usage)\b(?!.* (?:fixed|solved|resolved|gone|removed|improved|changed|sorted)\b))")
+
+
 def as_asked(clause: str) -> str | None:
     """The plain request a clause said to rigops puts indirectly; None when it puts none."""
     if m := _TRY_ASKED_RE.match(clause):
         return clause[m.end():]
+    if m := _LIKE_SHOWN_RE.match(clause):
+        return "show " + clause[m.end():]
     if m := _WISHED_RE.match(clause):
         return _PAST_ASKED[m.group("past")] + clause[m.end():]
     if m := _SUGGEST_RE.match(clause):
@@ -1005,8 +1014,9 @@ REBUILD_AGAIN_RE = re.compile(
     r"|BUILD build)(?: on HOST)? (?:again|once again|yet again|once more|one more time|from scratch"
     r"|another (?:go|shot|try)|one more (?:go|shot|try|round))\b"
     # "spin up a new BUILD build", "fire off another BUILD build": a new run of the build, by its noun
-    r"|^(?:spin up|fire off|fire up|kick off|start|launch|queue|run) (?:a |an )?(?:new|fresh|another|second)"
-    r" (?:BUILD build|build of BUILD|run of BUILD|BUILD run|BUILD)\b"
+    r"|^(?:spin up|fire off|fire up|kick off|start|launch|queue|run|trigger|retrigger|re-trigger|schedule)"
+    r" (?:a |an )?(?:new|fresh|another|second)"
+    r" (?:BUILD build|build of BUILD|run of BUILD|BUILD run|BUILD|run|build|attempt)\b"
     # "bring BUILD back with 4 jobs", "bring the build back up at -j6"
     r"|^bring (?:BUILD|the build|the BUILD build) back(?: up)?(?= (?:with|at|using|on) )"
 )

@@ -1648,6 +1648,11 @@ def test_nvidia_smis_column_names_are_the_gpus() -> None:
     ("you could also try flash-attn with jobs=1 <@U0RIGOPS>, slow but it'll finish", "rebuild=1"),
     ("<@U0RIGOPS> maybe you can try rebuilding vllm at 4", "rebuild=4"),
     ("<@U0RIGOPS> you might want to try vllm again with -j2", "rebuild=2"),
+    ("<@U0RIGOPS> I'd like the last 60 lines of the vllm log on node-3", "log=60"),
+    ("<@U0RIGOPS> we'd love the gpu usage on b200", "gpu"),
+    ("both flash-attn runs on b200 are stuck for hours now. <@U0RIGOPS> Would it be possible to trigger a new run?",
+     "rebuild"),
+    ("<@U0RIGOPS> trigger a new run of flash-attn", "rebuild"),
 ])
 def test_a_request_put_indirectly_to_rigops_asks_all_the_same(text: str, want: str) -> None:
     assert steps(said(text, addressed=True)) == want
@@ -2037,6 +2042,8 @@ def test_checking_that_something_is_not_so_is_a_look(text: str, look: str) -> No
      "rebuild=24"),
     # a condition that says when: not now
     ("rebuild vllm at 8 if it fails again", ""),
+    ("I'd like to have a try at -j 24 once my current build are finished.", ""),
+    ("rebuild vllm at 24 once the current build is finished", ""),
     ("<@U0RIGOPS> kill vllm if you can't get it to respond", ""),
 ])
 def test_a_courtesy_is_no_condition(text: str, want: str) -> None:
