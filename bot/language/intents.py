@@ -476,7 +476,10 @@ def _read_whole(
         hits.clean = True  # "the X build cache is corrupt again … rebuild": it starts clean
     if "rebuild" in hits.strong and not hits.jobs and not whole and (m := PARALLEL_CAP_RE.search(masked)):
         hits.jobs.append(w.Number.of(m.group(1), "-j{}"))  # "rebuild X so that at most 4 processes run in parallel"
-    if hits.trouble and not hits.jobs and not whole and (m := n.JOBS_RETRY_AT_RE.search(masked)):
+    if (hits.trouble or len(_COUNT_SAID_RE.findall(masked)) > 1) and not hits.jobs and not whole and (
+            m := n.JOBS_RETRY_AT_RE.search(masked)):
+        # "retry at 16" after trouble, or beside another count ("X got it at 32. try it again at 16"): a count,
+        # not a time of day
         hits.strong.add("rebuild")
         hits.jobs.append(w.Number.of(_first_group(m), "-j{}"))
     if (hits.trouble and addressed and not hits.jobs and not whole
@@ -734,6 +737,10 @@ def parse_command(text: str, *, config: Config, context: ThreadContext | None = 
     names = w.Names(hosts=tuple(hosts), builds=tuple(builds))
     return _resolve(_steps({action}, jobs, lines, clean=clean), names, config, context, errors, (),
                     channel=channel)
+
+
+_COUNT_SAID_RE = re.compile(r"\bat \d{1,4}\b(?! ?(?:am|pm|%|gb?|gib|mb)\b)|(?<![\w-])-j ?\d{1,4}\b"
+                            r"|\b\d{1,4} (?:jobs|threads)\b")
 
 
 def _asked_clauses(parts: list[w.Clause], ignored: list[tuple[str, str]]) -> list[str]:

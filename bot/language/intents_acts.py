@@ -325,6 +325,8 @@ MY_MACHINE_RE = re.compile(r"\b(?:on|in|inside) my (?:own |local |personal |work
 # What a request would mean, said as an equation: "kill X = pain", "rebuild at 64 = OOM" (not "MAX_JOBS = 4").
 EQUATES_RE = re.compile(r"(?<![=<>!])(?<!jobs )(?<!threads )(?<!level )(?<!-j )(?<![_a-z0-9]) ?= ?(?![=>])"
                         r"(?=[a-z])(?!\$)")
+# An aside in parentheses (to the clause's end when it is not closed there).
+ASIDE_RE = re.compile(r"\([^()]*(?:\)|$)")
 # A name followed by these is another party's: "llama.cpp CI", "the vllm folks", "flash-attn upstream".
 THEIRS_AFTER_NAME_RE = re.compile(
     r"\b(?:BUILD|HOST)(?:'s)? (?:ci|upstream|folks|people|team|devs|developers|maintainers|repo|project|docs"
@@ -393,7 +395,7 @@ def act_of(clause: str, *, addressed: bool, imperative: bool, has_names: bool, t
         return "story"  # "kill X they said": somebody's words, told
     if MY_MACHINE_RE.search(clause):
         return "other-team"  # "rebuild X at 8 on my laptop": the speaker's own machine, not one of rigops' hosts
-    if EQUATES_RE.search(clause):
+    if EQUATES_RE.search(ASIDE_RE.sub(" ", clause)):  # not in an aside: "lower X to 8 (fewer nvcc = lower rss)"
         return "statement"  # "kill X = the whole team loses a day": what it would mean, not a request
     if imperative:
         return None

@@ -201,8 +201,15 @@ COUNT_RESULT_RE = re.compile(r"((?<![\w-])-{1,2}j ?\d{1,4}|\b\d{1,4} (?:jobs|thr
                              r"(?![\w]))")
 
 
+# A count changed with an arrow, "MAX_JOBS 16 → 8", "-j32 -> -j16": the count it goes to (the arrow would split
+# the clause, and the count it leaves is no request). Not a size or a time after the arrow ("16 -> 8 GB").
+COUNT_ARROW_RE = re.compile(r"(?<![\w.])(?:-j ?)?\d{1,4}\s*(?:→|-+>|=>|⇒|➡️?)\s*(?=(?:-j ?)?\d{1,4}(?![\w.%])"
+                            r"(?!\s*(?:gb|g|gib|mb|mib|min|mins|minutes|h|hours?|s|secs?|seconds)\b))")
+
+
 def canonical_numbers(text: str) -> str:
     """Counts in words and separators rewritten to the forms the rules read (see above)."""
+    text = COUNT_ARROW_RE.sub("", text)
     if JOBS_EXPR_RE.search(text):
         text = re.sub(r"(?<=\S)  +(?=\S)", " ", JOBS_EXPR_RE.sub(" $expr ", text))
     text = HALF_OF_THEM_RE.sub(lambda m: f"{m.group(0).split()[0]} $(nproc)/share cores", text)

@@ -2033,6 +2033,20 @@ def test_checking_that_something_is_not_so_is_a_look(text: str, look: str) -> No
 
 
 @pytest.mark.parametrize(("text", "want"), [
+    # a count changed with an arrow: the count it goes to
+    ("lower `MAX_JOBS` 16 → 8 for vllm on node-3 (fewer parallel nvcc = lower peak RSS)", "rebuild=8"),
+    ("MAX_JOBS 32 → 16 for vllm and rebuild", "rebuild=16"),
+    ("rebuild vllm with -j32 -> -j16", "rebuild=16"),
+    ("peak RSS of vllm went 16 -> 8 GB after the fix", ""),
+    ("rebuild vllm at 16 → same OOM", ""),
+    # "retry at N" beside another count is a count, not a time of day
+    ("<@U0RIGOPS> sgl-kernel got it at 32. try it again at 16", "rebuild=16"),
+])
+def test_a_count_changed_is_the_count_it_goes_to(text: str, want: str) -> None:
+    assert steps(said(text, addressed=text.startswith("<@"))) == want
+
+
+@pytest.mark.parametrize(("text", "want"), [
     # a condition that is only a courtesy: the request stands, its count with it
     ("rebuild vllm on node-3 at 8 if possible", "rebuild=8"),
     ("<@U0RIGOPS> rebuild vllm at 8 if you can", "rebuild=8"),
