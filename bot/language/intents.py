@@ -476,10 +476,11 @@ def _read_whole(
         hits.clean = True  # "the X build cache is corrupt again … rebuild": it starts clean
     if "rebuild" in hits.strong and not hits.jobs and not whole and (m := PARALLEL_CAP_RE.search(masked)):
         hits.jobs.append(w.Number.of(m.group(1), "-j{}"))  # "rebuild X so that at most 4 processes run in parallel"
-    if (hits.trouble or len(_COUNT_SAID_RE.findall(masked)) > 1) and not hits.jobs and not whole and (
-            m := n.JOBS_RETRY_AT_RE.search(masked)):
-        # "retry at 16" after trouble, or beside another count ("X got it at 32. try it again at 16"): a count,
-        # not a time of day
+    if not hits.jobs and not whole and (m := n.JOBS_RETRY_AT_RE.search(masked)) and (
+            hits.trouble or len(_COUNT_SAID_RE.findall(masked)) > 1
+            or ("rebuild" in hits.strong and not m.group(0).startswith("restart"))):
+        # "retry at 16" after trouble, beside another count ("X got it at 32. try it again at 16") or as the
+        # rebuild asked ("kill, show mem, retry at 16"): a count, not a time of day ("restart at 3" may be one)
         hits.strong.add("rebuild")
         hits.jobs.append(w.Number.of(_first_group(m), "-j{}"))
     if (hits.trouble and addressed and not hits.jobs and not whole

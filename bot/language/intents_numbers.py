@@ -264,6 +264,10 @@ JOBS_STRONG_RE = re.compile(
     rf"|(?<![\w-])(?:{_JOBS_KEYS})\s*=\s*{_NUM}{_NUM_END}"
     rf"|(?<![\w-])-{{1,2}}parallel(?:\s*=\s*|\s+){_NUM}{_NUM_END}"
     rf"|(?<![\w-])-{{1,2}}max-jobs(?:\s*=\s*|\s+){_NUM}{_NUM_END}"
+    # a tool's own flag for it: "--job_count 3", "--num-jobs=4", "--parallel-jobs 8", "--jobs-count 2" (never a
+    # thread count: "--threads 4" is nvcc's)
+    rf"|(?<![\w-])--?(?:num[_-]|max[_-]|parallel[_-]|build[_-])?jobs?(?:[_-](?:count|num|number|n))?"
+    rf"(?:\s*=\s*|\s+){_NUM}{_NUM_END}"
 )
 JOBS_BARE_J_RE = re.compile(rf"(?<![\w-])j(?:=| )?{_NUM}{_NUM_END}")  # "j12", "j=12", "j 12"
 JOBS_UNIT_RE = re.compile(

@@ -2041,6 +2041,11 @@ def test_checking_that_something_is_not_so_is_a_look(text: str, look: str) -> No
     ("rebuild vllm at 16 → same OOM", ""),
     # "retry at N" beside another count is a count, not a time of day
     ("<@U0RIGOPS> sgl-kernel got it at 32. try it again at 16", "rebuild=16"),
+    ("<@U0RIGOPS> kill sgl-kernel, show mem, retry at 16", "kill mem rebuild=16"),
+    ("that's flash-attn on b200 again. <@U0RIGOPS> retry at 4", "rebuild=4"),
+    # a tool's own flag for the count
+    ("<@U0RIGOPS> restart llama-cpp with --job_count 3", "kill rebuild=3"),
+    ("<@U0RIGOPS> restart llama-cpp with --num-jobs=4", "kill rebuild=4"),
 ])
 def test_a_count_changed_is_the_count_it_goes_to(text: str, want: str) -> None:
     assert steps(said(text, addressed=text.startswith("<@"))) == want
