@@ -53,6 +53,9 @@ MENTION_IN_SENTENCE_RE = re.compile(r"\b(?:let|lets|letting|have|having|ask|aski
 
 
 def _mention(m: re.Match[str]) -> str:
+    line = m.string[m.string.rfind("\n", 0, m.start()) + 1: m.start()].lstrip()
+    if line.startswith(("&gt;", ">")):
+        return " rigops "  # a quote line stays one: "&gt; @rigops kill X" above "nvm, it's working now" is quoted
     return " someone " if MENTION_IN_SENTENCE_RE.search(m.string[max(0, m.start() - 24): m.start()]) else " \n "
 
 
@@ -1295,6 +1298,13 @@ _DAYS_RE = re.compile(r"(?:mon|tues|wednes|thurs|fri|satur|sun)days?|weekends?|w
                       r"|may|june|july|august|(?:sept|nov|dec)ember|october")
 
 
+_WHAT_RUNS_ON = re.compile(r"\b(?:whatever|everything|anything|all|stuff|things|what's|whats|what is|jobs|processes)"
+                           r"(?: (?:is|that's|that is|running|still|left|else))* $")
+_ON_WHAT = frozenset(("fire", "hold", "top", "purpose", "time", "track", "board", "schedule", "there", "here", "them",
+                      "disk", "screen", "deck", "standby", "pause", "repeat", "loop", "autopilot"))
+_END_OF_CLAUSE = re.compile(r"\s*(?:$|[.?!;,\n]|please\b|pls\b|now\b)")
+
+
 def _mask_unknown_hosts(text: str, stems: frozenset[str] = frozenset()) -> tuple[str, list[str]]:
     unknown: list[str] = []
 
@@ -1303,9 +1313,12 @@ def _mask_unknown_hosts(text: str, stems: frozenset[str] = frozenset()) -> tuple
         word = m.group(index).rstrip("._-")
         shaped = index in (1, 2) and any(word.startswith(stem) and word[len(stem):].isdigit() for stem in stems)
         # "on zaurus": a word no dictionary has, where a host goes, is a host the config does not know
-        named = (index == 1 and len(word) >= 3 and word.isalpha() and not _a_known_word(word)
+        named = (index == 1 and len(word) >= 3 and word.isalpha()
+                 and (not _a_known_word(word) or (_WHAT_RUNS_ON.search(text, 0, m.start()) is not None
+                      and _END_OF_CLAUSE.match(text, m.end()) is not None and word not in _ON_WHAT))
                  and (m.group(0)[:1] == "@" or m.group(0)[2:3].isspace())  # not "onnxruntime"
                  and not _DAYS_RE.fullmatch(word))
+        # "kill whatever is on mavericks": a word of the dictionary too, where only a machine goes
         if (not any(c.isdigit() for c in word) and not named) or (NOT_A_HOST_RE.fullmatch(word) and not shaped):
             return m.group(0)
         unknown.append(word)

@@ -266,6 +266,9 @@ def test_config_names_are_read_through_separators(text: str, build: str) -> None
     ("h100-7 is down to less than 10% swap free, kill whatever is building there",
      "unknown host 'h100-7' (known: b200, node-3, gpu01)"),  # the subject of its trouble; all hosts, not the channel's
     ("<@U0RIGOPS> rebuild llama-cpp on zaurus", "unknown host 'zaurus'"),
+    # a word of the dictionary too, where only a machine goes
+    ("<@U0RIGOPS> the mavericks bot is stuck again. kill whatever is on mavericks", "unknown host 'mavericks'"),
+    ("kill whatever is running on titan", "unknown host 'titan'"),
     ("retest pytorch on node-3 please", "no build 'pytorch' on node-3"),
     ("<@U0RIGOPS> /test vllm on gpu07", "unknown host 'gpu07'"),  # a word no dictionary has, where a host goes
     ("kill vllm on the staging cluster", "unknown host 'staging'"),  # a deployment's place, never the build's host
@@ -2030,6 +2033,12 @@ def test_a_look_asked_for_is_taken(text: str, look: str) -> None:
 ])
 def test_checking_that_something_is_not_so_is_a_look(text: str, look: str) -> None:
     assert steps(said(text, addressed=text.startswith("<@"))) == look
+
+
+def test_a_request_quoted_is_context_never_the_request() -> None:
+    # the quote line keeps its mention: "&gt; @rigops kill X" above "nvm, it's working now" asks for nothing
+    plan = said("&gt; <@U0RIGOPS> kill sgl-kernel\nha nvm its working now", addressed=True)
+    assert plan == Plan(), plan
 
 
 @pytest.mark.parametrize(("text", "want"), [
