@@ -789,7 +789,10 @@ CLEAN_SAID_RE = re.compile(r"\b(?:clean(?:ly)? (?:re-?)?build|(?:a )?clean one|c
                            r"|from (?:a )?clean\b|clean slate|(?:a )?clean start|start (?:it |BUILD )?clean"
                            r"|from scratch|fresh (?:re-?)?build|(?:a )?fresh one|full rebuild|scratch build)\b"
                            rf"|\b(?:wipe|delete|remove|nuke|clear(?: out)?|rm -rf|blow away) (?:{_BUILD_DIR}(?![\w-])"
-                           r"|(?:the )?(?:build|out|_build)/)")
+                           r"|(?:the )?(?:build|out|_build)/)"
+                           # "before rebuilding delete all .o files from the build directory"
+                           rf"|\b(?:delete|remove|wipe|clear|rm|purge)(?: all| the| any| every)? [^,;]{{1,25}}? (?:from"
+                           rf"|in|under) {_BUILD_DIR}(?![\w-])")
 CACHE_SPOILED_RE = re.compile(r"\b(?:(?:force |forced )?cache recreation|recreat\w* (?:the |its )?(?:build )?cache"
                               r"|(?:build |cmake |ccache )?cache (?:is |got |was |has been |seems )?(?:corrupt\w*"
                               r"|poisoned|broken|stale|busted|hosed|borked)|(?:corrupt\w*|poisoned|stale|broken)"
@@ -1449,6 +1452,7 @@ utilization utilisation usage util temp temps temperature fan fans power traffic
 free ptxas cicc nvcc gcc clang g++ cc1plus ld lld mold everything nothing somebody someone
 output stdout stderr error errors end lines console trace traceback backtrace progress
 please pls plz thanks thx now again asap
+wrong right good correct bogus bugged weird odd flaky dodgy unwanted accidental duplicate extra earlier later
 smoke unit integration regression e2e functional perf performance benchmark benchmarks
 unlimited excessive concurrent simultaneous extra heavy huge massive many multiple several few more less fewer
 spawned background foreground remaining remote parallelised parallelized

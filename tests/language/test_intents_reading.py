@@ -281,7 +281,8 @@ def test_a_name_the_config_does_not_know_is_refused_with_what_there_is(text: str
 
 
 @pytest.mark.parametrize("text", ["rebuild the whole build", "kill the runaway build on node-3",
-                                  "restart the cuda build of vllm", "restart the current build"])
+                                  "restart the cuda build of vllm", "restart the current build",
+                                  "stop llama-cpp on gpu01 before it completes, the wrong build was submitted"])
 def test_words_that_describe_a_build_are_not_names(text: str) -> None:
     assert "no build" not in (said(text).error or "")
 
@@ -803,6 +804,9 @@ def test_a_clean_start_said_with_more_words(text: str) -> None:
     ("<@U0RIGOPS> rebuild vllm at 8. do a clean one please", True),
     ("<@U0RIGOPS> rebuild vllm, wipe build/ first", True),
     ("<@U0RIGOPS> from a clean state (wipe `build/` first) can you rebuild llama-cpp on gpu01?", True),
+    ("<@U0RIGOPS> rebuild llama-cpp on gpu01 at 6. Before rebuilding delete all .o files from the build directory.",
+     True),
+    ("I deleted the .o files in the build dir yesterday, rebuild vllm at 8", False),
     # told of another build, or said not to
     ("we did a clean rebuild of vllm yesterday, rebuild it at 8 now", False),
     ("<@U0RIGOPS> rebuild vllm at 8, no need for a clean rebuild", False),
