@@ -111,11 +111,17 @@ SLANG: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\b(?:free |used |available )?memory (?:usage )?(?:across|of|on|for|in) (?:all |each |every |the )*"
                 r"(?:nvidia |cuda )?(?:gpus?|cards?|devices)\b"), "gpu memory"),
     # "would you mind recompiling X?": the verb the gerund is
-    (re.compile(r"\b(?:would|could) (?:someone|somebody|anyone|anybody) mind\b"), "could someone"),
+    (re.compile(r"\b(?:would|could) (?:someone|somebody|anyone|anybody|one of (?:the|you|us) (?:maintainers|admins"
+                r"|folks|guys|devs|ops|on-?call|people)|one of you) mind\b"), "could someone"),
     (re.compile(r"\b(would you mind|do you mind|mind|could you try|try) (rebuild|restart|relaunch|kill|abort|cancel"
                 r"|check|show|post|tail|grab|fetch)ing\b"), r"\1 \2"),
     (re.compile(r"\b(would you mind|do you mind|mind|could you try|try) (recompil)ing\b"), r"\1 \2e"),
     (re.compile(r"\b(would you mind|do you mind|mind|could you try|try) (stop|rerun)[pn]ing\b"), r"\1 \2"),
+    # "could you rerun your gpu check on HOST?": the look again, not a rebuild; "hitting restart on it": the restart
+    (re.compile(r"\b(?:re-?run|redo|repeat) (?:the |your |that |a |another )*(gpus?|memory|mem|ram|swap|status)"
+                r" (?:check|look|query|report)\b"), r"check \1"),
+    (re.compile(r"\b(?:hit|hitting|press|pressing|click|clicking|smash|smashing) (?:the )?(restart|rebuild|retry|rerun"
+                r"|re-run|cancel|stop|abort|kill)(?: button)? on\b"), r"\1"),
 )
 # nvidia-smi's own column names, read so in a message about the GPUs: "Memory-Usage" is the cards' memory,
 # "Volatile GPU-Util" their load ("gpu01's cards show Memory-Usage but 0% GPU-Util").

@@ -676,9 +676,9 @@ _REBUILD_TAIL = (
     r"|with that|with those|that way|like that|with that setting))*"
 )
 REBUILD_OBJECT_RE = re.compile(
-    r"^(?:rebuild|retry|rerun|restart|relaunch|start over)"
+    r"^(?:rebuild|retry|rerun|restart|relaunch|start over|trigger|retrigger|re-trigger)"
     rf"(?: (?:it|that|this|the build|the compile|BUILD|HOST|on HOST|the whole thing|the whole build|everything"
-    rf"|the whole lot|the lot|the job|the install)){_REBUILD_TAIL}$"
+    rf"|the whole lot|the lot|the job|the install|the BUILD (?:job|build|run|pipeline))){_REBUILD_TAIL}$"
 )
 REBUILD_BARE_RE = re.compile(rf"^(?:rebuild){_REBUILD_TAIL}$")
 REBUILD_WEAK_RE = re.compile(

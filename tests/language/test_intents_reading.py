@@ -1660,6 +1660,9 @@ def test_nvidia_smis_column_names_are_the_gpus() -> None:
     ("both flash-attn runs on b200 are stuck for hours now. <@U0RIGOPS> Would it be possible to trigger a new run?",
      "rebuild"),
     ("<@U0RIGOPS> trigger a new run of flash-attn", "rebuild"),
+    ("<@U0RIGOPS> Could you please re-enable and trigger the llama-cpp job on gpu01?", "rebuild"),
+    ("<@U0RIGOPS> could you rerun your gpu check on node-3?", "gpu"),
+    ("Would one of the maintainers mind hitting restart on flash-attn?", "kill rebuild"),
 ])
 def test_a_request_put_indirectly_to_rigops_asks_all_the_same(text: str, want: str) -> None:
     assert steps(said(text, addressed=True)) == want
