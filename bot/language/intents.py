@@ -552,7 +552,8 @@ def _read_whole(
             m := w.LOG_LINES_OFFERED_RE.search(masked)):
         hits.lines.append(w.Number.of(_first_group(m), "{} lines"))
     jobs, lines, errors = _numbers(hits, actions)
-    unknown = bool(names.unknown_builds and _on_hosts(actions) and (own_slot or not names.builds))
+    unknown = bool(names.unknown_builds and _on_hosts(actions) and (own_slot or not names.builds)
+                   and not (names.builds and _unknown_only_told(neutral, parts, hits.ignored)))
     if unknown:
         errors.append(_unknown_build_error(names.unknown_builds[0], names, config, context, channel))
     elif actions & {"kill", "rebuild"} and not w.BUILD_TARGET_TOO_RE.search(masked) and (
@@ -742,6 +743,18 @@ def parse_command(text: str, *, config: Config, context: ThreadContext | None = 
 
 _COUNT_SAID_RE = re.compile(r"\bat \d{1,4}\b(?! ?(?:am|pm|%|gb?|gib|mb)\b)|(?<![\w-])-j ?\d{1,4}\b"
                             r"|\b\d{1,4} (?:jobs|threads)\b")
+
+
+def _unknown_only_told(neutral: _Neutral, parts: list[w.Clause], ignored: list[tuple[str, str]]) -> bool:
+    """The builds the config does not have are named only in clauses set aside as a story or a report, beside a
+    request that names one it has: "could you rerun X? … (I've only merged main and the protobuf rebuild)"."""
+    before = w.clauses(tol.slang(tol.correct(neutral.names.masked)))  # the clauses, the unknown names unmasked
+    if len(before) != len(parts):
+        return False
+    aside = {body.removeprefix(w.LEAD_MARK) for body, _ in ignored}
+    return not any(re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", said.body)
+                   for said, part in zip(before, parts, strict=True)
+                   if part.body.removeprefix(w.LEAD_MARK) not in aside for name in neutral.unknown_builds)
 
 
 def _asked_clauses(parts: list[w.Clause], ignored: list[tuple[str, str]]) -> list[str]:

@@ -396,7 +396,10 @@ LEAD_RE = re.compile(
     r"|first(?: of all| off)?(?! (?:time|thing|try|run|build|attempt|one)\b)|firstly|after that|afterwards|finally"
     r"|at least(?= (?:try|do|run|rebuild|restart|kill|stop|show|check|give)\b)"
     r"|lastly"
-    r"|rigops|bot|guys|folks|team|someone|somebody|anyone|anybody|ya|yeah|yep|yes|ugh|hmm+|lol|damn|welp|oof"
+    r"|rigops|bot|guys|folks|team|ya|yeah|yep|yes|ugh|hmm+|lol|damn|welp|oof"
+    # "someone kill it", never "someone is hammering the gpu" (who does what, told)
+    r"|(?:someone|somebody|anyone|anybody)(?! (?:is|was|has|had|keeps|kept|just|already|else|seems|must|might|may"
+    r"|will|won't|would|could|should|did|didn't|does|doesn't|knows|knew|here|there|[a-z]+ed|[a-z]+ing)\b)"
     r"|can you|could you|can u|could u|would you|will you|(?:can|could|would|will) (?:someone|somebody|anyone|anybody)"
     r"|can we|could we|let's|lets|let us|go ahead and|we need to|need to|we should|you should"
     r"|i need you to|i'd like you to|i want you to|time to|gotta|we gotta|better|kindly|pretty please"

@@ -2042,6 +2042,28 @@ def test_checking_that_something_is_not_so_is_a_look(text: str, look: str) -> No
     assert steps(said(text, addressed=text.startswith("<@"))) == look
 
 
+@pytest.mark.parametrize(("text", "want"), [
+    # a build the config does not have, told of in a story beside a request that names one it has
+    ("<@U0RIGOPS> Could you rerun sgl-kernel, please? I think it was a fluke — there's almost no changes (I've only "
+     "merged `main` and the protobuf rebuild), and the test passed the previous time around.", "rebuild"),
+    # ... and asked for: refused, never run on the named build alone
+    ("<@U0RIGOPS> rerun sgl-kernel and the protobuf build", None),
+])
+def test_a_build_the_config_does_not_have_refuses_only_where_it_is_asked_for(text: str, want: str | None) -> None:
+    plan = said(text, addressed=True)
+    if want is None:
+        assert plan.error is not None and "protobuf" in plan.error, plan
+    else:
+        assert steps(plan) == want and plan.error is None and plan.build == "sgl-kernel", plan
+
+
+def test_who_does_what_told_is_no_request_to_someone() -> None:
+    plan = said("I just checked and someone is hammering the 1st gpu on gpu01. <@U0RIGOPS> kill llama-cpp and show me "
+                "the gpus after", addressed=True)
+    assert steps(plan) == "kill gpu", plan
+    assert steps(said("someone kill vllm on node-3")) == "kill"
+
+
 def test_a_request_quoted_is_context_never_the_request() -> None:
     # the quote line keeps its mention: "&gt; @rigops kill X" above "nvm, it's working now" asks for nothing
     plan = said("&gt; <@U0RIGOPS> kill sgl-kernel\nha nvm its working now", addressed=True)
