@@ -996,7 +996,8 @@ def _read_jobs(body: str, addressed: bool) -> list[w.Number]:
                 del found[key]  # "from 4 jobs to 2": the 4 is the old value
             found.setdefault(m.start(1), w.Number.of(m.group(1), "-j{}"))
     for m in (*n.JOBS_WITH_RE.finditer(body), *n.JOBS_TO_RE.finditer(body), *n.JOBS_AT_RE.finditer(body),
-              *n.JOBS_DESCRIBED_THEN_SAID_RE.finditer(body), *n.JOBS_ON_RE.finditer(body)):
+              *n.JOBS_DESCRIBED_THEN_SAID_RE.finditer(body), *n.JOBS_ON_RE.finditer(body),
+              *n.JOBS_BACK_TO_RE.finditer(body)):
         if m.re is n.JOBS_WITH_RE and body[:m.start()].endswith("to ") and not n.REQUEST_ANY_RE.search(
                 body[:m.start()]):
             continue  # "X still takes 10 minutes to compile with 32 cores": what it takes, not what is asked

@@ -207,9 +207,26 @@ COUNT_ARROW_RE = re.compile(r"(?<![\w.])(?:-j ?)?\d{1,4}\s*(?:→|-+>|=>|⇒|➡
                             r"(?!\s*(?:gb|g|gib|mb|mib|min|mins|minutes|h|hours?|s|secs?|seconds)\b))")
 
 
+# A count setting to take away is no count asked for: "drop the `JOBS=10` setting", "without the -j10 flag",
+# "remove MAX_JOBS=4" (never "drop to 8", "drop -j to 8").
+_SETTING = (r"(?:-{1,2}j(?:obs)?|max_jobs|jobs|make_jobs|ninja_jobs|cmake_build_parallel_level|makeflags)"
+            r"\s*=?\s*-?j?\d{1,4}")
+DROPPED_COUNT_RE = re.compile(
+    rf"\b(?P<verb>(?:remove|removing|unset|unsetting|delete|deleting|get rid of|getting rid of|without|disable"
+    rf"|disabling|ditch|ditching|strip|stripping)(?: the| that| this| your| its| any)?"
+    rf"|(?:drop|dropping|lose|losing) (?:the|that|this|your|its|any)) (?P<setting>{_SETTING})(?![\w.])")
+
+
+# A count said with what it is to the speaker: "back to the default 8", "at the usual 16" — the count said.
+NAMED_COUNT_RE = re.compile(r"\b(to|at|with) the (?:default|usual|old|original|previous|normal|standard)"
+                            r"(?: of| value of| count of)? (-?j?\d{1,4})(?![\w.%])")
+
+
 def canonical_numbers(text: str) -> str:
     """Counts in words and separators rewritten to the forms the rules read (see above)."""
     text = COUNT_ARROW_RE.sub("", text)
+    text = DROPPED_COUNT_RE.sub(lambda m: f"{m.group('verb')} the jobs", text)
+    text = NAMED_COUNT_RE.sub(r"\1 \2", text)
     if JOBS_EXPR_RE.search(text):
         text = re.sub(r"(?<=\S)  +(?=\S)", " ", JOBS_EXPR_RE.sub(" $expr ", text))
     text = HALF_OF_THEM_RE.sub(lambda m: f"{m.group(0).split()[0]} $(nproc)/share cores", text)
@@ -345,6 +362,10 @@ JOBS_TO_RE = re.compile(  # imperative "drop to 32", "cap it at 16", "set jobs t
     r"(?: (?:for|of|on) (?:BUILD|HOST|it|the build))?(?: down| back| back down| back up| up)? (?:to|at)"
     rf" (?:-j ?|j)?{_NUM}(?: (?:jobs|procs|processes|threads|workers|cores|cpus))?{_COUNT_END}"
 )
+# The count to go back to, said alone or after the rebuild: "back to 8", "rebuild X back to 8", "… and back down to 4".
+JOBS_BACK_TO_RE = re.compile(r"(?:^(?:and |then |so |just )?(?:go |come |set it |put it |take it )?"
+                             r"|\b(?:rebuild|restart|rerun|retry)(?: (?:it|that|BUILD|the build))? )"
+                             rf"back (?:down |up )?to (?:-j ?)?{_NUM}{_COUNT_END}")
 # A change of the count said with its object in any words, the verb opening the clause: "limit the number of threads
 # used by make for BUILD to 4", "pin the BUILD build on HOST to 2 jobs", "switch threads to 1", "try reducing BUILD
 # build jobs to 3 from 4", "limit parallel build jobs from 32 (default) to 8". The noun must say it is the count.

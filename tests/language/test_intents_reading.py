@@ -2084,6 +2084,13 @@ def test_a_request_quoted_is_context_never_the_request() -> None:
     # a tool's own flag for the count
     ("<@U0RIGOPS> restart llama-cpp with --job_count 3", "kill rebuild=3"),
     ("<@U0RIGOPS> restart llama-cpp with --num-jobs=4", "kill rebuild=4"),
+    # a count setting to take away is no count asked for; the count to go back to is
+    ("<@U0RIGOPS> rebuild vllm, drop the JOBS=10 setting", "rebuild"),
+    ("<@U0RIGOPS> rebuild vllm with -j8, remove the -j32 flag", "rebuild=8"),
+    ("<@U0RIGOPS> reduce JOBS on vllm due to memory pressure, back to the default 8, drop the `JOBS=10` setting",
+     "kill mem rebuild=8"),
+    ("<@U0RIGOPS> rebuild vllm back to the default 8", "rebuild=8"),
+    ("it went back to 8 after the reboot", ""),
 ])
 def test_a_count_changed_is_the_count_it_goes_to(text: str, want: str) -> None:
     assert steps(said(text, addressed=text.startswith("<@"))) == want
