@@ -483,6 +483,9 @@ def _read_whole(
         # rebuild asked ("kill, show mem, retry at 16"): a count, not a time of day ("restart at 3" may be one)
         hits.strong.add("rebuild")
         hits.jobs.append(w.Number.of(_first_group(m), "-j{}"))
+    if "rebuild" in hits.strong and not hits.jobs and not whole and (m := _HEDGED_COUNT_RE.search(masked)):
+        # "… start it again as you did before, but I would be tempted to use -j 1": the rebuild's count, hedged
+        hits.jobs.append(w.Number.of(m.group(1), "-j{}"))
     if (hits.trouble and addressed and not hits.jobs and not whole
             and not (hits.strong | hits.weak) & {"kill", "rebuild"}
             and (m := n.COUNT_ENOUGH_RE.search(masked))):
@@ -741,6 +744,9 @@ def parse_command(text: str, *, config: Config, context: ThreadContext | None = 
                     channel=channel)
 
 
+_HEDGED_COUNT_RE = re.compile(r"\b(?:i|we)(?:'d| would)(?: be tempted to| probably| just| rather| maybe)?"
+                              r" (?:use|go with|try|do|pick|suggest|recommend)(?: it)? (?:with |at )?(?:-j ?)?(\d{1,4})"
+                              r"(?: jobs?)?(?![\w.%]|\s*(?:gb|g|gib|mb|%|min|minutes|h|hours)\b)")
 _COUNT_SAID_RE = re.compile(r"\bat \d{1,4}\b(?! ?(?:am|pm|%|gb?|gib|mb)\b)|(?<![\w-])-j ?\d{1,4}\b"
                             r"|\b\d{1,4} (?:jobs|threads)\b")
 

@@ -365,7 +365,10 @@ JOBS_TO_RE = re.compile(  # imperative "drop to 32", "cap it at 16", "set jobs t
 # The count to go back to, said alone or after the rebuild: "back to 8", "rebuild X back to 8", "… and back down to 4".
 JOBS_BACK_TO_RE = re.compile(r"(?:^(?:and |then |so |just )?(?:go |come |set it |put it |take it )?"
                              r"|\b(?:rebuild|restart|rerun|retry)(?: (?:it|that|BUILD|the build))? )"
-                             rf"back (?:down |up )?to (?:-j ?)?{_NUM}{_COUNT_END}")
+                             rf"back (?:down |up )?to (?:-j ?)?{_NUM}{_COUNT_END}"
+                             # "set it 4 and build again": the "to" left out
+                             rf"|^(?:set|put|make) (?:it|that|BUILD|the build|the jobs|jobs|-j) (?:-j ?)?{_NUM}"
+                             r"(?=[^\w%]*$)")
 # A change of the count said with its object in any words, the verb opening the clause: "limit the number of threads
 # used by make for BUILD to 4", "pin the BUILD build on HOST to 2 jobs", "switch threads to 1", "try reducing BUILD
 # build jobs to 3 from 4", "limit parallel build jobs from 32 (default) to 8". The noun must say it is the count.

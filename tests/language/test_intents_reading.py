@@ -2091,6 +2091,11 @@ def test_a_request_quoted_is_context_never_the_request() -> None:
      "kill mem rebuild=8"),
     ("<@U0RIGOPS> rebuild vllm back to the default 8", "rebuild=8"),
     ("it went back to 8 after the reboot", ""),
+    # the "to" left out, and a count put as what the speaker would use, beside the rebuild asked
+    ("<@U0RIGOPS> set llama-cpp 4 and build again", "rebuild=4"),
+    ("<@U0RIGOPS> kill whatever is remaining of llama-cpp on gpu01 and then start it again as you did before, but I "
+     "would be tempted to use -j 1 in case it was a RAM issue", "kill rebuild=1"),
+    ("last time I would use 4 GB of swap, rebuild vllm", "rebuild"),
 ])
 def test_a_count_changed_is_the_count_it_goes_to(text: str, want: str) -> None:
     assert steps(said(text, addressed=text.startswith("<@"))) == want
