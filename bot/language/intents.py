@@ -576,7 +576,7 @@ def _read_whole(
         unknown = True
         errors.append(_unknown_build_error(named[0], names, config, context, channel))
     relative = hits.relative if "rebuild" in actions and not hits.jobs else None
-    names = _without_negated_builds(names, parts, negated)
+    names = _builds_asked(_without_negated_builds(names, parts, negated), parts, hits.ignored)
     plan = _resolve(_steps(actions, jobs, lines, hits.order, clean=hits.clean), names, config, context, errors, (),
                     channel=channel)
     if unknown:  # never a plan for another build than the one named, even a refused one
@@ -650,6 +650,31 @@ def _without_negated_builds(names: w.Names, parts: list[w.Clause], negated: set[
         if at not in negated:
             asked.update(said)
     return replace(names, builds=tuple(asked)) if len(asked) == 1 else names
+
+
+def _builds_asked(names: w.Names, parts: list[w.Clause], ignored: list[tuple[str, str]]) -> w.Names:
+    """ "stop flash-attn so sgl-kernel can finish", "X seems stuck too (same as the vllm one this morning). kill it":
+    a build named only in a clause set aside, in an aside or in the request's reason is not the one asked for, when
+    the request names exactly one other."""
+    if len(names.builds) < 2 or names.unknown_builds:
+        return names
+    counts = [len(re.findall(r"\bBUILD\b", part.body)) for part in parts]
+    if sum(counts) != len(names.build_mentions):
+        return names  # the clauses do not hold every mention as found
+    aside = {body.removeprefix(w.LEAD_MARK) for body, _ in ignored}
+    mentions, asked, told_of = iter(names.build_mentions), set(), set()
+    for part, count in zip(parts, counts, strict=True):
+        said = [next(mentions) for _ in range(count)]
+        body = part.body.removeprefix(w.LEAD_MARK)
+        reason = w.REASON_RE.search(body)
+        by_the_way = [m.span() for m in acts.ASIDE_RE.finditer(body)] + (
+            [(reason.start(), len(body))] if reason else [])
+        for name, at in zip(said, (m.start() for m in re.finditer(r"\bBUILD\b", body)), strict=True):
+            if not any(start <= at < end for start, end in by_the_way):
+                (told_of if body in aside else asked).add(name)
+    # the request names none: the one its news is about ("X seems stuck too (same as the Y one). kill it")
+    one = asked or told_of
+    return replace(names, builds=tuple(one)) if len(one) == 1 else names
 
 
 INTERJECTIONS = frozenset(("stop", "wait", "hold on", "hold up", "stop stop", "whoa", "careful", "warning"))

@@ -600,7 +600,7 @@ def as_asked(clause: str) -> str | None:
 # follows says why, and its tenses and negations are not the request's ("… so it doesn't come back later").
 # Conditions ("if", "unless", "when") are not reasons: "rebuild at 8 if it fails" stays a supposition.
 REASON_RE = re.compile(
-    r"\s(?:so that|so it|so we|so the|so a|so an|so this|so our|so my|so they|because|'cause|cause it|since it"
+    r"\s(?:so that|so it|so we|so the|so a|so an|so this|so our|so my|so they|so BUILD|because|'cause|cause it|since it"
     r"|since the|as it|as they|as the|as we|now that"
     r"|which|otherwise|or else|before it|before the|to avoid|to prevent|to stop it|in (?:the )?hopes?|hoping"
     r"|in order to|to see if|to (?:be sure|make sure|ensure|check|confirm|verify) (?:that |it|the|we|there|no)"

@@ -2057,6 +2057,24 @@ def test_a_build_the_config_does_not_have_refuses_only_where_it_is_asked_for(tex
         assert steps(plan) == want and plan.error is None and plan.build == "sgl-kernel", plan
 
 
+@pytest.mark.parametrize(("text", "build"), [
+    # a build named only in the request's reason, in an aside or in news beside it is not the one asked for
+    ("steps getting OOM killed on b200 bc we run lots of pipelines at once. can someone stop flash-attn so sgl-kernel "
+     "can finish", "flash-attn"),
+    ("<@U0RIGOPS> llama-cpp on gpu01 seems to be stuck too (same as the vllm one this morning). This build needs to be "
+     "killed as well.", "llama-cpp"),
+    ("rebuild sgl-kernel because flash-attn finished", "sgl-kernel"),
+    # two asked: which is not known
+    ("kill flash-attn and sgl-kernel", None),
+])
+def test_the_build_asked_for_is_the_one_the_request_names(text: str, build: str | None) -> None:
+    plan = said(text, addressed=text.startswith("<@"))
+    if build is None:
+        assert plan.error is not None and "several builds" in plan.error, plan
+    else:
+        assert plan.build == build and plan.error is None and plan.steps, plan
+
+
 def test_who_does_what_told_is_no_request_to_someone() -> None:
     plan = said("I just checked and someone is hammering the 1st gpu on gpu01. <@U0RIGOPS> kill llama-cpp and show me "
                 "the gpus after", addressed=True)
