@@ -662,7 +662,9 @@ def _builds_asked(names: w.Names, parts: list[w.Clause], ignored: list[tuple[str
     if sum(counts) != len(names.build_mentions):
         return names  # the clauses do not hold every mention as found
     aside = {body.removeprefix(w.LEAD_MARK) for body, _ in ignored}
-    mentions, asked, told_of = iter(names.build_mentions), set(), set()
+    mentions = iter(names.build_mentions)
+    asked: set[str] = set()
+    told_of: set[str] = set()
     for part, count in zip(parts, counts, strict=True):
         said = [next(mentions) for _ in range(count)]
         body = part.body.removeprefix(w.LEAD_MARK)
