@@ -223,9 +223,18 @@ IBERIAN: tuple[tuple[re.Pattern[str], str], ...] = (
 )
 
 
+# "can you get X cancelled?", "have it restarted at 8": the causative asks for the deed.
+_DONE_BY_SOMEONE = {"cancelled": "cancel", "canceled": "cancel", "killed": "kill", "stopped": "stop",
+                    "aborted": "abort", "terminated": "terminate", "restarted": "restart", "rebuilt": "rebuild",
+                    "rerun": "rerun", "re-run": "rerun", "retried": "retry", "relaunched": "relaunch"}
+CAUSATIVE_RE = re.compile(r"\b(?:get|have) (?P<what>it|that|this|BUILD|the build|the BUILD build)(?P<where> on HOST)?"
+                          r" (?P<done>" + "|".join(_DONE_BY_SOMEONE) + r")\b")
+
+
 def slang(text: str) -> str:
     for pattern, plain in SLANG:
         text = pattern.sub(plain, text)
+    text = CAUSATIVE_RE.sub(lambda m: f"{_DONE_BY_SOMEONE[m['done']]} {m['what']}{m['where'] or ''}", text)
     if GPU_TALK_RE.search(text):
         for pattern, plain in NVIDIA_SMI_COLUMNS:
             text = pattern.sub(plain, text)

@@ -1663,6 +1663,8 @@ def test_nvidia_smis_column_names_are_the_gpus() -> None:
     ("<@U0RIGOPS> Could you please re-enable and trigger the llama-cpp job on gpu01?", "rebuild"),
     ("<@U0RIGOPS> could you rerun your gpu check on node-3?", "gpu"),
     ("Would one of the maintainers mind hitting restart on flash-attn?", "kill rebuild"),
+    ("<@U0RIGOPS> can you get sgl-kernel cancelled?", "kill"),
+    ("<@U0RIGOPS> have vllm restarted at 8 please", "kill rebuild=8"),
 ])
 def test_a_request_put_indirectly_to_rigops_asks_all_the_same(text: str, want: str) -> None:
     assert steps(said(text, addressed=True)) == want
@@ -2109,6 +2111,7 @@ def test_a_request_quoted_is_context_never_the_request() -> None:
      "kill mem rebuild=8"),
     ("<@U0RIGOPS> rebuild vllm back to the default 8", "rebuild=8"),
     ("it went back to 8 after the reboot", ""),
+    ("we got vllm restarted at 8 last night", ""),
     # the "to" left out, and a count put as what the speaker would use, beside the rebuild asked
     ("<@U0RIGOPS> set llama-cpp 4 and build again", "rebuild=4"),
     ("<@U0RIGOPS> kill whatever is remaining of llama-cpp on gpu01 and then start it again as you did before, but I "
