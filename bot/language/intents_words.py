@@ -1056,7 +1056,11 @@ _NOT_LINES_AFTER = (  # "the last 2 hours", "the last 3 runs": a span of time or
 )
 # A count offered after a look at the log, as its own clause: "… the last few lines of the log? say 100?"
 LOG_LINES_OFFERED_RE = re.compile(r"(?:^|[.?!,;]\s*)(?:(?:say|like|maybe|about|around|something like|or so) (\d+)"
-                                  r"|--(?:tail|last|lines)[= ]?(\d+)|-n ?(\d+))(?: lines?| or so)?\s*[?.!]*\s*$",
+                                  r"|--(?:tail|last|lines)[= ]?(\d+)|-n ?(\d+))(?: lines?| or so)?\s*[?.!]*\s*$"
+                                  # "… last 200 lines is enough", "100 lines should do"
+                                  r"|(?:^|[.?!,;]\s*)(?:the )?(?:last |first )?(\d+) lines? (?:is|are|should be"
+                                  r"|would be|will be|should do|will do|would do)"
+                                  r"(?: (?:enough|plenty|fine|ok|okay|good))?\s*[?.!]*\s*$",
                                   re.ASCII)
 LOG_LINES_RE = re.compile(
     rf"\blast (-?\d+)\b{_NOT_LINES_AFTER}|(?<![\w-])(-?\d+) (?:last |final )?(?:log |build log |output )?lines?\b"
@@ -1431,7 +1435,10 @@ BUILD_TARGET_TOO_RE = re.compile(
 _OWN_SLOTS = frozenset(i for i, (kind, _) in enumerate(_UNKNOWN_BUILD_PLACES, 1) if kind != "beside")
 _LOG_SLOTS = frozenset(i for i, (kind, _) in enumerate(_UNKNOWN_BUILD_PLACES, 1) if kind == "log")
 # "a working build", "the passing build", "the unbounded jobs", "the uncapped build": what it is like
-_DESCRIBING_RE = re.compile(r"[a-z]{3,}ing|un[a-z]{3,}(?:ed|able)")
+_DESCRIBING_RE = re.compile(r"[a-z]{3,}ing|un[a-z]{3,}(?:ed|able)"
+                            # a compound adjective: "a long-running build step", "the memory-hungry build"
+                            r"|[a-z]{2,}-(?:running|lived|heavy|intensive|bound|hungry|related|based|only|level|wide"
+                            r"|sized|scale|time|term|lasting|running|stuck|killed|hung)")
 # A model named with its version or size ("llama2-13b", "mistral-small-24b") is something a build's place can hold;
 # a model family alone ("llama") is no host and may be a loose word for a build of the config, so it is no name.
 _MODEL_NAME_RE = re.compile(r"(?:llama|qwen|mistral|mixtral|deepseek|gpt|glm|gemma|phi|kimi)[a-z.-]*\d[\w.-]*")

@@ -282,7 +282,8 @@ def test_a_name_the_config_does_not_know_is_refused_with_what_there_is(text: str
 
 @pytest.mark.parametrize("text", ["rebuild the whole build", "kill the runaway build on node-3",
                                   "restart the cuda build of vllm", "restart the current build",
-                                  "stop llama-cpp on gpu01 before it completes, the wrong build was submitted"])
+                                  "stop llama-cpp on gpu01 before it completes, the wrong build was submitted",
+                                  "show vllm's status on node-3, ninja hangs after a long-running build step"])
 def test_words_that_describe_a_build_are_not_names(text: str) -> None:
     assert "no build" not in (said(text).error or "")
 
@@ -770,6 +771,14 @@ def test_a_worry_that_a_build_is_not_moving_asks_how_it_is_doing(text: str) -> N
 
 def test_a_negated_look_is_still_not_a_look() -> None:
     assert not said("<@U0RIGOPS> don't post the vllm log here please", addressed=True).steps
+
+
+@pytest.mark.parametrize(("text", "want"), [
+    ("could someone please provide the vllm output from node-3? last 200 lines is enough", "log=200"),
+    ("<@U0RIGOPS> vllm log please, 100 lines should do", "log=100"),
+])
+def test_the_lines_of_a_log_said_in_a_clause_of_their_own(text: str, want: str) -> None:
+    assert steps(said(text, addressed=text.startswith("<@"))) == want
 
 
 def test_a_look_named_by_its_noun_after_and_is_a_second_look() -> None:
