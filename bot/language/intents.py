@@ -507,7 +507,10 @@ def _read_whole(
     core_talk = (w.CORE_TALK_RE.search(masked) if "rebuild" in actions and not hits.jobs and not hits.relative
                  and not w.SAID_COUNT_RE.search(masked) else None)
     if (names.builds or names.hosts) and (
-            (addressed and (not hits.jobs or bounded) and ("rebuild" in actions or not actions))
+            # not a story told to rigops, every clause of it ("&gt; @rigops rebuild X with 8 \n that's why the cap
+            # didn't stick last week: users passing `-j N` …")
+            (addressed and (not hits.jobs or bounded) and ("rebuild" in actions or (not actions and not (
+                len(hits.ignored) >= len(parts) and all(why in TOLD for _, why in hits.ignored)))))
             or (bounded and "rebuild" in actions) or core_talk) and (
             m := bounded or w.JOBS_AS_FORMULA_RE.search(masked) or w.JOBS_FORMULA_SLOT_RE.search(masked)
             or core_talk or (not actions and _SETS_THE_JOBS_RE.search(masked) and (
@@ -679,6 +682,8 @@ def _builds_asked(names: w.Names, parts: list[w.Clause], ignored: list[tuple[str
     return replace(names, builds=tuple(one)) if len(one) == 1 else names
 
 
+# What a clause set aside tells rather than asks, however it is put.
+TOLD = frozenset(("story", "report", "other-team", "negation", "hypothetical", "pasted-log"))
 INTERJECTIONS = frozenset(("stop", "wait", "hold on", "hold up", "stop stop", "whoa", "careful", "warning"))
 CARRIED = frozenset(("hypothetical", "story", "report", "advice", "other-team", "statement"))
 # A clause that ends where what it tells is said next: "the quick fix is usually: bump the timeout and lower the

@@ -432,6 +432,10 @@ CHECK_THAT_NOT_RE = re.compile(
     r"|retry|touch|abort|cancel)\b)")
 
 
+# A vote for what someone proposed: "+1 to bump the timeout and get X built", "👍 to that", "agreed on rebuilding
+# at 8", "seconding the restart" (said to rigops too: a vote, not the deed asked of it).
+VOTE_RE = re.compile(r"^(?:\+1|\+100|agreed?|seconded|i second|seconding)\s*(?:,\s*)?(?:to|on|for|with)\b"
+                     r"|^(?:\+1|\+100)\s*[,.!:]*\s*(?:$|\n)")
 # A message that ends by asking people to choose or weigh in: "kill X or restart it at 4 — which one?",
 # "restart X at 4 vs 8, what do you think?", "rebuild X at 4? y/n".
 POLL_RE = re.compile(r"(?:^|[,.;:!?—–-] ?)(?:so )?(?:which one|which|thoughts|any thoughts"
@@ -497,7 +501,7 @@ def message_act(text: str, *, to_someone: bool = False, addressed: bool = False)
     if SUPPOSED_RE.match(text):
         return "hypothetical"
     if (POLL_RE.search(text) or CHOICE_ASKED_RE.search(text) or LEFT_OPEN_RE.search(text)
-            or (not addressed and ASKED_OK_RE.search(text))):
+            or (not addressed and ASKED_OK_RE.search(text)) or VOTE_RE.match(text)):
         return "poll"
     if COMMAND_LIST_RE.search(text):
         return "statement"

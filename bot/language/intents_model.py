@@ -43,6 +43,10 @@ MODEL_PATH = Path(__file__).with_name("acts_model.json")
 # right; at 0.1, 14 (12 and 2); at 0.2, 17 (15 and 2), with more of the plain requests of the tests doubted.
 DOUBT = 0.15
 LONG = 10
+# ... and one shorter than this is not doubted at all: no development phrasing of fewer than 8 words was doubted, and
+# at 4 or 5 words the reading of a plain request ("how about 10 workers") moved across the bound between two
+# trainings of the same corpus.
+SHORT = 6
 # Where the rules read nothing, a look is proposed (see propose) when the model reads one with at least this
 # probability. Chosen on development material the rules had not seen: the reader of 20a5f50 read nothing in 571
 # development phrasings of the later batches fresh-7…18; with a model trained on the batches before them, at this
@@ -60,8 +64,9 @@ SURE = 0.9
 # the model reads no request at least this surely. Chosen on development material the rules had not seen: the
 # reader of 5a30662 (its model trained on the batches before) on the 688 development phrasings of the ten parts
 # after it (fresh-24…33), which it read 597 right: 5 looks at reports dropped, none of a look asked for (0.7: the
-# same, and a look at news of trouble of the tests; 0.6: 2 asked for; 0.9: 4 dropped).
-NO_LOOK = 0.8
+# same, and a look at news of trouble of the tests; 0.6: 2 asked for; 0.9: 4 dropped). 0.85, not 0.8: that news of
+# trouble ("X oomed again, doubling the RAM fixed it last time") was read at 0.78 and, a retraining later, at 0.83.
+NO_LOOK = 0.85
 
 _TOKEN_RE = re.compile(r"HOST|BUILD|(?<![a-z])-?j ?=? ?\d+|\d+|[a-z][a-z'+-]*|\?")
 _CLAUSE_RE = re.compile(r"[.!;\n]+|, (?=[a-z]+ )")
@@ -191,10 +196,13 @@ def doubts_act(seen: Seen) -> str | None:
     being rare, and it is too short to be a story or advice. What it reads instead is read the way it was doubted:
     a long story doubted with how often each reading comes is read as the chatter it likely is, not as a request
     to refuse that its words alone lean to by a hair."""
+    words = len(seen.masked.split())
+    if words < SHORT:
+        return None  # "how about 10 workers": too few words to read a story or advice in, however they lean
     found = features(seen)
     p = _softmax(found - PRIOR_FEATURES)
     if p["act"] >= DOUBT:
-        if len(seen.masked.split()) < LONG:
+        if words < LONG:
             return None
         p = _softmax(found)  # a long message: doubted, and read instead, with how often each reading comes
         if p["act"] >= DOUBT:

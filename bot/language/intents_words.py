@@ -82,6 +82,7 @@ ENTITIES = (("&gt;", ">"), ("&lt;", "<"), ("&quot;", '"'), ("&#39;", "'"), ("&am
 QUOTED_LINE_RE = re.compile(r"^ *>[^\n]*", re.M)
 QUOTED_SPAN_RE = re.compile(r'"[^"\n]{0,300}"')
 URL_RE = re.compile(r"\b(?:https?|ftp|ssh|file)://\S*|\bwww\.\S*")
+THUMBS_UP_TO_RE = re.compile(r"(?:👍[\U0001F3FB-\U0001F3FF]?|:\+1:|:thumbsup:|:thumbs_up:)\s*(?=(?:to|for|on)\b)")
 EMOJI_RE = re.compile(r":[a-z0-9_+'-]{1,40}:|"  # Slack's :name: and the emoji characters themselves ("now😤")
                       r"(?<![\w:])[:;]-?[()\[\]/|](?![\w(])|"  # and the emoticons: ":(", ";)", ":-/"
                       "[\U0001f000-\U0001faff\u2600-\u27bf\u2b00-\u2bff][\ufe0f\u200d\U0001f3fb-\U0001f3ff]*")
@@ -345,6 +346,7 @@ NOT_THIS_ONE_RE = re.compile(r"\(\s*not (?!(?:yet|now|sure|working|needed)\b)[^(
 
 def _plain(s: str) -> str:
     s = NOT_THIS_ONE_RE.sub(" ", URL_RE.sub(" ", s).lower())  # "the memory (not video memory)": which, no negation
+    s = THUMBS_UP_TO_RE.sub("+1 ", s)  # "👍 to bump the timeout and get X built": a vote, not the request itself
     s = EMOJI_RE.sub(" \n ", s)  # an emoji ends what was said before it ("… at 100% :scream: stop vllm")
     s = REPEATED_RE.sub(r"\1", s)  # "kill it kill it kill it"
     s = EMPHASIS_RE.sub(" ", TIMES_RE.sub(" × ", s))

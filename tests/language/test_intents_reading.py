@@ -2093,6 +2093,24 @@ def test_who_does_what_told_is_no_request_to_someone() -> None:
     assert steps(said("someone kill vllm on node-3")) == "kill"
 
 
+@pytest.mark.parametrize("text", [
+    # a vote for what somebody proposed: the whole sentence is theirs
+    "👍 to bump timeout and get vllm built.", ":+1: to restarting vllm at 8 and showing the log",
+    "agreed on rebuilding vllm at 8",
+])
+def test_a_vote_is_no_request(text: str) -> None:
+    assert said(text) == Plan(), said(text)
+
+
+def test_a_story_told_to_rigops_is_not_refused_for_its_formula() -> None:
+    plan = said("&gt; <@U0RIGOPS> rebuild sgl-kernel with 8\nthat's why the cap didn't stick last week: users passing "
+                "`-j N` to cap parallelism still saw TensileLite spawn `os.cpu_count()` workers", addressed=True)
+    assert plan == Plan(), plan
+    # asked, the formula is refused
+    plan = said("<@U0RIGOPS> rebuild flash-attn with jobs number = nproc", addressed=True)
+    assert plan.error is not None and "name a number" in plan.error, plan
+
+
 def test_a_request_quoted_is_context_never_the_request() -> None:
     # the quote line keeps its mention: "&gt; @rigops kill X" above "nvm, it's working now" asks for nothing
     plan = said("&gt; <@U0RIGOPS> kill sgl-kernel\nha nvm its working now", addressed=True)
