@@ -143,7 +143,7 @@ CODE_JOBS_RE = re.compile(
 CODE_COMMAND_RE = re.compile(
     r"\s*(?:free|df|nvidia-?smi|smi|top|htop|btop|nvtop|uptime|vmstat|tail|journalctl|kill|pkill|killall|status|mem"
     r"|memory|gpu|gpus|log|logs|rebuild|restart|retry|stop|abort|cancel|rigops|/rigops)"
-    r"(?:\s+[-\w=./]{1,24}){0,3}\s*",
+    r"(?:\s+[-\w=./]{1,24}){0,5}\s*",
     re.I,
 )
 

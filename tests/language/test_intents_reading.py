@@ -2131,6 +2131,8 @@ def test_a_request_quoted_is_context_never_the_request() -> None:
     # a tool's own flag for the count
     ("<@U0RIGOPS> restart llama-cpp with --job_count 3", "kill rebuild=3"),
     ("<@U0RIGOPS> restart llama-cpp with --num-jobs=4", "kill rebuild=4"),
+    # rigops' own command in code, names and all
+    ("<@U0RIGOPS> `rebuild llama-cpp on gpu01 -j1` (i.e. no concurrent build processes)", "rebuild=1"),
     # a count setting to take away is no count asked for; the count to go back to is
     ("<@U0RIGOPS> rebuild vllm, drop the JOBS=10 setting", "rebuild"),
     ("<@U0RIGOPS> rebuild vllm with -j8, remove the -j32 flag", "rebuild=8"),
