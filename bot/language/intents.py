@@ -334,6 +334,16 @@ def _read_rules(
                                  taking=taking)
         if asked.steps or asked.error:
             return asked, _read_remark(head, config, channel) + why
+    elif plan.steps and addressed and (said := _said_after_mention(text)) is not None and not plan.destructive:
+        # "Check the output of `dmesg -T` on gpu01 \n @rigops mem gpu01 meanwhile": a look read in the remark
+        # too; what follows the mention is what is asked of rigops, when it asks a look of its own
+        head, tail = said
+        asked, why = _read_whole(tail, _neutral(tail, config), config=config,
+                                 context=_context_of(head, config) or context, addressed=True, channel=channel,
+                                 taking=taking)
+        if asked.steps and asked.error is None and not asked.destructive and (
+                [s.action for s in asked.steps] != [s.action for s in plan.steps]):
+            return asked, _read_remark(head, config, channel) + why
     return plan, ignored
 
 

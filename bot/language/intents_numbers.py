@@ -301,7 +301,7 @@ JOBS_UNIT_RE = re.compile(
 # A bare number is a count only at the end of the clause or before a word like "please" or "instead": never
 # before a unit of something else ("with 2 nodes", "64G", "in 5 min", "at 3pm", "9:30", "95%", "12.4").
 _COUNT_END = (
-    r"(?=[^\w%]*$|\s+(?:please|pls|now|again|this time|instead|then|for now|asap|too|thanks|thx|ty|max|tops"
+    r"(?=[^\w%]*$|\s+(?:please|pls|now|again|this time|instead|then|for now|asap|too|thanks|thx|ty|max|tops|only"
     r"|at most|or so|ok|okay|maybe|first|HOST|on HOST|BUILD|for BUILD|on BUILD|jobs?|threads?|cores?|workers?"
     r"|someone|somebody|anyone|anybody"
     r"|rather than|instead of|concurrent|parallel|compiles|compile jobs|tasks|nvcc"
@@ -341,6 +341,9 @@ JOBS_RETRY_AT_RE = re.compile(rf"\b(?:retry|rerun|redo|try again|go again|restar
 JOBS_SERIAL_RE = re.compile(
     r"\b(?:serially|sequentially|in serial|single[- ]threaded|non-?parallel"
     r"|(?:(?<=disable )|(?<=turn off )|(?<=switch off )|(?<=\bno ))(?:the )?(?:build |make |compile )?parallelism"
+    # "disable parallel build for X", "turn off parallel compilation", "no parallel make"
+    r"|(?:(?<=disable )|(?<=turn off )|(?<=switch off )|(?<=\bno ))(?:the )?parallel (?:builds?|compil\w*|make|jobs"
+    r"|ninja)"
     r"|(?:with|using|on) (?:just |only )?(?:one|a single) (?:parallel )?(?:process|job|thread|core|cpu|worker)"
     # "run it again, one command at a time", "one file at a time"
     r"|(?:just |only )?(?:one|a single|1) (?:command|file|job|compile|process|target|unit|task|step|thing)"
@@ -439,7 +442,7 @@ JOBS_STORY_AFTER_RE = re.compile(
     r"|available|in total|total|installed|on (?:the|this|that|a) (?:box|machine|host|node|server)"
     r"|does|works|worked|ran|runs|running|gives|gave|crashes|crashed|fails|failed|also|still|helped|helps"
     r"|blew|blows|died|dies|hung|hangs|pending|queued|waiting|left|remaining|in the queue|per|each|just|errors"
-    r"|errored|segfaults|won't|doesn't|didn't|isn't|can't|never|alone|only|should|would|could|will|might"
+    r"|errored|segfaults|won't|doesn't|didn't|isn't|can't|never|alone|only(?!\s*[.!]*$)|should|would|could|will|might"
     r"|keeps|kept|has been|had been|goes|went|gets|got|takes|took|ends|ended|completes|completed|finishes"
     r"|finished|succeeds|succeeded|passes|passed|goes through|went through|builds fine|built fine"
     # a result told of the count: "-j32 ok", "-j8 fine", "-j16 vs -j32 makes no difference"

@@ -902,6 +902,9 @@ _STATE = (r"(?:alive|dead|running|going|building|compiling|linking|progressing|m
           r" link(?:ing)? step|on the link(?:ing)? step|dying|dead now|stopping at|still stuck|doing stuff"
           r"|doing things|doing work|alive at all|close to done|nearly done|almost done)")
 STATUS_QUESTION_RE = re.compile(
+    # "where is X at (on HOST)?", "where's the build at now", "where are we at with X?"
+    r"^(?:where(?:'s| is| are)|wheres) (?:BUILD|it|the build|the BUILD build|we|things)(?: build)? at"
+    r"(?: (?:on|with) (?:HOST|BUILD|it|the build))*(?: now| right now| currently)?$|"
     rf"^(?:is|are|has|have|was|did|does|do you see|any idea if|is there) (?:{_SUBJECT} )?"
     rf"(?:[^?]{{0,30}} )?(?:still |actually |even |really |just |already |now |yet )*{_STATE}\b"
     rf"{_NOT_RUNNING_OUT}"

@@ -2093,6 +2093,21 @@ def test_who_does_what_told_is_no_request_to_someone() -> None:
     assert steps(said("someone kill vllm on node-3")) == "kill"
 
 
+@pytest.mark.parametrize(("text", "want"), [
+    ("<@U0RIGOPS> where is llama-cpp at on gpu01? If it is stuck here for a long time, it should be the environment "
+     "where not quite compatible.", "status"),
+    ("where are we at with vllm?", "status"),
+    ("<@U0RIGOPS> could you try to disable parallel build for vllm? It significantly affects RAM consumption",
+     "rebuild=1"),
+    ("<@U0RIGOPS> sgl-kernel on b200: It's currently running out of memory, likely due to the machine's high core "
+     "count and linking many jobs at once. Limit to 12 only.", "kill mem rebuild=12"),
+    # a look asked after the mention, beside another in the remark before it: the one asked of rigops
+    ("It looks like OOM to me. Check the output of `dmesg -T` on gpu01\n<@U0RIGOPS> mem gpu01 meanwhile", "mem"),
+])
+def test_more_requests_in_people_s_words(text: str, want: str) -> None:
+    assert steps(said(text, addressed="<@U0RIGOPS>" in text)) == want
+
+
 @pytest.mark.parametrize("text", [
     # a vote for what somebody proposed: the whole sentence is theirs
     "👍 to bump timeout and get vllm built.", ":+1: to restarting vllm at 8 and showing the log",
