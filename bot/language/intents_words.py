@@ -1023,7 +1023,7 @@ REBUILD_AGAIN_RE = re.compile(
     r"^(?:build|compile|install|start|launch|try building|try compiling)"
     r" (?:it|that|BUILD|the build|the BUILD build|BUILD build)(?: on HOST)? (?:again|once again|yet again|once more"
     r"|one more time"
-    r"|from scratch|another (?:go|shot|try))\b"
+    r"|from scratch|from source(?=(?: on HOST)?(?: please| pls| again| now)?[.!?]*$)|another (?:go|shot|try))\b"
     r"|^(?:run|try|kick off|fire off|fire up|spin up|start up|bring back|bring up|give) (?:BUILD|the BUILD build"
     r"|BUILD build)(?: on HOST)? (?:again|once again|yet again|once more|one more time|from scratch"
     r"|another (?:go|shot|try)|one more (?:go|shot|try|round))\b"
@@ -1326,7 +1326,10 @@ def _mask_unknown_hosts(text: str, stems: frozenset[str] = frozenset()) -> tuple
     def slot(m: re.Match[str]) -> str:
         index = next(i for i in (1, 2, 3, 4) if m.group(i))
         word = m.group(index).rstrip("._-")
-        shaped = index in (1, 2) and any(word.startswith(stem) and word[len(stem):].isdigit() for stem in stems)
+        # shaped like the config's hosts; named bare after a look ("mem gpu07"), with two digits or more: "gpu1" is a
+        # GPU's index there
+        shaped = index in (1, 2, 4) and any(word.startswith(stem) and word[len(stem):].isdigit()
+                                            and (index != 4 or len(word) - len(stem) >= 2) for stem in stems)
         # "on zaurus": a word no dictionary has, where a host goes, is a host the config does not know
         named = (index == 1 and len(word) >= 3 and word.isalpha()
                  and (not _a_known_word(word) or (_WHAT_RUNS_ON.search(text, 0, m.start()) is not None
@@ -1399,6 +1402,11 @@ _UNKNOWN_BUILD_PLACES: tuple[tuple[str, str], ...] = (
     # the log of a build by its name, asked for: "show me the findbugs log", "tail the xformers output"
     ("log", rf"{_CLAUSE_START}(?:show|post|get|give|send|tail|grab|fetch|pull|paste|dump)(?: me| us)? (?:the )?"
             rf"{_NAME}(?: build)? (?:log|logs|output|build log)(?=[?!.]*$| please\b| pls\b| now\b)"),
+    # the log asked for by the word and the name: "log xformers on HOST", "log linux 100", "logs of xformers"
+    ("log", rf"{_CLAUSE_START}(?:log|logs|tail)(?: of)? (?:the )?{_NAME}(?: build)?"
+            r"(?= (?:on|@) HOST\b| -?\d+\b| please\b| pls\b|[?!.]*$)"),
+    # a build asked for by its verb and the name: "build xformers from source on HOST", "compile triton on HOST"
+    ("own", rf"{_ASKED_START}(?:build|compile|install)(?: the)? {_NAME}(?= from source\b| (?:on|@) HOST\b| again\b)"),
     # what to stop named by its compile: "abort building opencv", "stop compiling pytorch on HOST"
     ("own", rf"{_CLAUSE_START}(?:kill|stop|abort|cancel|halt|terminate|restart|rerun|retry)(?: the)?"
             rf" (?:compiling|building|installing|compile of|build of|install of) {_NAME}"

@@ -266,6 +266,13 @@ def test_config_names_are_read_through_separators(text: str, build: str) -> None
     ("h100-7 is down to less than 10% swap free, kill whatever is building there",
      "unknown host 'h100-7' (known: b200, node-3, gpu01)"),  # the subject of its trouble; all hosts, not the channel's
     ("<@U0RIGOPS> rebuild llama-cpp on zaurus", "unknown host 'zaurus'"),
+    # a look at a host shaped like the config's, named bare after the look ("gpu1" there is a GPU's index)
+    ("parallel catchup on gpu07 has been failing due to recent RAM increase. <@U0RIGOPS> mem gpu07",
+     "unknown host 'gpu07'"),
+    # a build the config does not have, by the log's word or the build's verb
+    ("<@U0RIGOPS> log xformers on b200", "no build 'xformers' on b200"),
+    ("<@U0RIGOPS> log linux 100", "no build 'linux'"),
+    ("<@U0RIGOPS> build xformers from source on b200", "no build 'xformers' on b200"),
     # a word of the dictionary too, where only a machine goes
     ("<@U0RIGOPS> the mavericks bot is stuck again. kill whatever is on mavericks", "unknown host 'mavericks'"),
     ("kill whatever is running on titan", "unknown host 'titan'"),
