@@ -391,6 +391,8 @@ def act_of(clause: str, *, addressed: bool, imperative: bool, has_names: bool, t
         return "advice"
     if BY_ONESELF_RE.search(clause) and not QUESTION_START_RE.match(clause):
         return "statement"  # "I'd like to stop just the idle stuff myself": the speaker does it, rigops does not
+    if SPEAKER_DOING_RE.match(clause):
+        return "statement"  # "I am currently running a compilation job … with MAX_JOBS=1": what the speaker does
     if SAID_AT_END_RE.search(clause):
         return "story"  # "kill X they said": somebody's words, told
     if MY_MACHINE_RE.search(clause):
@@ -432,6 +434,10 @@ CHECK_THAT_NOT_RE = re.compile(
     r"|retry|touch|abort|cancel)\b)")
 
 
+# What the speaker is doing now, told: "I am currently running a compilation job that goes fine with MAX_JOBS=1",
+# "we're building X at 8 on our side" (never "we're running out of memory": trouble, news).
+SPEAKER_DOING_RE = re.compile(r"^(?:i|we)(?: am|'m| are|'re)(?: (?:currently|now|still|already|just|actually))*"
+                              r" (?:running|building|compiling|testing|doing|using)\b(?! (?:out|low)\b)")
 # A vote for what someone proposed: "+1 to bump the timeout and get X built", "👍 to that", "agreed on rebuilding
 # at 8", "seconding the restart" (said to rigops too: a vote, not the deed asked of it).
 VOTE_RE = re.compile(r"^(?:\+1|\+100|agreed?|seconded|i second|seconding)\s*(?:,\s*)?(?:to|on|for|with)\b"

@@ -400,7 +400,7 @@ RELATIVE_THEN_NUMBER_RE = re.compile(
     r" (?:say |like |maybe |perhaps |try "
     r"|so |to |e\.g\. |about |around )?(?:-j ?)?([0-9]{1,4})(?: (?:jobs|or so|please|maybe|max|tops|this time))?"
     r"(?: (?:should|will|would|ought to) (?:do(?: it)?|be (?:fine|enough|ok|okay|plenty))| is (?:fine|enough|plenty))?"
-    r"\s*(?:[.!,]|$)"
+    r"\s*(?:[.!,)]|$)"  # … or the end of the aside it is said in: "(and maybe use a lower -j, like -j3)"
 )
 # Said to rigops, the build's name and a count after "at" or "with": "vllm at 6 please", "BUILD with 4".
 NAME_AT_COUNT_RE = re.compile(rf"^(?:(?:so|then|ok|okay|and) )?BUILD(?: build)?(?: on HOST)?(?: again| once more)?"

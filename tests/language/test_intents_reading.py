@@ -2110,6 +2110,14 @@ def test_who_does_what_told_is_no_request_to_someone() -> None:
      "count and linking many jobs at once. Limit to 12 only.", "kill mem rebuild=12"),
     # a look asked after the mention, beside another in the remark before it: the one asked of rigops
     ("It looks like OOM to me. Check the output of `dmesg -T` on gpu01\n<@U0RIGOPS> mem gpu01 meanwhile", "mem"),
+    # the count offered for a lower -j, in the aside that asks for it
+    ("It's an out-of-melory error. <@U0RIGOPS> relaunch llama-cpp on gpu01 (and maybe use a lower -j, like -J3) and "
+     "it will work.", "kill rebuild=3"),
+    ("flash-attn 又 Error 137 了，内存满了 <@U0RIGOPS> flash-attn 重新编 -j4", "rebuild=4"),
+    # what the speaker is doing, told: its count is no request
+    ("pls nobody kill or rebuild sgl-kernel on b200, I am currently running a compilation job that seems to go fine "
+     "with just `CMAKE_VARS=\"MAX_JOBS=1\"`.", ""),
+    ("we're running out of memory on b200", "mem"),
 ])
 def test_more_requests_in_people_s_words(text: str, want: str) -> None:
     assert steps(said(text, addressed="<@U0RIGOPS>" in text)) == want
