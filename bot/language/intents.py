@@ -222,7 +222,8 @@ def _proposed(
 
     A kill or a rebuild that is to run, not only be ``offered``, must be read surely (``model.SURE``), name its
     build, and be the whole of the message: no clause the rules read as anything but a report of what happened
-    ("vllm oomed at 16 on node-3. let's go 8 on it"), and a clause they do not read as one."""
+    ("vllm oomed at 16 on node-3. let's go 8 on it"), and a last clause they neither set aside nor read as one
+    ("X fails now and then, build with 24 jobs": how it was built)."""
     if any(why in NOT_PROPOSED for _, why in ignored):
         return None
     normal, names, masked = neutral.normal, neutral.names, neutral.masked
@@ -238,7 +239,8 @@ def _proposed(
     if proposal.reading == "act" and not offered and (
             proposal.probability < model.SURE or not names.builds or model.doubts_act(seen_) is not None
             or any(why != "report" for _, why in ignored) or len(ignored) >= len(parts)
-            or _last_clause_tells(parts, addressed)):
+            or _last_clause_tells(parts, addressed)
+            or parts[-1].body.removeprefix(w.LEAD_MARK) in {body.removeprefix(w.LEAD_MARK) for body, _ in ignored}):
         return None  # run only a request the rules read nothing else in: "X died at 16 jobs, again at 8 it passed"
         # reports all it says, "… another go at 6 sorted it" tells what helped
     if not names.hosts and not names.builds and normal.quoted:
