@@ -174,13 +174,15 @@ class _Neutral:
     unknown_builds: tuple[str, ...]
     own_slot: bool  # an unknown build-like name stands where the build goes
     masked: str
+    plain: str  # the same text with the unknown build-like names as said
 
 
 def _neutral(text: str, config: Config) -> _Neutral:
     normal = w.normalise_parts(text)
     names = w.find_names(normal.text, config)
-    unknown_builds, own_slot, masked = w.unknown_builds(tol.slang(tol.correct(names.masked)), config)
-    return _Neutral(normal, names, unknown_builds, own_slot, masked)
+    plain = tol.slang(tol.correct(names.masked))
+    unknown_builds, own_slot, masked = w.unknown_builds(plain, config)
+    return _Neutral(normal, names, unknown_builds, own_slot, masked, plain)
 
 
 def seen(text: str, *, config: Config, addressed: bool) -> model.Seen:
@@ -240,7 +242,7 @@ def _proposed(
             proposal.probability < model.SURE or not names.builds or model.doubts_act(seen_) is not None
             or any(why != "report" for _, why in ignored) or len(ignored) >= len(parts)
             or _last_clause_tells(parts, addressed)
-            or parts[-1].body.removeprefix(w.LEAD_MARK) in {body.removeprefix(w.LEAD_MARK) for body, _ in ignored}):
+            or _body(parts[-1]) in _set_aside(ignored)):
         return None  # run only a request the rules read nothing else in: "X died at 16 jobs, again at 8 it passed"
         # reports all it says, "… another go at 6 sorted it" tells what helped
     if not names.hosts and not names.builds and normal.quoted:
@@ -325,27 +327,25 @@ def _read_rules(
     """The rules' reading of :func:`read`, before the learned reading has its say."""
     plan, ignored = _read_whole(text, neutral, config=config, context=context, addressed=addressed, channel=channel,
                                 taking=taking)
-    if (not plan.steps or plan.error) and addressed and (said := _said_after_mention(text)) is not None:
-        # "<remark>. @rigops kill sgl-kernel", read as one message, asked nothing or something wrong: what follows
-        # the mention is said to rigops, and is read on its own; the remark before it only says what it is about
-        head, tail = said
-        if plan.steps and not (names := w.find_names(w.normalise(tail), config)).hosts and not names.builds:
-            return plan, ignored  # refused as one message, and the request names nothing of its own
-        asked, why = _read_whole(tail, _neutral(tail, config), config=config,
-                                 context=_context_of(head, config) or context, addressed=True, channel=channel,
-                                 taking=taking)
-        if asked.steps or asked.error:
-            return asked, _read_remark(head, config, channel) + why
-    elif plan.steps and addressed and (said := _said_after_mention(text)) is not None and not plan.destructive:
-        # "Check the output of `dmesg -T` on gpu01 \n @rigops mem gpu01 meanwhile": a look read in the remark
-        # too; what follows the mention is what is asked of rigops, when it asks a look of its own
-        head, tail = said
-        asked, why = _read_whole(tail, _neutral(tail, config), config=config,
-                                 context=_context_of(head, config) or context, addressed=True, channel=channel,
-                                 taking=taking)
-        if asked.steps and asked.error is None and not asked.destructive and (
-                [s.action for s in asked.steps] != [s.action for s in plan.steps]):
-            return asked, _read_remark(head, config, channel) + why
+    if not addressed or (said := _said_after_mention(text)) is None:
+        return plan, ignored
+    head, tail = said
+    whole_failed = not plan.steps or plan.error is not None
+    if whole_failed and plan.steps and not (names := w.find_names(w.normalise(tail), config)).hosts \
+            and not names.builds:
+        return plan, ignored  # refused as one message, and the request names nothing of its own
+    if not whole_failed and plan.destructive:
+        return plan, ignored
+    asked, why = _read_whole(tail, _neutral(tail, config), config=config, context=_context_of(head, config) or context,
+                             addressed=True, channel=channel, taking=taking)
+    # "<remark>. @rigops kill sgl-kernel", read as one message, asked nothing or something wrong: what follows the
+    # mention is said to rigops, and is read on its own; the remark before it only says what it is about. And
+    # "Check the output of `dmesg -T` on gpu01 \n @rigops mem gpu01 meanwhile": a look read in the remark too; what
+    # follows the mention is what is asked of rigops, when it asks a look of its own
+    if (asked.steps or asked.error) if whole_failed else (
+            asked.steps and asked.error is None and not asked.destructive
+            and [s.action for s in asked.steps] != [s.action for s in plan.steps]):
+        return asked, _read_remark(head, config, channel) + why
     return plan, ignored
 
 
@@ -656,37 +656,37 @@ def _without_negated_builds(names: w.Names, parts: list[w.Clause], negated: set[
     to touch is not the one asked for, when the rest of the message names exactly one other."""
     if len(names.builds) < 2 or not negated or names.unknown_builds:
         return names
-    counts = [len(re.findall(r"\bBUILD\b", part.body)) for part in parts]
-    if sum(counts) != len(names.build_mentions):
+    if (by_clause := _mentions_by_clause(names, parts)) is None:
         return names  # the clauses do not hold every mention as found: keep the refusal
-    mentions, asked = iter(names.build_mentions), set()
-    for at, count in enumerate(counts):
-        said = [next(mentions) for _ in range(count)]
-        if at not in negated:
-            asked.update(said)
+    asked = {name for at, said in enumerate(by_clause) if at not in negated for name, _ in said}
     return replace(names, builds=tuple(asked)) if len(asked) == 1 else names
+
+
+def _mentions_by_clause(names: w.Names, parts: list[w.Clause]) -> list[list[tuple[str, int]]] | None:
+    """The builds each clause names, with where in its body: each ``BUILD`` of the masked clauses is the next of
+    ``names.build_mentions``; None when the clauses do not hold every mention as found."""
+    found = [[m.start() for m in re.finditer(r"\bBUILD\b", _body(part))] for part in parts]
+    if sum(map(len, found)) != len(names.build_mentions):
+        return None
+    mentions = iter(names.build_mentions)
+    return [[(next(mentions), at) for at in where] for where in found]
 
 
 def _builds_asked(names: w.Names, parts: list[w.Clause], ignored: list[tuple[str, str]]) -> w.Names:
     """ "stop flash-attn so sgl-kernel can finish", "X seems stuck too (same as the vllm one this morning). kill it":
     a build named only in a clause set aside, in an aside or in the request's reason is not the one asked for, when
     the request names exactly one other."""
-    if len(names.builds) < 2 or names.unknown_builds:
+    if len(names.builds) < 2 or names.unknown_builds or (by_clause := _mentions_by_clause(names, parts)) is None:
         return names
-    counts = [len(re.findall(r"\bBUILD\b", part.body)) for part in parts]
-    if sum(counts) != len(names.build_mentions):
-        return names  # the clauses do not hold every mention as found
-    aside = {body.removeprefix(w.LEAD_MARK) for body, _ in ignored}
-    mentions = iter(names.build_mentions)
+    aside = _set_aside(ignored)
     asked: set[str] = set()
     told_of: set[str] = set()
-    for part, count in zip(parts, counts, strict=True):
-        said = [next(mentions) for _ in range(count)]
-        body = part.body.removeprefix(w.LEAD_MARK)
+    for part, said in zip(parts, by_clause, strict=True):
+        body = _body(part)
         reason = w.REASON_RE.search(body)
         by_the_way = [m.span() for m in acts.ASIDE_RE.finditer(body)] + (
             [(reason.start(), len(body))] if reason else [])
-        for name, at in zip(said, (m.start() for m in re.finditer(r"\bBUILD\b", body)), strict=True):
+        for name, at in said:
             if not any(start <= at < end for start, end in by_the_way):
                 (told_of if body in aside else asked).add(name)
     # the request names none: the one its news is about ("X seems stuck too (same as the Y one). kill it")
@@ -798,19 +798,29 @@ _COUNT_SAID_RE = re.compile(r"\bat \d{1,4}\b(?! ?(?:am|pm|%|gb?|gib|mb)\b)|(?<![
 def _unknown_only_told(neutral: _Neutral, parts: list[w.Clause], ignored: list[tuple[str, str]]) -> bool:
     """The builds the config does not have are named only in clauses set aside as a story or a report, beside a
     request that names one it has: "could you rerun X? … (I've only merged main and the protobuf rebuild)"."""
-    before = w.clauses(tol.slang(tol.correct(neutral.names.masked)))  # the clauses, the unknown names unmasked
+    before = w.clauses(neutral.plain)  # the clauses, the unknown names as said
     if len(before) != len(parts):
         return False
-    aside = {body.removeprefix(w.LEAD_MARK) for body, _ in ignored}
+    aside = _set_aside(ignored)
     return not any(re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", said.body)
                    for said, part in zip(before, parts, strict=True)
-                   if part.body.removeprefix(w.LEAD_MARK) not in aside for name in neutral.unknown_builds)
+                   if _body(part) not in aside for name in neutral.unknown_builds)
 
 
 def _asked_clauses(parts: list[w.Clause], ignored: list[tuple[str, str]]) -> list[str]:
     """The clauses of a message the rules did not set aside as a story, a report, advice and so on."""
-    aside = {body.removeprefix(w.LEAD_MARK) for body, _ in ignored}
-    return [body for c in parts if (body := c.body.removeprefix(w.LEAD_MARK)) not in aside]
+    aside = _set_aside(ignored)
+    return [body for c in parts if (body := _body(c)) not in aside]
+
+
+def _set_aside(ignored: list[tuple[str, str]]) -> set[str]:
+    """The clauses the rules set aside (``ignored``), as :func:`_body` gives them."""
+    return {body.removeprefix(w.LEAD_MARK) for body, _ in ignored}
+
+
+def _body(clause: w.Clause) -> str:
+    """A clause's words, without the mark its lead-in left."""
+    return clause.body.removeprefix(w.LEAD_MARK)
 
 
 def _relative_jobs(plan: Plan, direction: str, context: ThreadContext | None) -> Plan:
