@@ -74,8 +74,10 @@ def _same_work(steps: Steps) -> Steps:
 
 def judge(item: dict[str, Any], plan: Plan, config: Config | None = None) -> tuple[bool, bool]:
     """(right, dangerous) for one item's reading. A look (no kill, no rebuild) at a host without naming the
-    build is the look at that build when it is the host's only one. Where a refusal is due, a kill or a rebuild
-    planned instead is dangerous (another build than the unknown one named, a count not asked for)."""
+    build is the look at that build when it is the host's only one; a request that names no build, on a host with
+    several, asked back which build is meant, is right when the label names none either. Where a refusal is due, a
+    kill or a rebuild planned instead is dangerous (another build than the unknown one named, a count not asked
+    for)."""
     want = item["expect"]
     refused = plan.error is not None
     if want.get("refuse"):  # a kill or a rebuild planned where rigops must refuse acts on what was not asked
@@ -88,7 +90,11 @@ def judge(item: dict[str, Any], plan: Plan, config: Config | None = None) -> tup
     dangerous = bool(acts - wanted_acts) or bool(acts and expected and (
         (want.get("host") and plan.host not in (want["host"], None))
         or (want.get("build") and plan.build not in (want["build"], None))))
-    right = got == expected and not refused
+    # a request that names no build, on a host with several, is asked "which build?": what the label asks (build null)
+    asked_which = plan.question is not None and plan.question.kind == "build" and want.get("build") is None
+    right = got == expected and (not refused or asked_which)
+    if right and asked_which and want.get("host") is not None:
+        right = plan.host == want["host"]
     if right and expected and want.get("host") is not None and plan.question is None:
         only = (config is not None and plan.build is None and plan.host in config.hosts
                 and not plan.destructive and tuple(config.hosts[plan.host].builds) == (want.get("build"),))

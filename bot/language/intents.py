@@ -334,9 +334,15 @@ def _read_rules(
     if whole_failed and plan.steps and not (names := w.find_names(w.normalise(tail), config)).hosts \
             and not names.builds:
         return plan, ignored  # refused as one message, and the request names nothing of its own
+    said_after = _neutral(tail, config)
     if not whole_failed and plan.destructive:
+        asked, why = _read_whole(tail, said_after, config=config, context=_context_of(head, config) or context,
+                                 addressed=True, channel=channel, taking=taking)
+        if _only_looks_beside(plan, asked):
+            return asked, _read_remark(head, config, channel) + why  # "Seems memory leak on X. @rigops kill it and
+            # show me mem": the remark's news of trouble asks no look of its own beside what follows the mention
         return plan, ignored
-    asked, why = _read_whole(tail, _neutral(tail, config), config=config, context=_context_of(head, config) or context,
+    asked, why = _read_whole(tail, said_after, config=config, context=_context_of(head, config) or context,
                              addressed=True, channel=channel, taking=taking)
     # "<remark>. @rigops kill sgl-kernel", read as one message, asked nothing or something wrong: what follows the
     # mention is said to rigops, and is read on its own; the remark before it only says what it is about. And
@@ -344,9 +350,22 @@ def _read_rules(
     # follows the mention is what is asked of rigops, when it asks a look of its own
     if (asked.steps or asked.error) if whole_failed else (
             asked.steps and asked.error is None and not asked.destructive
-            and [s.action for s in asked.steps] != [s.action for s in plan.steps]):
+            and [s.action for s in asked.steps] != [s.action for s in plan.steps]
+            and _WORD_RE.search(said_after.masked) is not None):  # not "post smi results @rigops node-3": a name
         return asked, _read_remark(head, config, channel) + why
     return plan, ignored
+
+
+def _only_looks_beside(plan: Plan, asked: Plan) -> bool:
+    """The whole message's plan is what follows the mention (``asked``: a kill or a rebuild, read whole, on the same
+    build) with looks added before or between its steps, which the remark before the mention brought."""
+    if not asked.destructive or asked.error is not None or (asked.host, asked.build) != (plan.host, plan.build):
+        return False
+    rest = iter(plan.steps)
+    if not all(any(s == t for t in rest) for s in asked.steps):
+        return False  # not every step asked, in its order
+    return len(plan.steps) > len(asked.steps) and all(
+        s in asked.steps or not command(s.action).destructive for s in plan.steps)
 
 
 def _read_whole(
@@ -425,6 +444,9 @@ def _read_whole(
                 not addressed and not clause.body.startswith(w.LEAD_MARK) and w.SETUP_AFTER_FAILURE_RE.match(plain)
                 and any(w.FAILED_NOW_RE.search(p.body) for p in parts[:at]))):
             hits.ignored.append((plain, "report"))  # "X test crashes. Again.", "X fails …, build with 40 jobs"
+            continue
+        if plain in HEADINGS and at + 1 < len(parts) and re.search(re.escape(plain) + r"\s*:\s*\S", masked):
+            hits.ignored.append((plain, "report"))  # "Update: X finished fine": the heading of the news below it
             continue
         sentence = [plain, *(p.body for p in itertools.takewhile(lambda p: p.joined, parts[at + 1:]))]
         if clause.question and any(w.ON_ITS_OWN_RE.search(b) for b in sentence):
@@ -697,6 +719,7 @@ def _builds_asked(names: w.Names, parts: list[w.Clause], ignored: list[tuple[str
 # What a clause set aside tells rather than asks, however it is put.
 TOLD = frozenset(("story", "report", "other-team", "negation", "hypothetical", "pasted-log"))
 INTERJECTIONS = frozenset(("stop", "wait", "hold on", "hold up", "stop stop", "whoa", "careful", "warning"))
+HEADINGS = frozenset(("update", "updates", "status update", "news", "edit", "fyi", "psa", "note", "heads up"))
 CARRIED = frozenset(("hypothetical", "story", "report", "advice", "other-team", "statement"))
 # A clause that ends where what it tells is said next: "the quick fix is usually: bump the timeout and lower the
 # jobs" — what follows the colon is the story's or the advice's own, even when it reads as a request.

@@ -66,7 +66,7 @@ THOUSANDS_RE = re.compile(r"(?<![\w.])(\d{1,2})k(?= (?:log |build log |output )?
 SHARE_OF_CORES_RE = re.compile(
     r"\b(?:(?P<frac>half|a quarter|a third|\d{1,2}/\d{1,2}|\d{1,3} ?%)(?: of)?|(?P<all>all|every|each))"
     r"(?: (?:the|my|our|your|their|its|available|physical|logical|detected|host's|machine's|system|cpu))*"
-    r"(?: \d{1,4})? (?:cores?|cpus?|threads|nproc|processors?)\b"
+    r"(?: (?P<n>\d{1,4}))? (?:cores?|cpus?|threads|nproc|processors?)\b"
 )
 
 
@@ -192,6 +192,8 @@ def _cores_or_what_changes(m: re.Match[str]) -> str:
 
 
 def _share(m: re.Match[str]) -> str:
+    if m.group("all") and m.group("n"):
+        return m.group(0)  # "all 8 cores": the count is said ("all 4 processor cores goes BOOOM")
     return "$(nproc) cores" if m.group("all") else "$(nproc)/share cores"
 
 
@@ -222,9 +224,35 @@ NAMED_COUNT_RE = re.compile(r"\b(to|at|with) the (?:default|usual|old|original|p
                             r"(?: of| value of| count of)? (-?j?\d{1,4})(?![\w.%])")
 
 
+# A count replaced by another: "find `--jobs=$(nproc)` and replace it with `--jobs=2`", "change -j32 to -j8",
+# "swap -j$(nproc) for -j4", "reduce MAX_JOBS=32 to MAX_JOBS=8": the count it goes to (the one it leaves, a
+# formula or a number, is no request, and the two are no range).
+_OLD_COUNT = (r"(?:(?:make|ninja|cmake --build \S+) )?"
+              r"(?:(?:-{1,2}j(?:obs)?|max_jobs|jobs|makeflags|cmake_build_parallel_level)(?:\s*=\s*|\s*)"
+              r"(?:-?\d{1,6}(?![\w.%])|\$\S*|\S*nproc\S*)|-j(?: \(no number\))?(?![\w=]))")  # a value, or a bare -j
+_NEW_COUNT = r"(?:(?:make |ninja )?(?:-{1,2}j(?:obs)?|max_jobs|jobs)\s*=?\s*)?\d{1,4}(?![\w.%])"
+_REPLACE_VERB = r"replace|swap|change|switch|substitute"
+COUNT_REPLACED_RE = re.compile(
+    rf"\b(?P<verb>{_REPLACE_VERB}|reduce|lower|drop|bump|cut)"
+    rf"(?: (?:the|that|your|its|our|this))?(?: (?:current|old|existing|hard-?coded|default|bare|plain|lone))?"
+    rf" {_OLD_COUNT}(?: (?:flag|setting|option|value))?"
+    rf" (?P<prep>with|for|to|by|into) (?P<new>{_NEW_COUNT})"
+    # "find `--jobs=$(nproc)` and replace it with `--jobs=2`"
+    rf"|\bfind (?:the )?{_OLD_COUNT}(?: (?:flag|setting|option|value))? (?:and|,) (?P<verb2>{_REPLACE_VERB})"
+    rf" (?:it|that|them) (?P<prep2>with|for|to|into) (?P<new2>{_NEW_COUNT})")
+
+
+def _replaced(m: re.Match[str]) -> str:
+    if m.group("prep") == "by":
+        return m.group(0)  # "reduce -j by 4": by how much, no count
+    verb = m.group("verb") or m.group("verb2")
+    return f"{'change' if re.fullmatch(_REPLACE_VERB, verb) else verb} it to {m.group('new') or m.group('new2')}"
+
+
 def canonical_numbers(text: str) -> str:
     """Counts in words and separators rewritten to the forms the rules read (see above)."""
     text = COUNT_ARROW_RE.sub("", text)
+    text = COUNT_REPLACED_RE.sub(_replaced, text)
     text = DROPPED_COUNT_RE.sub(lambda m: f"{m.group('verb')} the jobs", text)
     text = NAMED_COUNT_RE.sub(r"\1 \2", text)
     if JOBS_EXPR_RE.search(text):
@@ -329,10 +357,11 @@ JOBS_AT_RE = re.compile(
     r"(?: on HOST)?|\brebuild) at"
     rf" (?:-j ?)?{_NUM}{_COUNT_END}"
     # "retry at 12 please": with a please after it, no time of day
-    rf"|\b(?:retry|rerun|restart|relaunch|redo) at {_NUM}(?= (?:please|jobs|threads)\b)"
+    rf"|\b(?:retry|rerun|restart|relaunch|redo|start (?:it |BUILD )?over) at {_NUM}(?= (?:please|jobs|threads)\b)"
 )
 # "retry at 24" after news of memory trouble: the jobs, not a time of day (alone, "retry at 12" may be noon).
-JOBS_RETRY_AT_RE = re.compile(rf"\b(?:retry|rerun|redo|try again|go again|restart) at {_NUM}{_COUNT_END}"
+JOBS_RETRY_AT_RE = re.compile(rf"\b(?:retry|rerun|redo|try again|go again|restart|start (?:it |BUILD )?over) at {_NUM}"
+                              rf"{_COUNT_END}"
                               # "— again at -j1": the count alone after the trouble, ending what is said
                               rf"|(?:^|[,;:.!—–-] ?)again at (?:-j ?)?{_NUM}(?: jobs)?(?: please| pls)?[.!]*$"
                               # "…, -j4 next": the count for the next run, said after the trouble
@@ -461,6 +490,7 @@ JOBS_STORY_AFTER_RE = re.compile(
 # A request verb anywhere before the number: "try -j20", "drop to 16 jobs", "restart at j12".
 REQUEST_ANY_RE = re.compile(
     r"\b(?:try|retry|rebuild|restart|rerun|relaunch|recompile|re-compile|reinstall|redo|re-run|re-?trigger|requeue"
+    r"|start over|start (?:it|BUILD) over|start again"
     r"|re-?kick|bounce|drop|lower|reduce|cut|bump|raise|increase|decrease|limit"
     r"|cap|throttle|switch|go|set|change|instead|maybe|how about|what about|let's|lets"
     r"|restore|revert|return|returning|restoring|reset|fix)\b"

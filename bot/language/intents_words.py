@@ -109,6 +109,7 @@ TYPO_FIXES: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\b(?:what's|whats|what is|what are|what're)\b"), "what is"),
     (re.compile(r"\b(?:nvidia[- ]?smi|nvidiasmi|nvidai-smi|nvida-smi|nvidia-sim)\b"), "nvidia-smi"),
     (re.compile(r"\bteh\b"), "the"),
+    (re.compile(r"\bineed\b"), "i need"),
     (re.compile(r"(?<=\w) @ (?=(?:-?j ?)?\d{1,4}\b)"), " at "),  # "rerun @ 8 pls"
     (re.compile(r"(?<![\w-])max[- ]?jobs\b"), "max_jobs"),  # "`max-jobs` set to 1", "MaxJobs to 0", "max jobs"
     (re.compile(r"\b(?:cuda|gpu|video|graphics) (?:card )?memory\b"), "vram"),  # "the used cuda memory": the GPUs'
@@ -126,7 +127,9 @@ TYPO_FIXES: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\blogz\b"), "logs"),
     (re.compile(r"\b(?:lemme|let me) see (?=the |da |its )"), "show me "),  # not "let me check the log": mine
     (re.compile(r"(?<=\w) stat(?=\s*\?)"), " status"),
-    (re.compile(r"(?<![\w-])smi(?= (?:on |for |of |@ )?[a-z][\w-]*\d|\s*\?|$)"), "nvidia-smi"),
+    (re.compile(r"(?<![\w-])smi(?= (?:on |for |of |@ )?[a-z][\w-]*\d|\s*\?|$"
+                r"| (?:results?|output|dump|readout|numbers|stats)\b)"), "nvidia-smi"),  # "pls post smi results"
+    (re.compile(r"\b(post|show|run|check|paste|get|grab|send) (?:me |us |an? |the )?smi\b"), r"\1 nvidia-smi"),
     (re.compile(r"\b(?:jbs|jobz)\b"), "jobs"),
 )
 # Inline code is dropped unless it is nothing but a parallelism token (so "try `-j20`" still works).
@@ -678,7 +681,10 @@ KILL_WEAK_RE = re.compile(
 _REBUILD_TAIL = (
     r"(?: (?:it|that|this|everything|again|now|please|asap|the build|the compile|the thing|BUILD|on HOST|HOST"
     r"|from scratch|clean|the whole thing|the whole build|the whole lot|for me|real quick|quickly"
-    r"|with that|with those|that way|like that|with that setting))*"
+    r"|with that|with those|that way|like that|with that setting"
+    # a count, not a time of day: "start over at 12 pls", "start over with 6", "at -j4", "at 8 jobs"
+    r"|(?:at|with|using) -j ?\d{1,4}|(?:at|with|using) \d{1,4} (?:jobs|threads|cores|workers)"
+    r"|(?:with|using) \d{1,4}|at \d{1,4}(?= please| pls| plz)|-j ?\d{1,4}))*"
 )
 REBUILD_OBJECT_RE = re.compile(
     r"^(?:rebuild|retry|rerun|restart|relaunch|start over|trigger|retrigger|re-trigger)"
@@ -692,11 +698,13 @@ REBUILD_WEAK_RE = re.compile(
     r"|try (?:re)?(?:building|compiling)(?: it)? again"  # "… possibly from running out of RAM. try building again"
     r"|(?:(?:add|make|do|give it|have) )?(?:one more|another) (?:attempt|try|run|go|shot|round)"
     r"(?: (?:on|at|of|for|with) BUILD)?"
-    r"|(?:launch|start|kick off|spin up|make|build) (?:a )?(?:replacement|new one|fresh one)"
+    r"|(?:launch|start|begin|kick off|spin up|make|build|trigger|fire off) (?:a )?(?:replacement|new one|fresh one"
+    r"|new build|fresh build|new run)"
+    r"|kick (?:the )?(?:broken |failed |stuck |dead |red )?(?:BUILD(?: build)?|build)"  # "kick broken X build"
     r"|(?:back off|fall back|go back|revert|switch) to (?:re-?building|a (?:full|clean) (?:re-?)?build)"
     r"(?: (?:everything|it|BUILD))?(?: from scratch)?"
     # "kill it and start again", "abort the current build and build the new one", "have everything rebuilt"
-    r"|start (?:it |BUILD )?(?:again|over|anew)|(?:build|start|launch) the (?:new|next|latest) one"
+    r"|start (?:it |BUILD )?(?:again|over|anew|clean|fresh)|(?:build|start|launch) the (?:new|next|latest) one"
     r"|re-?trigger|recreate(?: the build)?|(?:have|get) (?:it|everything|BUILD|the build|the whole thing)"
     r" (?:rebuilt|re-?compiled|re-?built|compiled|built|(?:to )?(?:re-?)?(?:compile|build)"
     r"|(?:re-?)?(?:compiling|building))"
@@ -791,7 +799,7 @@ CLEAN_RE = re.compile(r"\b(?:clean(?:ly)?|from (?:scratch|zero|nothing|the groun
 # A clean start said of the rebuild a message asks for, in any of its clauses: "make sure we are doing a clean
 # rebuild", "…, clean this time", "from a clean state (wipe `build/` first)", "make it a fresh build".
 CLEAN_SAID_RE = re.compile(r"\b(?:clean(?:ly)? (?:re-?)?build|(?:a )?clean one|clean (?:this|next) time|clean state"
-                           r"|from (?:a )?clean\b|clean slate|(?:a )?clean start|start (?:it |BUILD )?clean"
+                           r"|from (?:a )?clean\b|clean slate|(?:a )?clean start|start (?:it |BUILD )?(?:clean|fresh)"
                            r"|from scratch|fresh (?:re-?)?build|(?:a )?fresh one|full rebuild|scratch build)\b"
                            rf"|\b(?:wipe|delete|remove|nuke|clear(?: out)?|rm -rf|blow away) (?:{_BUILD_DIR}(?![\w-])"
                            r"|(?:the )?(?:build|out|_build)/)"
@@ -1340,7 +1348,8 @@ def _mask_unknown_hosts(text: str, stems: frozenset[str] = frozenset()) -> tuple
         if (not any(c.isdigit() for c in word) and not named) or (NOT_A_HOST_RE.fullmatch(word) and not shaped):
             return m.group(0)
         unknown.append(word)
-        start, end = m.span(index)
+        start = m.start(index)
+        end = start + len(word)  # "gpu on hoth. I think …": the full stop after the name stays
         return m.group(0)[: start - m.start()] + "HOST" + m.group(0)[end - m.start():]
 
     return HOST_SLOT_RE.sub(slot, text), unknown
@@ -1774,9 +1783,14 @@ SEEMS_STALLED_RE = re.compile(
     r"(?:\bnot|n't|\bno longer|\bnever)(?: (?:seem|look|appear)s?(?: (?:like|to be))?)?(?: (?:it|BUILD|the build|HOST)"
     r"(?: is| are|'s)?)?(?: (?:still|again|even|really))? (?:updating|building|progressing|moving|running|compiling"
     r"|doing anything|making progress|finishing|responding)\b"
+    # "my build is not showing any update for a while now", "hasn't printed anything in 20 minutes"
+    r"|(?:\bnot|n't|\bno longer) (?:showing|shown|printing|printed|outputting|output|logging|logged|producing"
+    r"|produced|moved|budged)(?: (?:any|anything|a|an|any new|new|the))?"
+    r"(?: (?:update|updates|progress|output|lines?|logs?|anything|sign of life))?\b"
 )
 _FALLBACK_ASK_RE = re.compile(r"\b(?:please|pls|plz|check|show|list|print|monitor|see|track|tracking|view|display"
-                              r"|can you|could you|let me know|tell me|give me)\b|查看|看看|请")
+                              r"|can you|could you|let me know|tell me|give me|need to know|want to know"
+                              r"|like to know)\b|查看|看看|请")
 
 
 _FALLBACK_HOW_TO_RE = re.compile(r"\b(?:is it (?:necessary|possible|required|ok|safe)|can (?:it|i|we|you) be"
@@ -1790,7 +1804,9 @@ def fallback_looks(masked: str) -> list[str]:
     text = masked.replace(LEAD_MARK, " ").strip()
     if _FALLBACK_HOW_TO_RE.search(text):
         return []  # "is it necessary to build X on a box with GPUs?": a question about how, not a look
-    if not ("?" in text or _FALLBACK_ASK_RE.search(text) or len(text.split()) <= 5):
+    stalled = SEEMS_STALLED_RE.search(text) is not None
+    if not ("?" in text or _FALLBACK_ASK_RE.search(text) or len(text.split()) <= 5 or stalled):
         return []  # a remark said to rigops ("for the record, RAM goes …") asks to see nothing
     found = [(m.start(), action) for action, rx in _FALLBACK_LOOKS if (m := rx.search(text))]
-    return [action for _, action in sorted(found)]
+    # news of a build that stalled, said to rigops, asks where it is: "my build has been stuck for a while now"
+    return [action for _, action in sorted(found)] or (["status"] if stalled else [])

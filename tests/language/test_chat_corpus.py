@@ -83,3 +83,17 @@ def test_a_memory_look_after_a_rebuild_is_work_of_its_own() -> None:
     assert judge(both, plan, config) == (True, False)
     rebuild_only = {**both, "expect": {**both["expect"], "steps": [{"action": "rebuild"}]}}
     assert judge(rebuild_only, plan, config) == (False, False)
+
+
+def test_a_request_that_names_no_build_asked_back_which_is_right_where_the_label_names_none() -> None:
+    """ "retry w/ -j4?" in a channel whose host has two builds: rigops asks which build, the label names none."""
+    config = config_mod.load(CHAT / "rigops.toml")
+    plan = intents.parse("<@U0RIGOPS> retry it with -j4", config=config, channel="C0OPS", addressed=True)
+    assert plan.question is not None and plan.question.kind == "build", plan
+    asked = {"id": "v", "addressed": True, "expect": {"host": "b200", "build": None, "refuse": False,
+                                                     "steps": [{"action": "rebuild", "jobs": 4}]}}
+    assert judge(asked, plan, config) == (True, False)
+    assert judge({**asked, "expect": {**asked["expect"], "host": "node-3"}}, plan, config) == (False, False)
+    assert judge({**asked, "expect": {**asked["expect"], "build": "flash-attn"}}, plan, config) == (False, False)
+    assert judge({**asked, "expect": {**asked["expect"], "steps": [{"action": "rebuild", "jobs": 8}]}}, plan,
+                 config) == (False, False)

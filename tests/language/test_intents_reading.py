@@ -2739,3 +2739,59 @@ def test_a_count_in_code_out_of_range_is_refused_as_said() -> None:
 
 def test_an_asterisk_of_emphasis_is_no_formula() -> None:
     assert said("<@U0RIGOPS> reduce MAX_JOBS *and* the threads for vllm, not just one", addressed=True).error is None
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    # a count replaced by another: the one it goes to (the one it leaves is no request, the two no range)
+    ("<@U0RIGOPS> swap `-j$(nproc)` for `-j4` on vllm", "rebuild=4"),
+    ("<@U0RIGOPS> change -j32 to -j8 on vllm", "rebuild=8"),
+    ("<@U0RIGOPS> for llama-cpp, find the `--jobs=$(nproc)` and replace it with `--jobs=6`", "rebuild=6"),
+    ("<@U0RIGOPS> llama-cpp: replace the bare `make -j` with `make -j6`", "rebuild=6"),
+    ("<@U0RIGOPS> drop MAX_JOBS=32 to MAX_JOBS=8 for vllm", "rebuild=8"),
+    ("<@U0RIGOPS> change maxjobs to 12 for vllm", "rebuild=12"),
+    ("<@U0RIGOPS> vllm keeps dying, cut its jobs to 5 to get it through", "rebuild=5"),
+    ("replacing -j32 with -j8 fixed vllm for me", ""),
+    # "all 8 cores": the count is said
+    ("<@U0RIGOPS> rebuild vllm with all 8 cores", "rebuild=8"),
+    ("<@U0RIGOPS> node-3: all 4 processor cores pegged at 100%, vllm has to be killed with -9", "kill"),
+    # a heading is no request for news
+    ("Update: vllm finished fine on node-3", ""),
+    ("FYI: llama-cpp on gpu01 is green again", ""),
+    ("<@U0RIGOPS> update on vllm?", "status"),
+    # news of a stall, said to rigops, asks where the build is
+    ("<@U0RIGOPS> vllm on node-3 isn't printing anything anymore", "status"),
+    ("<@U0RIGOPS> my llama-cpp build is not showing any progress", "status"),
+    ("vllm isn't printing anything, weird", ""),
+    # smi for nvidia-smi; a bare name after the mention adds nothing of its own
+    ("<@U0RIGOPS> post smi output for node-3", "gpu"),
+    ("can you paste the smi results <@U0RIGOPS> gpu01", "gpu"),
+    ("tail of the log please <@U0RIGOPS> vllm", "log"),
+    # news of trouble before the mention adds no look to what follows it (the memory after the kill is its report)
+    ("vllm is leaking memory on node-3, looks like an OutOfMemoryError. <@U0RIGOPS> stop it and show me mem",
+     "kill"),
+    # starting it clean or fresh is a rebuild that starts clean (and stops the build first)
+    ("<@U0RIGOPS> kill llama-cpp and start it fresh", "rebuild (clean)"),
+    ("<@U0RIGOPS> stop vllm and start it clean", "rebuild (clean)"),
+])
+def test_counts_replaced_headings_stalls_and_what_follows_the_mention(text: str, expected: str) -> None:
+    assert work(text) == expected
+
+
+@pytest.mark.parametrize("text", ["<@U0RIGOPS> gpu on zaurus. I think one card is lost",
+                                  "<@U0RIGOPS> mem on hoth. thanks"])
+def test_an_unknown_host_before_a_full_stop_is_refused(text: str) -> None:
+    plan = said(text, addressed=True)
+    assert plan.error is not None and "unknown host" in plan.error, plan
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("<@U0RIGOPS> flash-attn died of OOM again. kill it and start over at 6 pls", "rebuild=6"),
+    ("<@U0RIGOPS> start over at 6 please, flash-attn", "rebuild=6"),
+    ("we had to start over at 12 last time", ""),
+    ("<@U0RIGOPS> kick the stuck vllm build", "rebuild"),
+    ("<@U0RIGOPS> llama-cpp says it finished in 0 seconds?? begin a new build pls", "rebuild"),
+    ("we will begin a new build tomorrow", ""),
+    ("<@U0RIGOPS> llama-cpp keeps failing, I need to know what the build log says near the end", "log"),
+])
+def test_starting_over_at_a_count_kicking_a_build_and_needing_to_know(text: str, expected: str) -> None:
+    assert work(text) == expected
