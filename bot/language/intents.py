@@ -156,7 +156,7 @@ def _read(
         return (Plan(), [*ignored, (neutral.normal.text, "unsure-look")]) if model.doubts_look(seen_) else (
             plan, ignored)
     doubt = model.doubts_act(seen_)
-    if doubt is None:
+    if doubt is None or _asked_plainly_after_mention(text, plan, config=config, context=context, channel=channel):
         return plan, ignored
     if doubt == "refuse":
         return replace(plan, error=_unsure_error(plan, config)), ignored
@@ -449,7 +449,7 @@ def _read_whole(
             hits.ignored.append((plain, "report"))  # "Update: X finished fine": the heading of the news below it
             continue
         sentence = [plain, *(p.body for p in itertools.takewhile(lambda p: p.joined, parts[at + 1:]))]
-        if clause.question and any(w.ON_ITS_OWN_RE.search(b) for b in sentence):
+        if clause.question and any(w.ON_ITS_OWN_RE.search(b) for b in (*sentence, ", ".join(sentence))):
             hits.ignored.append((plain, "how-to"))  # "will you kill a build automatically if …?"
             continue
         one = _read_clause(clause.body, addressed, question=clause.question, taking=taking)
@@ -622,6 +622,32 @@ def _read_whole(
 
 
 ONE_MENTION_RE = re.compile(r"<@[UW][A-Z0-9]{2,20}(?:\|[^<>\n]{0,80})?>")
+
+
+def _asked_plainly_after_mention(
+    text: str, plan: Plan, *, config: Config, context: ThreadContext | None, channel: str | None,
+) -> bool:
+    """The kill or rebuild of ``plan`` is what follows the mention, read on its own, and the learned reading does
+    not doubt it there: "my theory is that `make --jobs=$(nproc)` runs out of memory. @rigops restart X with 3
+    jobs" — the remark before the mention says what it is about, and its formula or story is not the request."""
+    if (said := _said_after_mention(text)) is None:
+        return False
+    head, tail = said
+    neutral = _neutral(tail, config)
+    if len(neutral.masked.split()) < model.SHORT or _POINTS_BACK_RE.search(neutral.masked):
+        return False  # too short for the learned reading to doubt ("kill clang on b200"); "rebuild X like that"
+    asked, _ = _read_whole(tail, neutral, config=config, context=_context_of(head, config) or context,
+                           addressed=True, channel=channel, taking=frozenset())
+    destructive = [s for s in plan.steps if command(s.action).destructive]
+    return (asked.error is None and asked.question is None and (asked.host, asked.build) == (plan.host, plan.build)
+            and [s for s in asked.steps if command(s.action).destructive] == destructive
+            and model.doubts_act(_seen(neutral, True)) is None)
+
+
+# What follows a mention and points back at the remark before it: "@rigops rebuild X like that".
+_POINTS_BACK_RE = re.compile(r"\b(?:like (?:that|this|so|above)|that way|this way|with (?:that|this|those|these)"
+                             r"|the same(?: way)?|as (?:above|said|suggested|described|mentioned)|accordingly"
+                             r"|that (?:setting|count|number|value|flag)|(?:do|try) (?:that|it)$)\b")
 
 
 def _said_after_mention(text: str) -> tuple[str, str] | None:

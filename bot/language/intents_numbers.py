@@ -412,6 +412,7 @@ _COUNT_NOUN = (r"(?:jobs?|threads?|parallelism|parallel (?:count|number|level|jo
                r"|multi-?thread(?:ing)? (?:number|count|level)|(?:cpus?|cpu-s|cores?) (?:number|count)"
                r"|(?:number|amount|count) of (?:max_jobs|-j|make jobs|cpus?|cpu-s|cores?)"
                r"|max_jobs|procs|processes|workers|make jobs|build jobs|compile jobs|job count|thread count"
+               r"|worker count|workers count|process count|proc count"
                r"|(?:parallel )?tasks"
                r"|(?:number|count) of (?:parallel |build |compile |make )?"
                r"(?:jobs|threads|processes|workers|cores|cpus))")
@@ -470,7 +471,8 @@ JOBS_STORY_AFTER_RE = re.compile(
     r"|\s*(?:is|was|were|are|seems|killed|kills|ooms|oomed|oom|too|caused|causes|made|makes|broke|breaks|did"
     r"|available|in total|total|installed|on (?:the|this|that|a) (?:box|machine|host|node|server)"
     r"|does|works|worked|ran|runs|running|gives|gave|crashes|crashed|fails|failed|also|still|helped|helps"
-    r"|blew|blows|died|dies|hung|hangs|pending|queued|waiting|left|remaining|in the queue|per|each|just|errors"
+    r"|blew|blows|died|dies|hung|hangs|pending|queued|waiting|left|remaining|in the queue|per|each"
+    r"|just(?! (?:to|for|in case|so|because)\b)|errors"
     r"|errored|segfaults|won't|doesn't|didn't|isn't|can't|never|alone|only(?!\s*[.!]*$)|should|would|could|will|might"
     r"|keeps|kept|has been|had been|goes|went|gets|got|takes|took|ends|ended|completes|completed|finishes"
     r"|finished|succeeds|succeeded|passes|passed|goes through|went through|builds fine|built fine"

@@ -64,10 +64,16 @@ CODE_POINTED_AT_RE = re.compile(r"\b(?:like this|like so|as follows|this way|wit
                                 r"|the command|this command|these flags)\s*:?\s*$", re.I)
 
 
+# ... or after it: "```-j$(shell nproc)```\n@rigops rebuild X like that".
+CODE_POINTED_BACK_RE = re.compile(r"\s*(?:<@[UW][A-Z0-9]{2,20}>\s*)?[^\n`]{0,60}\b(?:like that|that way|with that"
+                                  r"|with those|the same way|like above|as above)\b", re.I)
+
+
 def _code_block(m: re.Match[str]) -> str:
-    """A code block is no request of its own; pointed at by what asks ("rebuild X like this: ```… -j$(nproc)```"),
-    its jobs setting is the one asked for (refused when it is a formula)."""
-    if CODE_POINTED_AT_RE.search(m.string[max(0, m.start() - 30): m.start()]):
+    """A code block is no request of its own; pointed at by what asks ("rebuild X like this: ```… -j$(nproc)```",
+    "```…``` rebuild X like that"), its jobs setting is the one asked for (refused when it is a formula)."""
+    if CODE_POINTED_AT_RE.search(m.string[max(0, m.start() - 30): m.start()]) or CODE_POINTED_BACK_RE.match(
+            m.string, m.end()):
         inner = m.group(0).strip("`")
         if found := CODE_JOBS_IN_RE.search(inner):
             said = found.group(0)
@@ -92,6 +98,13 @@ COMMA_GLUED_RE = re.compile(r"(?<=[a-z]),(?=[a-z]{2})")
 # ... but an asterisk between two operands is a product ("cores * 0.75", "[GPU count] * 4", "2*8"), not bold
 TIMES_RE = re.compile(r"(?<=[\w\])]) \* (?=[\w(\[$])|(?<=[\w\])])\*(?=\d)|(?<=\d)\*(?=[\w(\[$])")
 SPACES_RE = re.compile(r"[ ]{2,}")
+# What a polite "mind …ing" asks, the verb as a request says it: "mind bouncing X?" is "could you bounce X".
+_MIND_VERBS = {"restarting": "restart", "rebuilding": "rebuild", "bouncing": "bounce", "killing": "kill",
+               "stopping": "stop", "rerunning": "rerun", "retrying": "retry", "kicking": "kick", "checking": "check",
+               "showing": "show", "posting": "post", "pulling": "pull", "grabbing": "grab", "nuking": "nuke",
+               "aborting": "abort", "cancelling": "cancel", "canceling": "cancel", "relaunching": "relaunch",
+               "recompiling": "recompile", "rerunning it": "rerun it", "dropping": "drop", "lowering": "lower",
+               "bumping": "bump", "pasting": "paste", "sharing": "share", "running": "run"}
 TYPO_FIXES: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\bre[- ]?(build|run|start|try|launch)\b"), r"re\1"),
     (re.compile(r"\bw/(?!o)\s*|\bw (?=-?j?\d{1,4}\b)"), "with "),  # "retry w/ 8", "retry w 8"
@@ -103,13 +116,23 @@ TYPO_FIXES: tuple[tuple[re.Pattern[str], str], ...] = (
      "how is"),
     # CI-bot commands and their slang: "/retest vllm", "retest X please", "/test X", "`/tag-and-rerun-ci` X",
     # "tickle build X", "slap a retry on it", "give X one more try"
-    (re.compile(r"(?<![\w/-])/(?:re-?test|test|rerun(?:-ci)?|retry|rebuild|restart|tag-and-rerun-ci|ok-to-test)\b"
+    (re.compile(r"(?<![\w/-])[/!](?:re-?test|test|rerun(?:-ci)?|retry|rebuild|restart|tag-and-rerun-ci|ok-to-test)\b"
+                r"|(?<![\w/-])!build\b"
                 r"|(?<![\w-])re-?test\b|\btickle(?: the)? build(?: of)?\b"), "rebuild"),
     (re.compile(r"\b(?:slap|put|throw|stick) an? (?:retry|rerun|rebuild|restart) on\b"), "rebuild"),
     (re.compile(r"\b(?:what's|whats|what is|what are|what're)\b"), "what is"),
     (re.compile(r"\b(?:nvidia[- ]?smi|nvidiasmi|nvidai-smi|nvida-smi|nvidia-sim)\b"), "nvidia-smi"),
     (re.compile(r"\bteh\b"), "the"),
     (re.compile(r"\bineed\b"), "i need"),
+    (re.compile(r"\b(?:nvtop|gpustat|nvitop)\b(?!.*\bnvidia-smi\b)", re.S), "nvidia-smi"),  # the GPUs' other
+    # viewers, where nvidia-smi is not named beside them ("nvitop and nvidia-smi give me different numbers")
+    # "could you try restarting it?": the request itself
+    *((re.compile(rf"\btry {gerund}\b"), verb) for gerund, verb in _MIND_VERBS.items()
+      if verb in ("restart", "rebuild", "rerun", "relaunch", "bounce", "recompile")),
+    # "mind bouncing X?", "would you mind restarting it": a polite request (not "never mind", "don't mind")
+    (re.compile(r"(?<!never )(?<!n't )(?<!not )\b(?:(?:would|do|d') ?(?:you|u) )?mind (?=(?:" + "|".join(_MIND_VERBS)
+                + r")\b)"), "could you "),
+    *((re.compile(rf"(?<=could you ){gerund}\b"), verb) for gerund, verb in _MIND_VERBS.items()),
     (re.compile(r"(?<=\w) @ (?=(?:-?j ?)?\d{1,4}\b)"), " at "),  # "rerun @ 8 pls"
     (re.compile(r"(?<![\w-])max[- ]?jobs\b"), "max_jobs"),  # "`max-jobs` set to 1", "MaxJobs to 0", "max jobs"
     (re.compile(r"\b(?:cuda|gpu|video|graphics) (?:card )?memory\b"), "vram"),  # "the used cuda memory": the GPUs'
@@ -134,9 +157,9 @@ TYPO_FIXES: tuple[tuple[re.Pattern[str], str], ...] = (
 )
 # Inline code is dropped unless it is nothing but a parallelism token (so "try `-j20`" still works).
 CODE_JOBS_RE = re.compile(
-    r"\s*(?:-{1,2}j(?:obs)?\s*=?\s*(?:-?\d{1,6}|\$\(+ ?nproc\)?[)/*+ 0-9-]{0,12})|j\d{1,6}"
+    r"\s*(?:-{1,2}j(?:obs)?\s*=?\s*(?:-?\d{1,6}|\$\(+ ?(?:shell )?nproc\)?[)/*+ 0-9-]{0,12})|j\d{1,6}"
     r"|(?:max_jobs|cmake_build_parallel_level)\s*=\s*\d{1,6}"
-    r"|-{1,2}parallel[ =]?\d{1,6}|(?:make|ninja) -j ?(?:\d{1,6}|\$\(+ ?nproc\)?[)/*+ 0-9-]{0,12}))\s*",
+    r"|-{1,2}parallel[ =]?\d{1,6}|(?:make|ninja) -j ?(?:\d{1,6}|\$\(+ ?(?:shell )?nproc\)?[)/*+ 0-9-]{0,12}))\s*",
     re.I,
 )
 
@@ -162,7 +185,7 @@ CODE_BUTTON_RE = re.compile(r"\s*(?:start|run|re-?run|re-?start|re-?build|retry|
 CODE_NAME_RE = re.compile(r"\s*(?=[a-z0-9.+-]*[a-z])[a-z0-9][a-z0-9.+-]{1,39}\s*")
 # A jobs setting inside a longer command: "`--build-arg max_jobs=8`", "`export MAX_JOBS=4`", "`ninja -j 2`".
 CODE_JOBS_IN_RE = re.compile(
-    r"(?<![\w-])(?:-{1,2}j(?:obs)?\s*=?\s*(?:-?\d{1,6}|\$\(+ ?nproc\)?[)/*+ 0-9-]{0,12})"
+    r"(?<![\w-])(?:-{1,2}j(?:obs)?\s*=?\s*(?:-?\d{1,6}|\$\(+ ?(?:shell )?nproc\)?[)/*+ 0-9-]{0,12})"
     r"|(?:max_jobs|cmake_build_parallel_level|make_jobs|ninja_jobs|num_jobs|build_jobs|jobs)\s*=\s*\S{1,30}"
     r"|-{1,2}max-jobs[ =]\d{1,6}|-{1,2}parallel[ =]?(?:\d{1,6}|\$\(+ ?nproc\)?[)/*+ 0-9-]{0,12})"
     r"|\"(?:jobs|max_jobs|parallel)\"\s*:\s*\d{1,6})",  # a JSON setting: `"jobs": 0`
@@ -367,7 +390,10 @@ COURTESY_IF_RE = re.compile(
     r"|if (?:that's|that is|it's|it is) (?:ok|okay|alright|fine|not too much (?:trouble|hassle|to ask))"
     r"|if you don't mind|if you get a (?:chance|sec|second|minute|moment)"
     r"|when(?:ever)? you (?:get|have) a (?:chance|sec|second|minute|moment)|whenever you can|when possible"
-    r"|at your (?:earliest )?convenience)\b")
+    r"|at your (?:earliest )?convenience"
+    # "kill X if it's running.": what a kill of it means anyway (not "if it's still running at 5")
+    r"|if (?:it's|it is|its|that's|that is|BUILD is) (?:still )?(?:running|going|up|alive)(?=\s*(?:[.!,;]|$))"
+    r"|if (?:still )?running(?=\s*(?:[.!,;]|$)))\b")
 
 
 def _unwrap_quotes(s: str) -> str:
@@ -1699,7 +1725,7 @@ JOBS_SLOT_IN_WORDS_RE = re.compile(
     r"|(?:\bmax_jobs|\bmax jobs|(?<![\w-])-j|\bjobs|\bjob count) (?:should be|must be|needs to be|ought to be)"
     r" (?:about |around |roughly |approximately |~)?(?:\$expr|the |your |ram|memory|cores|cpus)"
     r"|(?:\bmax_jobs|\bmax jobs|(?<![\w-])-j|\bjobs|\bjob count) (?:matching|derived from|according to|depending on"
-    r"|proportional to|scaled to|that (?:matches|fits))\b"
+    r"|proportional to|scaled to|that (?:matches|fits)|corresponding to|equivalent to|in line with|based on)\b"
     r"|\bthe same (?:-j|jobs|max_jobs|job count|number of jobs) as\b"
     # "max out the cores", "one fewer job than cores", "the cpu count minus two", "twice as many jobs as GPUs",
     # "let ninja decide the jobs", "MAX_JOBS unset"
@@ -1776,7 +1802,10 @@ FAILED_NOW_RE = re.compile(r"\b(?:crash(?:es|ed)?|fail(?:s|ed)?(?: with| at| on)
                            r"|segfaults?|errors? out|blows? up)\b")
 SETUP_AFTER_FAILURE_RE = re.compile(r"^(?:build|built|building|compiled?|compiling|make) (?:with|at|using)\b")
 # A question about what rigops does by itself ("will you kill a build automatically if …?"): how it works.
-ON_ITS_OWN_RE = re.compile(r"\b(?:automatically|whenever|on (?:its|your) own|by (?:it|your)self|auto-?)\b")
+ON_ITS_OWN_RE = re.compile(r"\b(?:automatically|whenever|on (?:its|your) own|by (?:it|your)self|auto-?)\b"
+                           # "when you rebuild X, does the old log get overwritten?": how rigops does what it does
+                           r"|^(?:when|whenever|after|if) (?:you|rigops) \w+\b[^?]*\b(?:does|do|will|is|are|would|can"
+                           r"|did)(?: (?:it|the|that|this|its|you|my|a)\b)")
 # A worry that a build is not moving, set aside as a negation, still asks how it is doing when said to rigops:
 # "looks like BUILD is not updating", "it doesn't seem like BUILD is building".
 SEEMS_STALLED_RE = re.compile(

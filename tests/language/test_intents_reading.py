@@ -2795,3 +2795,54 @@ def test_an_unknown_host_before_a_full_stop_is_refused(text: str) -> None:
 ])
 def test_starting_over_at_a_count_kicking_a_build_and_needing_to_know(text: str, expected: str) -> None:
     assert work(text) == expected
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    # a polite "mind …ing", "try …ing": the request itself
+    ("<@U0RIGOPS> mind bouncing vllm on node-3?", "rebuild"),
+    ("<@U0RIGOPS> would you mind restarting llama-cpp at 4", "rebuild=4"),
+    ("never mind restarting vllm, it came back", ""),
+    ("<@U0RIGOPS> could you try rebuilding llama-cpp?", "rebuild"),
+    ("I tried rebuilding llama-cpp twice", ""),
+    # a chat-bot command, a GPU viewer, a count of workers
+    ("!build llama-cpp", "rebuild"),
+    ("nvtop on gpu01", "gpu"),
+    ("<@U0RIGOPS> increase the worker count for vllm to 6", "rebuild=6"),
+    # a condition that a kill meets anyway
+    ("kill vllm on node-3 if it's running.", "kill"),
+    ("kill vllm on node-3 if it's still running at 5", ""),
+    # a count before a purpose is the count asked
+    ("<@U0RIGOPS> rebuild vllm at -j6 just to see what happens", "rebuild=6"),
+    ("vllm at -j16 just works", ""),
+])
+def test_polite_gerunds_bot_commands_and_conditions_met_anyway(text: str, expected: str) -> None:
+    assert work(text) == expected
+
+
+def test_a_count_out_of_range_before_a_purpose_is_refused() -> None:
+    plan = said("<@U0RIGOPS> rebuild vllm at -j4096 just to see what happens", addressed=True)
+    assert plan.error is not None and "between 1 and 1024" in plan.error, plan
+
+
+def test_a_question_about_how_rigops_works_asks_no_look() -> None:
+    assert not said("<@U0RIGOPS> when you rebuild vllm does the old log get overwritten?", addressed=True).steps
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    # the request after the mention is plain: a formula or a story in the remark before it is not the request
+    ("my guess is that `ninja -j$(nproc)` eats all the ram.\n<@U0RIGOPS> restart vllm on node-3 with 2 jobs",
+     "rebuild=2"),
+    # a code block pointed back at after it is how to do it
+    ("this worked for me\n```make -j4```\n<@U0RIGOPS> rebuild llama-cpp like that", "rebuild=4"),
+])
+def test_a_plain_request_after_the_mention_is_not_doubted_for_the_remark_before_it(text: str, expected: str) -> None:
+    assert work(text) == expected
+
+
+@pytest.mark.parametrize("text", [
+    # ... but a request that points back at the remark is read with it, and a short one is not looked at alone
+    "should work with\n```-j$(shell nproc)```\n<@U0RIGOPS> rebuild vllm like that",
+])
+def test_a_request_after_the_mention_that_points_back_at_the_remark_is_refused_with_it(text: str) -> None:
+    plan = said(text, addressed=True)
+    assert plan.error is not None and not any(s.jobs for s in plan.steps), plan
