@@ -319,7 +319,7 @@ JOBS_UNIT_RE = re.compile(
     # the cores a machine has are its size, not a count asked for: "do you have 256 cores on HOST?"
     r"(?:(?<!\bhave )(?<!\bhas )(?<!\bhad )(?<!\bgot )(?<!\bhaving )"
     r"|(?!\d+ ?(?:physical |logical )?(?:cores?|cpus?)\b))"
-    rf"(?<![\w.#-]){_NUM}(?: ?(?:parallel |concurrent |compile |ninja |build )?"
+    rf"(?<![\w.#-]){_NUM}(?: ?(?:parallel |concurrent |compile |ninja |build |make |compilation |cmake |nvcc )?"
     r"(?:jobs?|numjobs|threads?|cores?|workers?|procs?|processes|parallel|parallelism|cpus?|compilers?|compiles"
     r"|tasks|parallel tasks)\b"
     r"(?! (?:fewer|less|lesser|more)\b)"  # "one job fewer", "4 jobs less": a change by that many, not the count
@@ -421,7 +421,10 @@ JOBS_CHANGE_RE = re.compile(
     rf"^(?:(?:try|just|please|pls|so|then|now|maybe|also|and) )*{_CHANGE_VERB}\b"
     rf"(?:[^.;!?\n]{{0,60}}? {_COUNT_NOUN}\b[^.;!?\n]{{0,40}}?(?: down| back)? (?:to|at) (?:-j ?|j)?(\d{{1,7}})\b"
     rf"|[^.;!?\n]{{0,60}}? (?:down |back )?(?:to|at) (?:-j ?|j)?(\d{{1,7}}) (?:parallel |concurrent |build |make )?"
-    rf"(?:jobs|threads|processes|procs|workers)\b)"
+    rf"(?:jobs|threads|processes|procs|workers)\b"
+    # "restrict ninja to -j8 for X": the tool's own -j says it is the count
+    rf"|(?: (?:the )?(?:ninja|make|cmake|nvcc|the compiler|the build|BUILD|it|BUILD's build))"
+    rf"(?: (?:on|for|of) (?:BUILD|HOST))? (?:down |back )?(?:to|at) -j ?(\d{{1,7}})\b)"
     rf"{_NOT_A_COUNT_AFTER}"
 )
 # "retry with fewer jobs, say 4", "less parallelism: 4": the number that answers a relative change on its own.
@@ -505,6 +508,7 @@ JOBS_ON_RE = re.compile(r"\b(?:put|keep|run|set|move|switch)(?: it| BUILD| the b
 # "ninja -j16", "export MAX_JOBS=24", "max 8 jobs".
 REQUEST_START_RE = re.compile(
     r"^(?:use|run|build|compile|make|ninja|cmake|export|env|start|kick(?: it)? off|do|with|at|give it|only|just|max"
+    r"|force(?: an?)?"
     r"|(?:just )?(?:add|append|set)"
     r"|disable|turn off|switch off"
     r"|pass|(?:have|let|make) (?:it|BUILD|them) use|(?:go )?back to"

@@ -136,6 +136,9 @@ TYPO_FIXES: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"(?<=\w) @ (?=(?:-?j ?)?\d{1,4}\b)"), " at "),  # "rerun @ 8 pls"
     (re.compile(r"(?<![\w-])max[- ]?jobs\b"), "max_jobs"),  # "`max-jobs` set to 1", "MaxJobs to 0", "max jobs"
     (re.compile(r"\b(?:cuda|gpu|video|graphics) (?:card )?memory\b"), "vram"),  # "the used cuda memory": the GPUs'
+    # "the amount of memory per graphics card", "memory on each GPU": the GPUs' own
+    (re.compile(r"\b(?:memory|mem) (?:per|of each|on each|of the|on the|of every|on every) (?:graphics |video )?"
+                r"(?:gpus?|cards?|devices?)(?:\(s\))?(?![\w-])"), "vram"),
     (re.compile(r"\bvram vram\b"), "vram"),
     (re.compile(r"\bkil\b"), "kill"),
     (re.compile(r"\b(go|do|build|compil|swapp|runn|kill|restart|rebuild|stopp|crash|link|hang|freez|eat|progress"
@@ -154,6 +157,7 @@ TYPO_FIXES: tuple[tuple[re.Pattern[str], str], ...] = (
                 r"| (?:results?|output|dump|readout|numbers|stats)\b)"), "nvidia-smi"),  # "pls post smi results"
     (re.compile(r"\b(post|show|run|check|paste|get|grab|send) (?:me |us |an? |the )?smi\b"), r"\1 nvidia-smi"),
     (re.compile(r"\b(?:jbs|jobz)\b"), "jobs"),
+    (re.compile(r"\b(?:single|one|1)[- ]job\b(?= (?:compile|compilation|build|make|mode)\b)"), "single-threaded"),
 )
 # Inline code is dropped unless it is nothing but a parallelism token (so "try `-j20`" still works).
 CODE_JOBS_RE = re.compile(
@@ -782,7 +786,7 @@ ADDRESSED_REBUILD_RE = re.compile(
     # "BUILD needs a rebuild", "it needs to be restarted", "BUILD could use a fresh build"
     r"|^(?:BUILD|it|the build|the BUILD build)(?: (?:on|@) HOST)? (?:needs|could use|wants|requires|needs to be)"
     r" (?:a |another )?(?:(?:fresh|clean|full|new) )?(?:rebuild|re-?run|restart|retry|recompile|rebuilt|restarted"
-    r"|rerun|recompiled|relaunched|rebuilding|restarting|recompiling|rerunning)\b"
+    r"|rerun|recompiled|relaunched|rebuilding|restarting|recompiling|rerunning|reset|kick|bounce|poke|nudge)\b"
     # "repeat the BUILD build", "redo BUILD"
     r"|^(?:repeat|redo) (?:the )?(?:BUILD|it|that)(?: build| compile| install)?(?: (?:on|@) HOST)?$")
 AGAIN_ONLY_RE = re.compile(r"(?:again|go again|once more|one more time)(?: please| now)?")
@@ -919,7 +923,8 @@ ADDRESSED_LOOK_TOOL_RE = re.compile(r"^(?:use|try|try running|try using|run|just
                                     r"|free(?: -[hmg])?|tail(?: -[nf])?)(?![\w-])")
 LOOK_OBJECTS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("gpu", re.compile(r"\b(?:nvidia-smi|gpus?|gpu picture|cards|vram|gpu temps?|gpu util\w*)(?![\w-])")),
-    ("log", re.compile(r"\b(?:logs?|output|errors?|failure|traceback|stack trace|last \d+|tail)\b")),
+    ("log", re.compile(r"\b(?:logs?|output(?! of (?:the )?(?:nvidia-smi|free|df|htop|top|btop|vmstat|ps|dmesg)\b)"
+                       r"|errors?|failure|traceback|stack trace|last \d+|tail)\b")),
     ("mem", re.compile(r"\b(?:mem|memory|ram|swap|swapping|thrashing|free -h|free memory)\b")),
     ("status", re.compile(r"\b(?:status|progress|which step|what step|how far)\b")),
 )
@@ -1494,6 +1499,7 @@ _LOG_KINDS = word_set("error errors output console system syslog dmesg journal k
                       "configure compile full whole raw crash access audit boot")
 NOT_A_BUILD = word_set("""
 active ongoing pending queued live actual real proper complete original existing overall final backend frontend
+exact precise specific usual typical single-threaded multi-threaded single-job serialized serialised
 whole entire current running last first next new old clean full release debug nightly ci docker local
 incremental ninja cmake make pip wheel cuda gpu cpu kernel kernels same other stuck hung broken failed failing
 big slow long main default fresh previous stupid damn rogue runaway bad latest dev prod test parallel serial
@@ -1665,7 +1671,8 @@ _FALLBACK_LOOKS = (
     ("status", re.compile(r"\b(?:status|progress|progressing|state|how far|stuck|hung|building|compiling|updating"
                           r"|running builds"
                           r"|running jobs|still running|alive)\b|进度|状态")),
-    ("log", re.compile(r"\b(?:logs|logfile|log file|output|tailable|tail)\b|(?<!^)\blog\b|日志")),
+    ("log", re.compile(r"\b(?:logs|logfile|log file|output(?! of (?:the )?(?:nvidia-smi|free|df|htop|top|btop|vmstat"
+                       r"|ps|dmesg)\b)|tailable|tail)\b|(?<!^)\blog\b|日志")),
 )
 
 

@@ -2846,3 +2846,22 @@ def test_a_plain_request_after_the_mention_is_not_doubted_for_the_remark_before_
 def test_a_request_after_the_mention_that_points_back_at_the_remark_is_refused_with_it(text: str) -> None:
     plan = said(text, addressed=True)
     assert plan.error is not None and not any(s.jobs for s in plan.steps), plan
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    # the tool's own -j is the count; make jobs are jobs; a single-job compile is one job
+    ("<@U0RIGOPS> limit make to -j6 for llama-cpp", "rebuild=6"),
+    ("we limited ninja to -j8 last time", ""),
+    ("<@U0RIGOPS> run 5 compile jobs on vllm", "rebuild=5"),
+    ("<@U0RIGOPS> force a single-job build of llama-cpp so the box stays usable", "rebuild=1"),
+    ("<@U0RIGOPS> force a single-threaded build of vllm", "rebuild=1"),
+    # a build that needs a reset, said to rigops
+    ("<@U0RIGOPS> everything is crawling, llama-cpp needs a reset", "rebuild"),
+    # the memory of each card is the GPUs'; the output of a memory tool is a memory look, not the log
+    ("<@U0RIGOPS> can you list the memory on each GPU of node-3", "gpu"),
+    ("<@U0RIGOPS> I need to see the output of `htop` on node-3", "mem"),
+    # a word that describes, where a build's name goes, names no build
+    ("<@U0RIGOPS> post the vllm log, last 50 lines (the exact compile lines matter)", "log 50 lines"),
+])
+def test_a_tools_own_count_a_reset_and_the_memory_of_the_cards(text: str, expected: str) -> None:
+    assert work(text) == expected
