@@ -138,6 +138,8 @@ YOU_SHOULD_RE = re.compile(r"(?:^|[.!?;,:—–-]\s*)(?:so |and |then |but |hone
 GENERIC_RE = re.compile(
     r"\b(?:when|whenever|if|once|every time|each time) (?:you|one|people|someone|anyone) (?:see|get|hit"
     r"|run|build|use|have|try|notice|find|are|do)\b"
+    # (not "when you run nvidia-smi on X, what does it show?": asked to see it)
+    r"(?![^?]*\bwhat (?:does|do|did) (?:it|they|that) (?:show|say|print|output|report)\b)"
     r"|\b(?:you|one) (?:can|could|may|might|should|need to|have to|must|want to|'ll|will|would) "
     r"(?:just |always |also |usually |probably |now )?(?:set|use|try|pass|add|export|limit|reduce|lower|cap|run|do"
     r"|build|see|check|get|avoid|bump|increase|drop|restart|kill)\b"

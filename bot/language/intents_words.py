@@ -124,6 +124,12 @@ TYPO_FIXES: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\b(?:nvidia[- ]?smi|nvidiasmi|nvidai-smi|nvida-smi|nvidia-sim)\b"), "nvidia-smi"),
     (re.compile(r"\bteh\b"), "the"),
     (re.compile(r"\bineed\b"), "i need"),
+    (re.compile(r"\btry to (?=re-?trigger|rebuild|restart|rerun|relaunch|retry)"), ""),  # "try to retrigger"
+    (re.compile(r"\bmax(?:imum)?[ _-]?parallel(?:ism)?(?: of| at| =)? (?=\d{1,4}\b)"), "-j"),  # "to max parallel 64"
+    # "run `nvidia-smi` on HOST and provide the output": the tool's own output, no log
+    (re.compile(r"\b(nvidia-smi|free -h|free|htop|top|df -h|nvtop)\b([^.?!\n]{0,40}?)(?:,? and|,) (?:then )?"
+                r"(?:provide|post|share|send|paste|show|give|report)(?: me| us| back)? (?:the|its|their|that) "
+                r"(?:output|result|results)\b"), r"\1\2"),
     (re.compile(r"\b(?:nvtop|gpustat|nvitop)\b(?!.*\bnvidia-smi\b)", re.S), "nvidia-smi"),  # the GPUs' other
     # viewers, where nvidia-smi is not named beside them ("nvitop and nvidia-smi give me different numbers")
     # "could you try restarting it?": the request itself
@@ -602,7 +608,9 @@ _WISHED_RE = re.compile(
 # Said to rigops, "you could also try X at 4", "maybe you can try X with jobs=1", "you might want to try X": a
 # request put softly (never "you could kill it but …": only the trying is asked).
 _TRY_ASKED_RE = re.compile(r"^(?:(?:maybe|perhaps) )?you (?:could|can|might|may)(?: (?:also|just|maybe|perhaps))?"
-                           r"(?: want to)? (?=try\b)")
+                           # ... or a count changed: "you could reduce it from 4 to 2 and see if that helps"
+                           r"(?: want to)? (?=try\b|(?:reduce|lower|drop|cut|decrease|limit|bump|raise|increase)"
+                           r" (?:it|BUILD|the jobs|its jobs|-j|max_jobs)\b[^.;?!]*\d)")
 
 
 # Said to rigops, what the speaker would like shown: "I'd like the last 60 lines of the X log", "we'd love the gpu
@@ -734,7 +742,8 @@ REBUILD_WEAK_RE = re.compile(
     r"|(?:back off|fall back|go back|revert|switch) to (?:re-?building|a (?:full|clean) (?:re-?)?build)"
     r"(?: (?:everything|it|BUILD))?(?: from scratch)?"
     # "kill it and start again", "abort the current build and build the new one", "have everything rebuilt"
-    r"|start (?:it |BUILD )?(?:again|over|anew|clean|fresh)|(?:build|start|launch) the (?:new|next|latest) one"
+    r"|start (?:it |BUILD )?(?:again|over|anew|clean|fresh|from scratch)"
+    r"|(?:build|start|launch) the (?:new|next|latest) one"
     r"|re-?trigger|recreate(?: the build)?|(?:have|get) (?:it|everything|BUILD|the build|the whole thing)"
     r" (?:rebuilt|re-?compiled|re-?built|compiled|built|(?:to )?(?:re-?)?(?:compile|build)"
     r"|(?:re-?)?(?:compiling|building))"
@@ -1043,6 +1052,9 @@ GPU_QUESTION_RE = re.compile(
 LOG_QUESTION_RE = re.compile(
     r"^what (?:does|did|do) (?:the )?(?:BUILD |build )?(?:log|logs|output|it) (?:say|show|print|end with)\b"
     r"|^(?:any|what) (?:errors?|failures?)\b[^?]{0,30}\b(?:log|logs|output|BUILD)\b"
+    # "anything in the X error log?", "anything interesting in the logs?"
+    r"|^(?:(?:is there|see) )?anything (?:\w+ )?in (?:the |its |BUILD's )?(?:BUILD )?(?:error |build )?"
+    r"(?:log|logs|output)\b"
     r"|^what (?:is|was) the (?:last |first |actual |real )?(?:error|failure)\b"
     # "what did X spit out", "what broke in X"
     r"|^what (?:did|does) (?:(?:the )?BUILD(?: build)?|it|the build)(?: (?:on|@) HOST)?"
@@ -1499,7 +1511,8 @@ _LOG_KINDS = word_set("error errors output console system syslog dmesg journal k
                       "configure compile full whole raw crash access audit boot")
 NOT_A_BUILD = word_set("""
 active ongoing pending queued live actual real proper complete original existing overall final backend frontend
-exact precise specific usual typical single-threaded multi-threaded single-job serialized serialised
+exact precise specific usual typical keeps kept keep keeping
+single-threaded multi-threaded single-job serialized serialised
 whole entire current running last first next new old clean full release debug nightly ci docker local
 incremental ninja cmake make pip wheel cuda gpu cpu kernel kernels same other stuck hung broken failed failing
 big slow long main default fresh previous stupid damn rogue runaway bad latest dev prod test parallel serial
@@ -1812,7 +1825,9 @@ SETUP_AFTER_FAILURE_RE = re.compile(r"^(?:build|built|building|compiled?|compili
 ON_ITS_OWN_RE = re.compile(r"\b(?:automatically|whenever|on (?:its|your) own|by (?:it|your)self|auto-?)\b"
                            # "when you rebuild X, does the old log get overwritten?": how rigops does what it does
                            r"|^(?:when|whenever|after|if) (?:you|rigops) \w+\b[^?]*\b(?:does|do|will|is|are|would|can"
-                           r"|did)(?: (?:it|the|that|this|its|you|my|a)\b)")
+                           r"|did)(?: (?:it|the|that|this|its|you|my|a)\b)"
+                           # (not "when you type nvidia-smi on X what does it show?": that asks to see it)
+                           r"(?<!what does it)(?<!what do they)(?!\s*(?:show|say|print|give|output|report)\b)")
 # A worry that a build is not moving, set aside as a negation, still asks how it is doing when said to rigops:
 # "looks like BUILD is not updating", "it doesn't seem like BUILD is building".
 SEEMS_STALLED_RE = re.compile(

@@ -2865,3 +2865,26 @@ def test_a_request_after_the_mention_that_points_back_at_the_remark_is_refused_w
 ])
 def test_a_tools_own_count_a_reset_and_the_memory_of_the_cards(text: str, expected: str) -> None:
     assert work(text) == expected
+
+
+def test_the_output_of_a_look_tool_asked_for_is_that_look_alone() -> None:
+    assert work("<@U0RIGOPS> please run `nvidia-smi` on node-3 and share the output") == "gpu"
+    assert work("<@U0RIGOPS> run `free -h` on gpu01, then post the result") == "mem"
+
+
+def test_a_verb_before_the_trouble_names_no_build() -> None:
+    plan = said("keeps OOMing on node-3 either way, no idea why")
+    assert plan.error is None or "no build" not in plan.error, plan
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("<@U0RIGOPS> weird vllm failure, try to retrigger", "rebuild"),
+    ("<@U0RIGOPS> llama-cpp OOMed at -j8 again. you could lower it from 8 to 3 and see", "rebuild=3"),
+    ("<@U0RIGOPS> what does nvidia-smi show on node-3? anything in the vllm error log?", "gpu log"),
+    ("<@U0RIGOPS> when you run nvidia-smi on node-3 what does it show?", "gpu"),
+    ("<@U0RIGOPS> vllm is a mess. wipe everything and start from scratch", "rebuild (clean)"),
+    ("<@U0RIGOPS> raise vllm on node-3 to max parallel 24, it has the cores", "rebuild=24"),
+    ("I didn't see anything in the logs", ""),
+])
+def test_requests_in_the_words_of_indirect_asks(text: str, expected: str) -> None:
+    assert work(text) == expected
