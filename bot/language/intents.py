@@ -342,6 +342,8 @@ def _read_rules(
             return asked, _read_remark(head, config, channel) + why  # "Seems memory leak on X. @rigops kill it and
             # show me mem": the remark's news of trouble asks no look of its own beside what follows the mention
         return plan, ignored
+    if whole_failed and plan.error is not None and _POINTS_BACK_RE.search(said_after.masked):
+        return plan, ignored  # "using `nproc` for -j seems much. @rigops redo X taking half of it": read with it
     asked, why = _read_whole(tail, said_after, config=config, context=_context_of(head, config) or context,
                              addressed=True, channel=channel, taking=taking)
     # "<remark>. @rigops kill sgl-kernel", read as one message, asked nothing or something wrong: what follows the
@@ -534,6 +536,7 @@ def _read_whole(
     bounded = (w.COUNT_BOUND_BY_FORMULA_RE.search(masked) or _count_beside_formula(masked, hits.jobs)
                or w.ODD_COUNT_RE.search(masked)
                or ("rebuild" in actions and (w.JOBS_SLOT_IN_WORDS_RE.search(masked) or w.JOBS_RANGE_RE.search(masked)
+                                             or w.JOBS_MORE_THAN_RE.search(masked)
                                              or _count_alternatives(masked, hits.jobs)
                                              or (not hits.jobs and (w.JOBS_BOUND_RE.search(masked)
                                                                     or w.COUNT_DESCRIBED_RE.search(masked))))))
@@ -556,7 +559,8 @@ def _read_whole(
         hits.order.setdefault("rebuild", 0)
         why = {w.ODD_COUNT_RE: " (not a whole, positive number)", w.JOBS_SLOT_IN_WORDS_RE: w.UNSAID_NOTE,
                w.CORE_TALK_RE: w.CORE_TALK_NOTE,
-               w.JOBS_RANGE_RE: w.RANGE_NOTE, w.JOBS_BOUND_RE: w.RANGE_NOTE, w.COUNT_DESCRIBED_RE: w.UNSAID_NOTE,
+               w.JOBS_RANGE_RE: w.RANGE_NOTE, w.JOBS_BOUND_RE: w.RANGE_NOTE, w.JOBS_MORE_THAN_RE: w.RANGE_NOTE,
+               w.COUNT_DESCRIBED_RE: w.UNSAID_NOTE,
                w.COUNT_ALTERNATIVES_RE: w.RANGE_NOTE}.get(m.re, w.UNWORKABLE_NOTE)
         why = w.UNWORKABLE_NOTE if "$expr" in m.group(0) else why  # "jobs = $(nproc)": an expression after all
         hits.jobs = [w.Number(w.UNWORKABLE, f"{shown_clause(m.group(0), 40)}{why}")]
@@ -647,7 +651,8 @@ def _asked_plainly_after_mention(
 # What follows a mention and points back at the remark before it: "@rigops rebuild X like that".
 _POINTS_BACK_RE = re.compile(r"\b(?:like (?:that|this|so|above)|that way|this way|with (?:that|this|those|these)"
                              r"|the same(?: way)?|as (?:above|said|suggested|described|mentioned)|accordingly"
-                             r"|that (?:setting|count|number|value|flag)|(?:do|try) (?:that|it)$)\b")
+                             r"|that (?:setting|count|number|value|flag)|(?:do|try) (?:that|it)$"
+                             r"|half (?:of )?(?:it|that))\b")
 
 
 def _said_after_mention(text: str) -> tuple[str, str] | None:

@@ -158,7 +158,11 @@ QUOTED_COUNT_RE = re.compile(r"""((?:-{1,2}j(?:obs)?\s*=?\s*"""
                              r"""|\b(?:max_jobs|jobs|nvcc_threads|cmake_build_parallel_level)\s*=\s*))"""
                              r"""["'](\$\(?[\w(){} /*+-]{1,28}|\d{1,4})["']""", re.IGNORECASE)
 # "half of detected CPU threads", "using half of them" (the cores a sentence before named).
-HALF_OF_THEM_RE = re.compile(r"\b(?:with|using|at|to) half (?:of )?(?:them|those)\b")
+HALF_OF_THEM_RE = re.compile(r"\b(?:with|using|at|to|taking|take|use) half (?:of )?(?:them|those)\b")
+# ... or of "it", after the cores were named: "using `nproc` as-is for -j seems much. redo X taking half of it".
+HALF_OF_IT_RE = re.compile(r"(?P<cores>\b(?:nproc|cores|cpus|threads)\b|\$expr)(?P<between>.{0,200}?)\b(?P<verb>with"
+                           r"|using|at|to"
+                           r"|taking|take|use) half (?:of )?(?:it|that)\b", re.S)
 
 
 # The most the machine can take, said in words: "as many jobs as it can handle", "max parallelism", "full speed",
@@ -216,7 +220,13 @@ _SETTING = (r"(?:-{1,2}j(?:obs)?|max_jobs|jobs|make_jobs|ninja_jobs|cmake_build_
 DROPPED_COUNT_RE = re.compile(
     rf"\b(?P<verb>(?:remove|removing|unset|unsetting|delete|deleting|get rid of|getting rid of|without|disable"
     rf"|disabling|ditch|ditching|strip|stripping)(?: the| that| this| your| its| any)?"
-    rf"|(?:drop|dropping|lose|losing) (?:the|that|this|your|its|any)) (?P<setting>{_SETTING})(?![\w.])")
+    rf"|(?:drop|dropping|lose|losing|revert|reverting|undo|undoing|roll back|rolling back|back out|backing out)"
+    rf" (?:the|that|this|your|its|any)) (?P<setting>{_SETTING})(?![\w.])")
+
+
+# A change of the count taken back, "revert the `-j 1` change on X": a rebuild at what it was (the default).
+REVERTED_COUNT_RE = re.compile(r"\b(?:revert|undo|roll back|back out) (?:that|the|this|your|its) jobs"
+                               r" (?:change|tweak|edit|setting|override|cap|limit)\b")
 
 
 # A count said with what it is to the speaker: "back to the default 8", "at the usual 16" — the count said.
@@ -253,11 +263,14 @@ def canonical_numbers(text: str) -> str:
     """Counts in words and separators rewritten to the forms the rules read (see above)."""
     text = COUNT_ARROW_RE.sub("", text)
     text = COUNT_REPLACED_RE.sub(_replaced, text)
-    text = DROPPED_COUNT_RE.sub(lambda m: f"{m.group('verb')} the jobs", text)
+    text = DROPPED_COUNT_RE.sub(lambda m: f"{m.group('verb')} jobs" if m.group("verb").endswith(
+        (" the", " that", " this", " your", " its", " any")) else f"{m.group('verb')} the jobs", text)
+    text = REVERTED_COUNT_RE.sub("rebuild", text)
     text = NAMED_COUNT_RE.sub(r"\1 \2", text)
     if JOBS_EXPR_RE.search(text):
         text = re.sub(r"(?<=\S)  +(?=\S)", " ", JOBS_EXPR_RE.sub(" $expr ", text))
     text = HALF_OF_THEM_RE.sub(lambda m: f"{m.group(0).split()[0]} $(nproc)/share cores", text)
+    text = HALF_OF_IT_RE.sub(lambda m: f"{m.group('cores')}{m.group('between')}with $(nproc)/share cores", text)
     text = _cores(SHARE_OF_CORES_RE.sub(_share, text))
     text = SPELLED_RE.sub(_spelled, text)
     text = THOUSANDS_RE.sub(r"\g<1>000", text)
@@ -321,6 +334,7 @@ JOBS_UNIT_RE = re.compile(
     r"|(?!\d+ ?(?:physical |logical )?(?:cores?|cpus?)\b))"
     rf"(?<![\w.#-]){_NUM}(?: ?(?:parallel |concurrent |compile |ninja |build |make |compilation |cmake |nvcc )?"
     r"(?:jobs?|numjobs|threads?|cores?|workers?|procs?|processes|parallel|parallelism|cpus?|compilers?|compiles"
+    r"|invocations"
     r"|tasks|parallel tasks)\b"
     r"(?! (?:fewer|less|lesser|more)\b)"  # "one job fewer", "4 jobs less": a change by that many, not the count
     r"|-way\b|(?: ?x| way) (?:parallel(?:ism)?|concurrency)\b| (?:in parallel|at a time|at once|concurrently)\b)"
@@ -404,7 +418,7 @@ JOBS_BACK_TO_RE = re.compile(r"(?:^(?:and |then |so |just )?(?:go |come |set it 
 # A change of the count said with its object in any words, the verb opening the clause: "limit the number of threads
 # used by make for BUILD to 4", "pin the BUILD build on HOST to 2 jobs", "switch threads to 1", "try reducing BUILD
 # build jobs to 3 from 4", "limit parallel build jobs from 32 (default) to 8". The noun must say it is the count.
-_CHANGE_VERB = (r"(?:limit|limiting|reduce|reducing|lower|lowering|decrease|decreasing|cut|drop|bound|cap|capping"
+_CHANGE_VERB = (r"(?:limit|limiting|reduce|reducing|lower|lowering|decrease|decreasing|cut|drop|bound|cap|capping|up"
                 r"|pin|fix"
                 r"|restrict|set|setting|switch|change|changing|bump|raise|increase|increasing|scale|dial|bring|throttle"
                 r"|constrain|knock|tone|restore|reset|revert|return|put)")

@@ -124,6 +124,16 @@ TYPO_FIXES: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\b(?:nvidia[- ]?smi|nvidiasmi|nvidai-smi|nvida-smi|nvidia-sim)\b"), "nvidia-smi"),
     (re.compile(r"\bteh\b"), "the"),
     (re.compile(r"\bineed\b"), "i need"),
+    # "将 X 的并行改成 8": set X's jobs to 8
+    (re.compile(r"(?:^|(?<=\s))将\s*(\S+?)\s*的\s*(?=并行|线程|编译)"), r"set \1 "),
+    (re.compile(r"(?<!刚)(?<!已)(?<!经)(?:并行(?:数|度)?|(?:编译)?线程数?)\s*(?:换成|改成|改为|设成|设为|调成|调到|降到|改到)\s*"
+                r"(?![^\n]*了)"), " jobs to "),
+    # "sgl-kernel换成-j8吧" (not "我刚改成 -j8 了", what was done)
+    (re.compile(r"(?<!刚)(?<!已)(?<!经)\s*(?:换成|改成|改为|设成|设为|调成|调到|降到|改到)\s*(?![^\n]*了)"),
+     " change it to "),
+    (re.compile(r"(?<=\d)\s*吧"), " please"),
+    # the packagers' own counts of the machine: rpm's "%{?_smp_mflags}" (its underscore taken for emphasis)
+    (re.compile(r"%\{\??[ _]?smp_(?:mflags|build_ncpus|ncpus)\}"), "-j $(nproc)"),
     (re.compile(r"\btry to (?=re-?trigger|rebuild|restart|rerun|relaunch|retry)"), ""),  # "try to retrigger"
     (re.compile(r"\bmax(?:imum)?[ _-]?parallel(?:ism)?(?: of| at| =)? (?=\d{1,4}\b)"), "-j"),  # "to max parallel 64"
     # "run `nvidia-smi` on HOST and provide the output": the tool's own output, no log
@@ -1804,6 +1814,10 @@ COUNT_ALTERNATIVES_RE = re.compile(
 JOBS_BOUND_RE = re.compile(
     r"\b(?:less|fewer|lower|smaller) than (?:-j ?)?\d{1,4}(?: jobs| threads| cores)?\b"
     r"|\b(?:max_jobs|-j|jobs) (?:lower|less|smaller|below|under) (?:than )?\d{1,4}\b")
+# ... and a bound above, where the count goes: "try X with more than just two jobs" (the two is no count asked).
+JOBS_MORE_THAN_RE = re.compile(
+    r"\b(?:with|at|use|using|try) (?:(?:a lot|way|many|much|a bit|slightly) )?(?:more|higher|greater|bigger) than"
+    r" (?:just |only |the )?(?:-j ?)?\d{1,4}(?: jobs| threads| cores| workers)?\b(?!\s*(?:%|percent|gb|g|gib|mb)\b|%)")
 # A count that is no whole number ("-j 1,5", "2.5 jobs") or is negative in words ("at minus 4"): refused as said.
 ODD_COUNT_RE = re.compile(
     r"(?<![\w.,-])(?:-j ?|max_jobs ?= ?|jobs ?= ?)\d{1,4}[.,]\d{1,3}(?![\d.,]*\d)"

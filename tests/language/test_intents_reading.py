@@ -2888,3 +2888,29 @@ def test_a_verb_before_the_trouble_names_no_build() -> None:
 ])
 def test_requests_in_the_words_of_indirect_asks(text: str, expected: str) -> None:
     assert work(text) == expected
+
+
+@pytest.mark.parametrize(("text", "why"), [
+    # a bound above where the count goes, a packager's count of the machine, half of the cores named before
+    ("<@U0RIGOPS> try vllm with more than just two jobs", "a range or a bound"),
+    ("<@U0RIGOPS> rebuild llama-cpp with `make %{?_smp_mflags}`", "nproc"),
+    ("`nproc` for -j is too much on node-3. <@U0RIGOPS> redo vllm taking half of it", "nproc"),
+    ("<@U0RIGOPS> 将 vllm 的并行改成4096", "between 1 and 1024"),
+])
+def test_a_bound_a_packagers_count_or_half_of_the_cores_is_refused(text: str, why: str) -> None:
+    plan = said(text, addressed=True)
+    assert plan.error is not None and why in plan.error and not any(s.jobs for s in plan.steps), plan
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("<@U0RIGOPS> revert the `-j 2` change on vllm", "rebuild"),
+    ("we reverted the -j1 change last week", ""),
+    ("<@U0RIGOPS> kill llama-cpp, then up the workers to 3", "rebuild=3"),
+    ("<@U0RIGOPS> vllm换成-j6吧", "rebuild=6"),
+    ("<@U0RIGOPS> 将 vllm 的并行改成6", "rebuild=6"),
+    ("wiki 里的 `make -j` 我刚改成 -j8 了", ""),
+    # more than a share of something else is no bound on the count
+    ("cc1plus was using more than 20% each. <@U0RIGOPS> kill vllm and retry at 12", "rebuild=12"),
+])
+def test_a_count_taken_back_raised_or_said_in_chinese(text: str, expected: str) -> None:
+    assert work(text) == expected
