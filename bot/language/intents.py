@@ -450,6 +450,10 @@ def _read_whole(
         if plain in HEADINGS and at + 1 < len(parts) and re.search(re.escape(plain) + r"\s*:\s*\S", masked):
             hits.ignored.append((plain, "report"))  # "Update: X finished fine": the heading of the news below it
             continue
+        if plain in PLAN_HEADINGS and at + 1 < len(parts) and re.search(re.escape(plain) + r"\s*:\s*\S", masked):
+            hits.ignored.append((plain, "hypothetical"))  # "Current plan: restart X at midnight": what is to come,
+            carried, listing = "hypothetical", True  # every clause the heading holds
+            continue
         sentence = [plain, *(p.body for p in itertools.takewhile(lambda p: p.joined, parts[at + 1:]))]
         if clause.question and any(w.ON_ITS_OWN_RE.search(b) for b in (*sentence, ", ".join(sentence))):
             hits.ignored.append((plain, "how-to"))  # "will you kill a build automatically if …?"
@@ -751,6 +755,8 @@ def _builds_asked(names: w.Names, parts: list[w.Clause], ignored: list[tuple[str
 TOLD = frozenset(("story", "report", "other-team", "negation", "hypothetical", "pasted-log"))
 INTERJECTIONS = frozenset(("stop", "wait", "hold on", "hold up", "stop stop", "whoa", "careful", "warning"))
 HEADINGS = frozenset(("update", "updates", "status update", "news", "edit", "fyi", "psa", "note", "heads up"))
+PLAN_HEADINGS = frozenset(("plan", "the plan", "current plan", "my plan", "our plan", "todo", "to do", "to-do",
+                           "next steps", "next step", "tomorrow", "later", "proposal", "proposed"))
 CARRIED = frozenset(("hypothetical", "story", "report", "advice", "other-team", "statement"))
 # A clause that ends where what it tells is said next: "the quick fix is usually: bump the timeout and lower the
 # jobs" — what follows the colon is the story's or the advice's own, even when it reads as a request.

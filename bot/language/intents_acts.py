@@ -187,7 +187,8 @@ LATER_CONDITION_RE = re.compile(
     r"|later (?:this|today|tonight|on|in the (?:day|week))|(?:at some point|some ?time) (?:this|next|later|soon)"
     r"|before (?:the )?(?:release|freeze|weekend)|some ?day|one of these days"
     # a time of day or a delay: "kill X at 5pm if it's still running", "restart it in 20 min"
-    r"|at \d{1,2}(?::\d\d)? ?(?:am|pm)|at (?:noon|midnight)|tonight|this (?:evening|afternoon)"
+    r"|at (?:~|about |around )?\d{1,2}(?::\d\d)? ?(?:am|pm)|at (?:~|about |around )?(?:noon|midnight)|tonight"
+    r"|this (?:evening|afternoon)"
     rf"|{BEFORE_A_DELAY}in (?:\d+|a few|ten|twenty|thirty) ?(?:min|mins|minutes|hours?|h))\b"
 )
 # A habit's times: "rebuild X at 8 on fridays", "we kill it every night", "restart it daily".

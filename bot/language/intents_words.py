@@ -124,6 +124,9 @@ TYPO_FIXES: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\b(?:nvidia[- ]?smi|nvidiasmi|nvidai-smi|nvida-smi|nvidia-sim)\b"), "nvidia-smi"),
     (re.compile(r"\bteh\b"), "the"),
     (re.compile(r"\bineed\b"), "i need"),
+    # a reason run on after a request with no stop: "kill X on Y this job is no longer needed"
+    (re.compile(r"(?<=\w) (?=(?:this|that|the) (?:job|build|run|one) (?:is|isn't|was|has|will) (?:no longer|not)\b)"),
+     ". "),
     # "将 X 的并行改成 8": set X's jobs to 8
     (re.compile(r"(?:^|(?<=\s))将\s*(\S+?)\s*的\s*(?=并行|线程|编译)"), r"set \1 "),
     (re.compile(r"(?<!刚)(?<!已)(?<!经)(?:并行(?:数|度)?|(?:编译)?线程数?)\s*(?:换成|改成|改为|设成|设为|调成|调到|降到|改到)\s*"
@@ -253,9 +256,16 @@ _CODE_LOOK = {"nvidia-smi": "nvidia-smi", "nvtop": "nvidia-smi", "gpustat": "nvi
 CODE_BOT_COMMAND_RE = re.compile(r"\s*/(?:re-?test|test|rerun(?:-ci)?|retry|rebuild|restart|tag-and-rerun-ci)\s*", re.I)
 
 
+# A kill by name in code: "`pkill -9 -f 'flash-attn'` on HOST" (not "`pkill python`": no build's name).
+CODE_KILL_BY_NAME_RE = re.compile(r"\s*(?:sudo\s+)?(?:pkill|killall)(?:\s+-[\w-]+)*\s+['\"]?"
+                                  r"(?P<name>[A-Za-z][\w.+-]{1,40})['\"]?\s*")
+
+
 def _inline_code(m: re.Match[str]) -> str:
     if CODE_BOT_COMMAND_RE.fullmatch(m.group(1)):
         return " rebuild "  # "`/retest` X": a CI bot's command, the rebuild it asks for
+    if (killed := CODE_KILL_BY_NAME_RE.fullmatch(m.group(1))) and killed.group("name").lower() not in NOT_A_BUILD:
+        return f" kill {killed.group('name')} "  # the build's name, or one the config does not have (refused)
     if GPU_RESET_CODE_RE.search(m.group(1)):
         return " reset the gpus "  # "`nvidia-smi -r`": no look, what rigops never does
     if install := CODE_INSTALL_RE.fullmatch(m.group(1)):
@@ -1460,7 +1470,8 @@ _UNKNOWN_BUILD_PLACES: tuple[tuple[str, str], ...] = (
             r" (?:compiling|building|running|going|installing)\b"),
     # the name after the word "build": "stop build foo on HOST", "restart the build foo-full on HOST"
     ("own", rf"{_ASKED_START}(?:kill|stop|abort|cancel|halt|terminate|rebuild|restart|retry|rerun|relaunch)"
-            rf"(?: (?:when|the|that|this))? (?:build|compile|job) {_NAME}(?= (?:on|@) HOST\b)"),
+            rf"(?: (?:when|the|that|this))? (?:build|compile|job) {_NAME}(?= (?:on|@) HOST\b| now\b| please\b| pls\b"
+            r"|[?!.,]*$)"),
     # the log of a build by its name, asked for: "show me the findbugs log", "tail the xformers output"
     ("log", rf"{_CLAUSE_START}(?:show|post|get|give|send|tail|grab|fetch|pull|paste|dump)(?: me| us)? (?:the )?"
             rf"{_NAME}(?: build)? (?:log|logs|output|build log)(?=[?!.]*$| please\b| pls\b| now\b)"),

