@@ -701,6 +701,8 @@ def shown_clause(clause: str, limit: int = 80) -> str:
     """A clause as ``rigops explain`` shows it: the names back as placeholders, cut to ``limit``."""
     text = " ".join(clause.removeprefix(w.LEAD_MARK).replace("HOST", "‹host›").replace("BUILD", "‹build›")
                     .replace("→", "->").split())
+    # what was said, quoted back in plain printable ASCII (a control character or a stray letter is a "?")
+    text = "".join(c if (c.isprintable() and c.isascii()) or c in "‹›" else "?" for c in text)
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 

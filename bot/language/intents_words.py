@@ -1532,7 +1532,7 @@ _LOG_KINDS = word_set("error errors output console system syslog dmesg journal k
                       "configure compile full whole raw crash access audit boot")
 NOT_A_BUILD = word_set("""
 active ongoing pending queued live actual real proper complete original existing overall final backend frontend
-exact precise specific usual typical keeps kept keep keeping
+exact precise specific usual typical keeps kept keep keeping procs proc pids threads workers
 single-threaded multi-threaded single-job serialized serialised
 whole entire current running last first next new old clean full release debug nightly ci docker local
 incremental ninja cmake make pip wheel cuda gpu cpu kernel kernels same other stuck hung broken failed failing

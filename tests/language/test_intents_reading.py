@@ -2935,3 +2935,16 @@ def test_a_plan_for_later_a_run_on_reason_and_a_kill_in_code(text: str, expected
 def test_a_kill_of_a_build_the_config_does_not_have_is_refused(text: str) -> None:
     plan = said(text, addressed=True)
     assert plan.error is not None and "chromium" in plan.error and plan.build is None, plan
+
+
+def test_the_processes_of_a_tool_name_no_build() -> None:
+    plan = said("<@U0RIGOPS> node-3 is crawling, the nvcc procs hog every core. kill them", addressed=True)
+    assert plan.error is None and [s.action for s in plan.steps][:1] == ["kill"], plan
+
+
+def test_what_is_quoted_back_in_a_refusal_is_printable_ascii() -> None:
+    """Hypothesis found "RESTAR¡-J0<B200:-J" (and a control character in its place) quoted back as said."""
+    for text in ("RESTAR\u00a1-J0<B200:-J", "RESTAR\x1b-J0<B200:-J"):
+        plan = said(text)
+        assert plan.error is not None and plan.error.isprintable(), plan
+        assert all(c.isascii() or c in "…‹›—" for c in plan.error), plan
