@@ -208,6 +208,11 @@ LEARNED_GUESS = "what is asked — no rule reads this wording, rigops' learned r
 # softly, as advice or a wish (said to rigops, :func:`guess` offers it as it is read; to the channel, a wish).
 NOT_PROPOSED = frozenset(("negation", "to-someone", "other-team", "how-to", "rhetorical", "pasted-log", "advice",
                           "hypothetical"))
+# A question about how or whether, not asking rigops to show something: no request for the learned reading to read.
+_HOW_TO_RE = re.compile(r"\b(?:is it (?:necessary|possible|required|ok|okay|safe|normal|expected)"
+                        r"|is there (?:a|some|any) (?:way|tool|option|flag|setting)|do (?:i|we|you) need)"
+                        r" to (?!(?:show|display|see|get|check|post|list|print|view|give|tell|send|share|pull|grab"
+                        r"|fetch|monitor|watch|know|find out)\b)")
 # A musing to the channel ("I wonder what's the status of vllm"): asked of nobody; said to rigops, it asks.
 MUSING_RE = re.compile(r"^(?:i (?:wonder|was wondering|am wondering|'m wondering)|(?:just )?wondering|curious)\b")
 
@@ -231,6 +236,8 @@ def _proposed(
     normal, names, masked = neutral.normal, neutral.names, neutral.masked
     if not addressed and context is None and MUSING_RE.match(masked.replace(w.LEAD_MARK, "").strip()):
         return None
+    if _HOW_TO_RE.search(masked):
+        return None  # "is it possible to build X on a node without gpus?": how, not a request (not "… to show …")
     if neutral.unknown_builds or names.unknown or w.product_names(masked) or not _WORD_RE.search(masked):
         return None  # a name the rules refuse; nothing said but names (the rules' to read)
     seen_ = _seen(neutral, addressed or context is not None)

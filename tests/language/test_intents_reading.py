@@ -2948,3 +2948,16 @@ def test_what_is_quoted_back_in_a_refusal_is_printable_ascii() -> None:
         plan = said(text)
         assert plan.error is not None and plan.error.isprintable(), plan
         assert all(c.isascii() or c in "…‹›—" for c in plan.error), plan
+
+
+def test_a_question_about_whether_is_never_read_by_the_learned_reading(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A 98% retraining read "is it possible to build vllm on a node without gpus?" as a status look at 0.78: how
+    or whether something can be done asks nothing of rigops, however surely the learned reading reads a look."""
+    from bot.language import intents_model
+
+    sure = intents_model.Proposal("look", "status", 0.99)
+    monkeypatch.setattr(intents_model, "propose", lambda seen, bound=intents_model.PROPOSE: sure)
+    assert not said("<@U0RIGOPS> is it possible to build vllm on a node without gpus?", addressed=True).steps
+    assert not said("<@U0RIGOPS> do we need to rebuild vllm after the driver update?", addressed=True).steps
+    # ... while a look asked politely is still one
+    assert said("<@U0RIGOPS> is it possible to show how vllm is doing?", addressed=True).steps
