@@ -343,16 +343,16 @@ def _read_rules(
         return plan, ignored  # refused as one message, and the request names nothing of its own
     said_after = _neutral(tail, config)
     if not whole_failed and plan.destructive:
-        asked, why = _read_whole(tail, said_after, config=config, context=_context_of(head, config) or context,
-                                 addressed=True, channel=channel, taking=taking)
+        asked, why = _read_said_after(head, tail, said_after, config=config, context=context, channel=channel,
+                                      taking=taking)
         if _only_looks_beside(plan, asked):
             return asked, _read_remark(head, config, channel) + why  # "Seems memory leak on X. @rigops kill it and
             # show me mem": the remark's news of trouble asks no look of its own beside what follows the mention
         return plan, ignored
     if whole_failed and plan.error is not None and _POINTS_BACK_RE.search(said_after.masked):
         return plan, ignored  # "using `nproc` for -j seems much. @rigops redo X taking half of it": read with it
-    asked, why = _read_whole(tail, said_after, config=config, context=_context_of(head, config) or context,
-                             addressed=True, channel=channel, taking=taking)
+    asked, why = _read_said_after(head, tail, said_after, config=config, context=context, channel=channel,
+                                  taking=taking)
     # "<remark>. @rigops kill sgl-kernel", read as one message, asked nothing or something wrong: what follows the
     # mention is said to rigops, and is read on its own; the remark before it only says what it is about. And
     # "Check the output of `dmesg -T` on gpu01 \n @rigops mem gpu01 meanwhile": a look read in the remark too; what
@@ -363,6 +363,16 @@ def _read_rules(
             and _WORD_RE.search(said_after.masked) is not None):  # not "post smi results @rigops node-3": a name
         return asked, _read_remark(head, config, channel) + why
     return plan, ignored
+
+
+def _read_said_after(
+    head: str, tail: str, neutral: _Neutral, *, config: Config, context: ThreadContext | None, channel: str | None,
+    taking: frozenset[str],
+) -> tuple[Plan, list[tuple[str, str]]]:
+    """What follows the mention (``tail``, its neutral reading ``neutral``), read on its own as said to rigops, about
+    what the remark before it (``head``) names, else the thread's."""
+    return _read_whole(tail, neutral, config=config, context=_context_of(head, config) or context, addressed=True,
+                       channel=channel, taking=taking)
 
 
 def _only_looks_beside(plan: Plan, asked: Plan) -> bool:
@@ -454,12 +464,11 @@ def _read_whole(
                 and any(w.FAILED_NOW_RE.search(p.body) for p in parts[:at]))):
             hits.ignored.append((plain, "report"))  # "X test crashes. Again.", "X fails …, build with 40 jobs"
             continue
-        if plain in HEADINGS and at + 1 < len(parts) and re.search(re.escape(plain) + r"\s*:\s*\S", masked):
-            hits.ignored.append((plain, "report"))  # "Update: X finished fine": the heading of the news below it
-            continue
-        if plain in PLAN_HEADINGS and at + 1 < len(parts) and re.search(re.escape(plain) + r"\s*:\s*\S", masked):
-            hits.ignored.append((plain, "hypothetical"))  # "Current plan: restart X at midnight": what is to come,
-            carried, listing = "hypothetical", True  # every clause the heading holds
+        if (heading := HEADINGS.get(plain)) and at + 1 < len(parts) and re.search(
+                re.escape(plain) + r"\s*:\s*\S", masked):
+            hits.ignored.append((plain, heading))  # "Update: X finished fine": the heading of the news below it;
+            if heading == "hypothetical":  # "Current plan: restart X at midnight": what is to come, every clause
+                carried, listing = heading, True  # the heading holds
             continue
         sentence = [plain, *(p.body for p in itertools.takewhile(lambda p: p.joined, parts[at + 1:]))]
         if clause.question and any(w.ON_ITS_OWN_RE.search(b) for b in (*sentence, ", ".join(sentence))):
@@ -651,8 +660,8 @@ def _asked_plainly_after_mention(
     neutral = _neutral(tail, config)
     if len(neutral.masked.split()) < model.SHORT or _POINTS_BACK_RE.search(neutral.masked):
         return False  # too short for the learned reading to doubt ("kill clang on b200"); "rebuild X like that"
-    asked, _ = _read_whole(tail, neutral, config=config, context=_context_of(head, config) or context,
-                           addressed=True, channel=channel, taking=frozenset())
+    asked, _ = _read_said_after(head, tail, neutral, config=config, context=context, channel=channel,
+                                taking=frozenset())
     destructive = [s for s in plan.steps if command(s.action).destructive]
     return (asked.error is None and asked.question is None and (asked.host, asked.build) == (plan.host, plan.build)
             and [s for s in asked.steps if command(s.action).destructive] == destructive
@@ -763,9 +772,11 @@ def _builds_asked(names: w.Names, parts: list[w.Clause], ignored: list[tuple[str
 # What a clause set aside tells rather than asks, however it is put.
 TOLD = frozenset(("story", "report", "other-team", "negation", "hypothetical", "pasted-log"))
 INTERJECTIONS = frozenset(("stop", "wait", "hold on", "hold up", "stop stop", "whoa", "careful", "warning"))
-HEADINGS = frozenset(("update", "updates", "status update", "news", "edit", "fyi", "psa", "note", "heads up"))
-PLAN_HEADINGS = frozenset(("plan", "the plan", "current plan", "my plan", "our plan", "todo", "to do", "to-do",
-                           "next steps", "next step", "tomorrow", "later", "proposal", "proposed"))
+# A heading that opens a message ("Update: …", "Plan: …"), and what the clauses under it are: news, or what is to come.
+HEADINGS = {**dict.fromkeys(("update", "updates", "status update", "news", "edit", "fyi", "psa", "note", "heads up"),
+                            "report"),
+            **dict.fromkeys(("plan", "the plan", "current plan", "my plan", "our plan", "todo", "to do", "to-do",
+                             "next steps", "next step", "tomorrow", "later", "proposal", "proposed"), "hypothetical")}
 CARRIED = frozenset(("hypothetical", "story", "report", "advice", "other-team", "statement"))
 # A clause that ends where what it tells is said next: "the quick fix is usually: bump the timeout and lower the
 # jobs" — what follows the colon is the story's or the advice's own, even when it reads as a request.

@@ -218,10 +218,11 @@ COUNT_ARROW_RE = re.compile(r"(?<![\w.])(?:-j ?)?\d{1,4}\s*(?:→|-+>|=>|⇒|➡
 _SETTING = (r"(?:-{1,2}j(?:obs)?|max_jobs|jobs|make_jobs|ninja_jobs|cmake_build_parallel_level|makeflags)"
             r"\s*=?\s*-?j?\d{1,4}")
 DROPPED_COUNT_RE = re.compile(
-    rf"\b(?P<verb>(?:remove|removing|unset|unsetting|delete|deleting|get rid of|getting rid of|without|disable"
-    rf"|disabling|ditch|ditching|strip|stripping)(?: the| that| this| your| its| any)?"
+    rf"\b(?P<verb>remove|removing|unset|unsetting|delete|deleting|get rid of|getting rid of|without|disable"
+    rf"|disabling|ditch|ditching|strip|stripping"
+    # ... these only with a word before the setting ("drop the JOBS=10 setting", not "drop -j32 to …")
     rf"|(?:drop|dropping|lose|losing|revert|reverting|undo|undoing|roll back|rolling back|back out|backing out)"
-    rf" (?:the|that|this|your|its|any)) (?P<setting>{_SETTING})(?![\w.])")
+    rf"(?= (?:the|that|this|your|its|any) ))(?: the| that| this| your| its| any)? (?P<setting>{_SETTING})(?![\w.])")
 
 
 # A change of the count taken back, "revert the `-j 1` change on X": a rebuild at what it was (the default).
@@ -246,15 +247,13 @@ COUNT_REPLACED_RE = re.compile(
     rf"\b(?P<verb>{_REPLACE_VERB}|reduce|lower|drop|bump|cut)"
     rf"(?: (?:the|that|your|its|our|this))?(?: (?:current|old|existing|hard-?coded|default|bare|plain|lone))?"
     rf" {_OLD_COUNT}(?: (?:flag|setting|option|value))?"
-    rf" (?P<prep>with|for|to|by|into) (?P<new>{_NEW_COUNT})"
+    rf" (?:with|for|to|into) (?P<new>{_NEW_COUNT})"  # (not "reduce -j by 4": by how much)
     # "find `--jobs=$(nproc)` and replace it with `--jobs=2`"
     rf"|\bfind (?:the )?{_OLD_COUNT}(?: (?:flag|setting|option|value))? (?:and|,) (?P<verb2>{_REPLACE_VERB})"
-    rf" (?:it|that|them) (?P<prep2>with|for|to|into) (?P<new2>{_NEW_COUNT})")
+    rf" (?:it|that|them) (?:with|for|to|into) (?P<new2>{_NEW_COUNT})")
 
 
 def _replaced(m: re.Match[str]) -> str:
-    if m.group("prep") == "by":
-        return m.group(0)  # "reduce -j by 4": by how much, no count
     verb = m.group("verb") or m.group("verb2")
     return f"{'change' if re.fullmatch(_REPLACE_VERB, verb) else verb} it to {m.group('new') or m.group('new2')}"
 
@@ -263,8 +262,7 @@ def canonical_numbers(text: str) -> str:
     """Counts in words and separators rewritten to the forms the rules read (see above)."""
     text = COUNT_ARROW_RE.sub("", text)
     text = COUNT_REPLACED_RE.sub(_replaced, text)
-    text = DROPPED_COUNT_RE.sub(lambda m: f"{m.group('verb')} jobs" if m.group("verb").endswith(
-        (" the", " that", " this", " your", " its", " any")) else f"{m.group('verb')} the jobs", text)
+    text = DROPPED_COUNT_RE.sub(r"\g<verb> the jobs", text)
     text = REVERTED_COUNT_RE.sub("rebuild", text)
     text = NAMED_COUNT_RE.sub(r"\1 \2", text)
     if JOBS_EXPR_RE.search(text):

@@ -137,6 +137,14 @@ GPU_TALK_RE = re.compile(r"\b(?:gpus?|nvidia(?:-?smi)?|cards?|vram)\b|显卡|顯
 # that make it a story ("yesterday", "last time"). Nothing else is translated: a sentence the table does not cover
 # stays unread, which never acts.
 CJK: tuple[tuple[re.Pattern[str], str], ...] = (
+    # the count changed to: "将 X 的并行改成 8" (set X's jobs to 8), "sgl-kernel换成-j8吧"; never what was done ("我刚
+    # 改成 -j8 了")
+    (re.compile(r"(?:^|(?<=\s))将\s*(\S+?)\s*的\s*(?=并行|线程|编译)"), r"set \1 "),
+    (re.compile(r"(?<!刚)(?<!已)(?<!经)(?:并行(?:数|度)?|(?:编译)?线程数?)\s*(?:换成|改成|改为|设成|设为|调成|调到|降到|改到)\s*"
+                r"(?![^\n]*了)"), " jobs to "),
+    (re.compile(r"(?<!刚)(?<!已)(?<!经)\s*(?:换成|改成|改为|设成|设为|调成|调到|降到|改到)\s*(?![^\n]*了)"),
+     " change it to "),
+    (re.compile(r"(?<=\d)\s*吧"), " please"),
     (re.compile(r"(?:一旦|先)?(?:(?:build|ビルド)(?:ディレクトリ|フォルダ|目录|文件夹)?を? ?)?"
                 r"(?:削除|消去)(?:してから|して|後に)"
                 r"|(?:build|ビルド)(?:ディレクトリ|フォルダ)?を? ?消してから"

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
@@ -103,9 +104,9 @@ _MIND_VERBS = {"restarting": "restart", "rebuilding": "rebuild", "bouncing": "bo
                "stopping": "stop", "rerunning": "rerun", "retrying": "retry", "kicking": "kick", "checking": "check",
                "showing": "show", "posting": "post", "pulling": "pull", "grabbing": "grab", "nuking": "nuke",
                "aborting": "abort", "cancelling": "cancel", "canceling": "cancel", "relaunching": "relaunch",
-               "recompiling": "recompile", "rerunning it": "rerun it", "dropping": "drop", "lowering": "lower",
+               "recompiling": "recompile", "dropping": "drop", "lowering": "lower",
                "bumping": "bump", "pasting": "paste", "sharing": "share", "running": "run"}
-TYPO_FIXES: tuple[tuple[re.Pattern[str], str], ...] = (
+TYPO_FIXES: tuple[tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]], ...] = (
     (re.compile(r"\bre[- ]?(build|run|start|try|launch)\b"), r"re\1"),
     (re.compile(r"\bw/(?!o)\s*|\bw (?=-?j?\d{1,4}\b)"), "with "),  # "retry w/ 8", "retry w 8"
     (re.compile(r"\b(the|its|build) console(?: output| log)?\b"), r"\1 log"),  # "tail the console of the build"
@@ -127,14 +128,6 @@ TYPO_FIXES: tuple[tuple[re.Pattern[str], str], ...] = (
     # a reason run on after a request with no stop: "kill X on Y this job is no longer needed"
     (re.compile(r"(?<=\w) (?=(?:this|that|the) (?:job|build|run|one) (?:is|isn't|was|has|will) (?:no longer|not)\b)"),
      ". "),
-    # "将 X 的并行改成 8": set X's jobs to 8
-    (re.compile(r"(?:^|(?<=\s))将\s*(\S+?)\s*的\s*(?=并行|线程|编译)"), r"set \1 "),
-    (re.compile(r"(?<!刚)(?<!已)(?<!经)(?:并行(?:数|度)?|(?:编译)?线程数?)\s*(?:换成|改成|改为|设成|设为|调成|调到|降到|改到)\s*"
-                r"(?![^\n]*了)"), " jobs to "),
-    # "sgl-kernel换成-j8吧" (not "我刚改成 -j8 了", what was done)
-    (re.compile(r"(?<!刚)(?<!已)(?<!经)\s*(?:换成|改成|改为|设成|设为|调成|调到|降到|改到)\s*(?![^\n]*了)"),
-     " change it to "),
-    (re.compile(r"(?<=\d)\s*吧"), " please"),
     # the packagers' own counts of the machine: rpm's "%{?_smp_mflags}" (its underscore taken for emphasis)
     (re.compile(r"%\{\??[ _]?smp_(?:mflags|build_ncpus|ncpus)\}"), "-j $(nproc)"),
     (re.compile(r"\btry to (?=re-?trigger|rebuild|restart|rerun|relaunch|retry)"), ""),  # "try to retrigger"
@@ -146,12 +139,12 @@ TYPO_FIXES: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\b(?:nvtop|gpustat|nvitop)\b(?!.*\bnvidia-smi\b)", re.S), "nvidia-smi"),  # the GPUs' other
     # viewers, where nvidia-smi is not named beside them ("nvitop and nvidia-smi give me different numbers")
     # "could you try restarting it?": the request itself
-    *((re.compile(rf"\btry {gerund}\b"), verb) for gerund, verb in _MIND_VERBS.items()
-      if verb in ("restart", "rebuild", "rerun", "relaunch", "bounce", "recompile")),
+    (re.compile(r"\btry (restarting|rebuilding|rerunning|relaunching|bouncing|recompiling)\b"),
+     lambda m: _MIND_VERBS[m.group(1)]),
     # "mind bouncing X?", "would you mind restarting it": a polite request (not "never mind", "don't mind")
     (re.compile(r"(?<!never )(?<!n't )(?<!not )\b(?:(?:would|do|d') ?(?:you|u) )?mind (?=(?:" + "|".join(_MIND_VERBS)
                 + r")\b)"), "could you "),
-    *((re.compile(rf"(?<=could you ){gerund}\b"), verb) for gerund, verb in _MIND_VERBS.items()),
+    (re.compile(r"(?<=could you )(" + "|".join(_MIND_VERBS) + r")\b"), lambda m: _MIND_VERBS[m.group(1)]),
     (re.compile(r"(?<=\w) @ (?=(?:-?j ?)?\d{1,4}\b)"), " at "),  # "rerun @ 8 pls"
     (re.compile(r"(?<![\w-])max[- ]?jobs\b"), "max_jobs"),  # "`max-jobs` set to 1", "MaxJobs to 0", "max jobs"
     (re.compile(r"\b(?:cuda|gpu|video|graphics) (?:card )?memory\b"), "vram"),  # "the used cuda memory": the GPUs'

@@ -2743,7 +2743,7 @@ def test_an_asterisk_of_emphasis_is_no_formula() -> None:
     assert said("<@U0RIGOPS> reduce MAX_JOBS *and* the threads for vllm, not just one", addressed=True).error is None
 
 
-@pytest.mark.parametrize(("text", "expected"), [
+READ_IN_FRESH_WORDS = [
     # a count replaced by another: the one it goes to (the one it leaves is no request, the two no range)
     ("<@U0RIGOPS> swap `-j$(nproc)` for `-j4` on vllm", "rebuild=4"),
     ("<@U0RIGOPS> change -j32 to -j8 on vllm", "rebuild=8"),
@@ -2774,19 +2774,6 @@ def test_an_asterisk_of_emphasis_is_no_formula() -> None:
     # starting it clean or fresh is a rebuild that starts clean (and stops the build first)
     ("<@U0RIGOPS> kill llama-cpp and start it fresh", "rebuild (clean)"),
     ("<@U0RIGOPS> stop vllm and start it clean", "rebuild (clean)"),
-])
-def test_counts_replaced_headings_stalls_and_what_follows_the_mention(text: str, expected: str) -> None:
-    assert work(text) == expected
-
-
-@pytest.mark.parametrize("text", ["<@U0RIGOPS> gpu on zaurus. I think one card is lost",
-                                  "<@U0RIGOPS> mem on hoth. thanks"])
-def test_an_unknown_host_before_a_full_stop_is_refused(text: str) -> None:
-    plan = said(text, addressed=True)
-    assert plan.error is not None and "unknown host" in plan.error, plan
-
-
-@pytest.mark.parametrize(("text", "expected"), [
     ("<@U0RIGOPS> flash-attn died of OOM again. kill it and start over at 6 pls", "rebuild=6"),
     ("<@U0RIGOPS> start over at 6 please, flash-attn", "rebuild=6"),
     ("we had to start over at 12 last time", ""),
@@ -2794,12 +2781,6 @@ def test_an_unknown_host_before_a_full_stop_is_refused(text: str) -> None:
     ("<@U0RIGOPS> llama-cpp says it finished in 0 seconds?? begin a new build pls", "rebuild"),
     ("we will begin a new build tomorrow", ""),
     ("<@U0RIGOPS> llama-cpp keeps failing, I need to know what the build log says near the end", "log"),
-])
-def test_starting_over_at_a_count_kicking_a_build_and_needing_to_know(text: str, expected: str) -> None:
-    assert work(text) == expected
-
-
-@pytest.mark.parametrize(("text", "expected"), [
     # a polite "mind …ing", "try …ing": the request itself
     ("<@U0RIGOPS> mind bouncing vllm on node-3?", "rebuild"),
     ("<@U0RIGOPS> would you mind restarting llama-cpp at 4", "rebuild=4"),
@@ -2816,41 +2797,11 @@ def test_starting_over_at_a_count_kicking_a_build_and_needing_to_know(text: str,
     # a count before a purpose is the count asked
     ("<@U0RIGOPS> rebuild vllm at -j6 just to see what happens", "rebuild=6"),
     ("vllm at -j16 just works", ""),
-])
-def test_polite_gerunds_bot_commands_and_conditions_met_anyway(text: str, expected: str) -> None:
-    assert work(text) == expected
-
-
-def test_a_count_out_of_range_before_a_purpose_is_refused() -> None:
-    plan = said("<@U0RIGOPS> rebuild vllm at -j4096 just to see what happens", addressed=True)
-    assert plan.error is not None and "between 1 and 1024" in plan.error, plan
-
-
-def test_a_question_about_how_rigops_works_asks_no_look() -> None:
-    assert not said("<@U0RIGOPS> when you rebuild vllm does the old log get overwritten?", addressed=True).steps
-
-
-@pytest.mark.parametrize(("text", "expected"), [
     # the request after the mention is plain: a formula or a story in the remark before it is not the request
     ("my guess is that `ninja -j$(nproc)` eats all the ram.\n<@U0RIGOPS> restart vllm on node-3 with 2 jobs",
      "rebuild=2"),
     # a code block pointed back at after it is how to do it
     ("this worked for me\n```make -j4```\n<@U0RIGOPS> rebuild llama-cpp like that", "rebuild=4"),
-])
-def test_a_plain_request_after_the_mention_is_not_doubted_for_the_remark_before_it(text: str, expected: str) -> None:
-    assert work(text) == expected
-
-
-@pytest.mark.parametrize("text", [
-    # ... but a request that points back at the remark is read with it, and a short one is not looked at alone
-    "should work with\n```-j$(shell nproc)```\n<@U0RIGOPS> rebuild vllm like that",
-])
-def test_a_request_after_the_mention_that_points_back_at_the_remark_is_refused_with_it(text: str) -> None:
-    plan = said(text, addressed=True)
-    assert plan.error is not None and not any(s.jobs for s in plan.steps), plan
-
-
-@pytest.mark.parametrize(("text", "expected"), [
     # the tool's own -j is the count; make jobs are jobs; a single-job compile is one job
     ("<@U0RIGOPS> limit make to -j6 for llama-cpp", "rebuild=6"),
     ("we limited ninja to -j8 last time", ""),
@@ -2864,22 +2815,9 @@ def test_a_request_after_the_mention_that_points_back_at_the_remark_is_refused_w
     ("<@U0RIGOPS> I need to see the output of `htop` on node-3", "mem"),
     # a word that describes, where a build's name goes, names no build
     ("<@U0RIGOPS> post the vllm log, last 50 lines (the exact compile lines matter)", "log 50 lines"),
-])
-def test_a_tools_own_count_a_reset_and_the_memory_of_the_cards(text: str, expected: str) -> None:
-    assert work(text) == expected
-
-
-def test_the_output_of_a_look_tool_asked_for_is_that_look_alone() -> None:
-    assert work("<@U0RIGOPS> please run `nvidia-smi` on node-3 and share the output") == "gpu"
-    assert work("<@U0RIGOPS> run `free -h` on gpu01, then post the result") == "mem"
-
-
-def test_a_verb_before_the_trouble_names_no_build() -> None:
-    plan = said("keeps OOMing on node-3 either way, no idea why")
-    assert plan.error is None or "no build" not in plan.error, plan
-
-
-@pytest.mark.parametrize(("text", "expected"), [
+    # the output of a look tool asked for is that look alone
+    ("<@U0RIGOPS> please run `nvidia-smi` on node-3 and share the output", "gpu"),
+    ("<@U0RIGOPS> run `free -h` on gpu01, then post the result", "mem"),
     ("<@U0RIGOPS> weird vllm failure, try to retrigger", "rebuild"),
     ("<@U0RIGOPS> llama-cpp OOMed at -j8 again. you could lower it from 8 to 3 and see", "rebuild=3"),
     ("<@U0RIGOPS> what does nvidia-smi show on node-3? anything in the vllm error log?", "gpu log"),
@@ -2887,24 +2825,6 @@ def test_a_verb_before_the_trouble_names_no_build() -> None:
     ("<@U0RIGOPS> vllm is a mess. wipe everything and start from scratch", "rebuild (clean)"),
     ("<@U0RIGOPS> raise vllm on node-3 to max parallel 24, it has the cores", "rebuild=24"),
     ("I didn't see anything in the logs", ""),
-])
-def test_requests_in_the_words_of_indirect_asks(text: str, expected: str) -> None:
-    assert work(text) == expected
-
-
-@pytest.mark.parametrize(("text", "why"), [
-    # a bound above where the count goes, a packager's count of the machine, half of the cores named before
-    ("<@U0RIGOPS> try vllm with more than just two jobs", "a range or a bound"),
-    ("<@U0RIGOPS> rebuild llama-cpp with `make %{?_smp_mflags}`", "nproc"),
-    ("`nproc` for -j is too much on node-3. <@U0RIGOPS> redo vllm taking half of it", "nproc"),
-    ("<@U0RIGOPS> 将 vllm 的并行改成4096", "between 1 and 1024"),
-])
-def test_a_bound_a_packagers_count_or_half_of_the_cores_is_refused(text: str, why: str) -> None:
-    plan = said(text, addressed=True)
-    assert plan.error is not None and why in plan.error and not any(s.jobs for s in plan.steps), plan
-
-
-@pytest.mark.parametrize(("text", "expected"), [
     ("<@U0RIGOPS> revert the `-j 2` change on vllm", "rebuild"),
     ("we reverted the -j1 change last week", ""),
     ("<@U0RIGOPS> kill llama-cpp, then up the workers to 3", "rebuild=3"),
@@ -2913,12 +2833,6 @@ def test_a_bound_a_packagers_count_or_half_of_the_cores_is_refused(text: str, wh
     ("wiki 里的 `make -j` 我刚改成 -j8 了", ""),
     # more than a share of something else is no bound on the count
     ("cc1plus was using more than 20% each. <@U0RIGOPS> kill vllm and retry at 12", "rebuild=12"),
-])
-def test_a_count_taken_back_raised_or_said_in_chinese(text: str, expected: str) -> None:
-    assert work(text) == expected
-
-
-@pytest.mark.parametrize(("text", "expected"), [
     # a plan under its heading is for later; a time of day said loosely is still one
     ("Current plan: restart vllm automatically at ~midnight pacific.", ""),
     ("restart vllm on node-3 at around 5pm", ""),
@@ -2926,9 +2840,47 @@ def test_a_count_taken_back_raised_or_said_in_chinese(text: str, expected: str) 
     ("<@U0RIGOPS> kill vllm on node-3 this job is no longer needed", "kill"),
     # a kill by the build's name, in code
     ("<@U0RIGOPS> `pkill -9 -f 'llama-cpp'` on gpu01", "kill"),
-])
-def test_a_plan_for_later_a_run_on_reason_and_a_kill_in_code(text: str, expected: str) -> None:
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), READ_IN_FRESH_WORDS)
+def test_requests_in_the_words_of_fresh_text(text: str, expected: str) -> None:
     assert work(text) == expected
+
+
+@pytest.mark.parametrize(("text", "why"), [
+    # an unknown host before a full stop
+    ("<@U0RIGOPS> gpu on zaurus. I think one card is lost", "unknown host"),
+    ("<@U0RIGOPS> mem on hoth. thanks", "unknown host"),
+    # a count out of range before a purpose
+    ("<@U0RIGOPS> rebuild vllm at -j4096 just to see what happens", "between 1 and 1024"),
+    # a bound above where the count goes, a packager's count of the machine, half of the cores named before
+    ("<@U0RIGOPS> try vllm with more than just two jobs", "a range or a bound"),
+    ("<@U0RIGOPS> rebuild llama-cpp with `make %{?_smp_mflags}`", "nproc"),
+    ("`nproc` for -j is too much on node-3. <@U0RIGOPS> redo vllm taking half of it", "nproc"),
+    ("<@U0RIGOPS> 将 vllm 的并行改成4096", "between 1 and 1024"),
+])
+def test_what_cannot_be_carried_out_as_said_is_refused_with_its_reason(text: str, why: str) -> None:
+    plan = said(text, addressed=True)
+    assert plan.error is not None and why in plan.error and not any(s.jobs for s in plan.steps), plan
+
+
+def test_a_question_about_how_rigops_works_asks_no_look() -> None:
+    assert not said("<@U0RIGOPS> when you rebuild vllm does the old log get overwritten?", addressed=True).steps
+
+
+@pytest.mark.parametrize("text", [
+    # ... but a request that points back at the remark is read with it, and a short one is not looked at alone
+    "should work with\n```-j$(shell nproc)```\n<@U0RIGOPS> rebuild vllm like that",
+])
+def test_a_request_after_the_mention_that_points_back_at_the_remark_is_refused_with_it(text: str) -> None:
+    plan = said(text, addressed=True)
+    assert plan.error is not None and not any(s.jobs for s in plan.steps), plan
+
+
+def test_a_verb_before_the_trouble_names_no_build() -> None:
+    plan = said("keeps OOMing on node-3 either way, no idea why")
+    assert plan.error is None or "no build" not in plan.error, plan
 
 
 @pytest.mark.parametrize("text", ["<@U0RIGOPS> Cancel build chromium", "<@U0RIGOPS> `killall chromium` on node-3"])
@@ -2948,6 +2900,8 @@ def test_what_is_quoted_back_in_a_refusal_is_printable_ascii() -> None:
         plan = said(text)
         assert plan.error is not None and plan.error.isprintable(), plan
         assert all(c.isascii() or c in "…‹›—" for c in plan.error), plan
+
+
 
 
 def test_a_question_about_whether_is_never_read_by_the_learned_reading(monkeypatch: pytest.MonkeyPatch) -> None:
